@@ -1,0 +1,201 @@
+"""Pinned, checksummed, resumable downloads into `resources/`.
+
+A source is fetched once: a file by URL (pinned to a commit in the URL, verified by sha256), a Hugging
+Face hub repository by revision. Interrupted transfers resume with an HTTP Range request; transient
+failures are retried with exponential backoff. With no network the error names what could not be
+fetched and where to put it by hand.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import http.client
+import json
+import logging
+import os
+import re
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from lem.data import settings_from_dict
+
+log = logging.getLogger(__name__)
+
+FETCH_MARKER = ".lem-fetch.json"
+
+
+class FetchError(RuntimeError):
+    """A source could not be fetched; the message says how to place it by hand."""
+
+
+class ChecksumError(FetchError):
+    """The fetched bytes do not match the pinned sha256."""
+
+
+@dataclass
+class DownloadSettings:
+    retries: int = 5  # attempts after the first one
+    backoff_s: float = 1.0  # first wait; doubled after each failure
+    backoff_max_s: float = 60.0
+    timeout_s: float = 60.0  # socket timeout per request
+    chunk_bytes: int = 1 << 20
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any] | None) -> DownloadSettings:
+        return settings_from_dict(cls, data, "download settings")
+
+
+def sha256_file(path: str | os.PathLike, chunk_bytes: int = 1 << 20) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while block := f.read(chunk_bytes):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _by_hand(url: str, out: Path, sha256: str | None) -> str:
+    check = f" and check `sha256sum {out}` = {sha256}" if sha256 else ""
+    return f"With no network, download {url} elsewhere and place it at {out}{check}; it is then used as is."
+
+
+def _transfer(url: str, part: Path, settings: DownloadSettings) -> None:
+    """One attempt: continue `part` from its current size (Range) or restart it when the server ignores Range."""
+    have = part.stat().st_size if part.exists() else 0
+    request = urllib.request.Request(url, headers={"User-Agent": "lem-pipeline"})
+    if have:
+        request.add_header("Range", f"bytes={have}-")
+    try:
+        response = urllib.request.urlopen(request, timeout=settings.timeout_s)
+    except urllib.error.HTTPError as err:
+        if err.code == 416 and have:  # nothing left to send: the part file is already whole
+            return
+        raise
+    with response:
+        mode = "ab" if have and response.status == 206 else "wb"
+        expected = response.headers.get("Content-Length")
+        written = 0
+        with open(part, mode) as f:
+            while block := response.read(settings.chunk_bytes):
+                f.write(block)
+                written += len(block)
+        if expected is not None and written < int(expected):
+            raise http.client.IncompleteRead(b"", int(expected) - written)
+
+
+def _permanent(err: BaseException) -> bool:
+    """Errors that a retry cannot fix (404, 403 ...); 408/429/5xx and network errors are retried."""
+    return isinstance(err, urllib.error.HTTPError) and err.code < 500 and err.code not in (408, 429)
+
+
+def fetch_url(
+    url: str, out: str | os.PathLike, sha256: str | None = None, settings: DownloadSettings | None = None
+) -> Path:
+    """Download `url` to `out` (skipped when `out` exists and matches `sha256`); return `out`."""
+    settings = settings or DownloadSettings()
+    out = Path(out)
+    if sha256 is not None and not re.fullmatch(r"[0-9a-f]{64}", sha256.lower()):
+        raise ValueError(f"sha256 for {url} must be 64 hex digits, got {sha256!r}")
+    sha256 = sha256.lower() if sha256 else None
+    if out.exists():
+        if sha256 is None or sha256_file(out) == sha256:
+            log.info(
+                "fetch-url: %s already present (%s)", out, "checksum ok" if sha256 else "no checksum pinned"
+            )
+            return out
+        raise ChecksumError(
+            f"{out} exists but its sha256 is {sha256_file(out)}, expected {sha256} (source {url}); "
+            "delete it to download again"
+        )
+    out.parent.mkdir(parents=True, exist_ok=True)
+    part = out.with_name(out.name + ".part")
+    started = time.monotonic()
+    wait = settings.backoff_s
+    for attempt in range(settings.retries + 1):
+        try:
+            _transfer(url, part, settings)
+            break
+        except (urllib.error.URLError, http.client.HTTPException, OSError) as err:
+            if _permanent(err) or attempt == settings.retries:
+                raise FetchError(
+                    f"could not fetch {url} -> {out}: {err}. {_by_hand(url, out, sha256)}"
+                ) from err
+            kept = part.stat().st_size if part.exists() else 0
+            log.warning(
+                "fetch-url: attempt %d/%d for %s failed (%s); %d bytes kept, retrying in %.1fs",
+                attempt + 1,
+                settings.retries + 1,
+                url,
+                err,
+                kept,
+                wait,
+            )
+            time.sleep(wait)
+            wait = min(wait * 2, settings.backoff_max_s)
+    if sha256 is not None:
+        got = sha256_file(part)
+        if got != sha256:
+            part.unlink()
+            raise ChecksumError(
+                f"sha256 of {url} is {got}, expected {sha256}; the partial file was deleted. "
+                "The source changed or the pin is wrong."
+            )
+    os.replace(part, out)
+    log.info(
+        "fetch-url: %s -> %s, %d bytes in %.1fs", url, out, out.stat().st_size, time.monotonic() - started
+    )
+    return out
+
+
+def write_fetch_marker(out: Path, record: dict[str, Any]) -> None:
+    (out / FETCH_MARKER).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+
+
+def fetch_hf(
+    repo: str,
+    revision: str,
+    kind: str,
+    out: str | os.PathLike,
+    allow_patterns: list[str] | None = None,
+    endpoint: str | None = None,
+) -> Path:
+    """Snapshot a hub repository (`kind` = model or dataset) at a pinned `revision` into `out`."""
+    if kind not in ("model", "dataset"):
+        raise ValueError(f"kind must be 'model' or 'dataset', got {kind!r}")
+    if not revision:
+        raise ValueError(f"hub source {repo} needs a pinned revision (a commit hash or tag)")
+    if not re.fullmatch(r"[0-9a-f]{40}", revision):
+        log.warning(
+            "fetch-hf: revision %r of %s is not a commit hash; the snapshot may change", revision, repo
+        )
+    out = Path(out)
+    record = {"repo": repo, "revision": revision, "kind": kind, "allow_patterns": allow_patterns}
+    marker = out / FETCH_MARKER
+    if marker.exists() and json.loads(marker.read_text(encoding="utf-8")) == record:
+        log.info("fetch-hf: %s@%s already in %s", repo, revision, out)
+        return out
+    from huggingface_hub import snapshot_download
+
+    started = time.monotonic()
+    try:
+        snapshot_download(
+            repo_id=repo,
+            repo_type=kind,
+            revision=revision,
+            local_dir=out,
+            allow_patterns=allow_patterns,
+            endpoint=endpoint,
+        )
+    except Exception as err:  # the hub client raises many types for "no network"
+        raise FetchError(
+            f"could not fetch hub {kind} {repo}@{revision} -> {out}: {type(err).__name__}: {err}. "
+            f"With no network, run `hf download {repo} --repo-type {kind} --revision {revision} "
+            f"--local-dir {out}` on a machine that has one and copy {out} here, then write "
+            f"{marker} containing {json.dumps(record)}."
+        ) from err
+    write_fetch_marker(out, record)
+    log.info("fetch-hf: %s@%s -> %s in %.1fs", repo, revision, out, time.monotonic() - started)
+    return out
