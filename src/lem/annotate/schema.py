@@ -1,0 +1,80 @@
+"""The word-level annotation format every backend produces (docs/contracts.md, "annotate").
+
+One row per input line: `sent_id, text, words, starts, ends, pos, coarse, ner, flags`; flags bit 1 = NE
+(NER label not O and the word is not a number), 2 = NOUN, 4 = VERB.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from lem.files import atomic_path
+from lem.text import is_punct
+
+FLAG_NE, FLAG_NOUN, FLAG_VERB = 1, 2, 4
+
+SCHEMA = pa.schema(
+    [
+        ("sent_id", pa.int64()),
+        ("text", pa.string()),
+        ("words", pa.list_(pa.string())),
+        ("starts", pa.list_(pa.int32())),
+        ("ends", pa.list_(pa.int32())),
+        ("pos", pa.list_(pa.string())),
+        ("coarse", pa.list_(pa.string())),
+        ("ner", pa.list_(pa.string())),
+        ("flags", pa.list_(pa.uint8())),
+    ]
+)
+
+
+@dataclass
+class Annotated:
+    """One annotated sentence."""
+
+    sent_id: int
+    text: str
+    words: list[str]
+    starts: list[int]
+    ends: list[int]
+    pos: list[str]
+    coarse: list[str]
+    ner: list[str]
+    flags: list[int]
+
+
+def is_number(word: str) -> bool:
+    """A word made of digits (any script) and number punctuation only: `2013`, `1,200.50`, `18/2`."""
+    return any(c.isdigit() for c in word) and all(c.isdigit() or is_punct(c) for c in word)
+
+
+def entity_flags(words: list[str], coarse: list[str], ner: list[str]) -> list[int]:
+    """Masking flags per word from its coarse class and NER label."""
+    flags = []
+    for w, c, n in zip(words, coarse, ner, strict=True):
+        f = FLAG_NE if n != "O" and not is_number(w) else 0
+        f |= FLAG_NOUN if c == "NOUN" else FLAG_VERB if c == "VERB" else 0
+        flags.append(f)
+    return flags
+
+
+def to_table(rows: list[Annotated]) -> pa.Table:
+    cols = {name: [getattr(r, name) for r in rows] for name in SCHEMA.names}
+    return pa.Table.from_pydict(cols, schema=SCHEMA)
+
+
+def write_annotations(path: str | os.PathLike, rows: list[Annotated]) -> None:
+    """Write the Parquet file atomically."""
+    with atomic_path(path) as tmp:
+        pq.write_table(to_table(rows), tmp)
+
+
+def read_annotations(path: str | os.PathLike) -> pa.Table:
+    table = pq.read_table(path)
+    if table.schema.names != SCHEMA.names:
+        raise ValueError(f"{path}: expected columns {SCHEMA.names}, got {table.schema.names}")
+    return table

@@ -1,0 +1,83 @@
+"""Tag-set mappings: native POS tags -> coarse class (NOUN / VERB / OTHER), foreign NER labels -> PER/LOC/ORG/MISC.
+
+Decisions (docs/annotation-quality.md repeats them):
+- English, Penn: NN NNS NNP NNPS -> NOUN; VB VBD VBG VBN VBP VBZ -> VERB (MD is OTHER).
+- Sinhala, UCSC/Moratuwa: NNC NNP NNJ -> NOUN (NNJ, adjectival noun, as in the lexicon's README);
+  VFM VNF VNN VP -> VERB. Compound-verb parts (NCV, JCV, NVB) stay OTHER, as in the paper.
+- UPOS (Tamil, and UD Sinhala for evaluation): NOUN and PROPN -> NOUN (proper nouns are nouns in the Penn and
+  UCSC sets too, NNP); VERB -> VERB; AUX -> OTHER (auxiliaries are function words, and the paper's Tamil
+  verb set is VERB only).
+- NER: CoNLL types are kept; OntoNotes PERSON -> PER, GPE/LOC/FAC -> LOC, ORG -> ORG, NORP/EVENT/
+  WORK_OF_ART/LAW/LANGUAGE/PRODUCT -> MISC; numeric types (DATE, TIME, MONEY, PERCENT, QUANTITY, ORDINAL,
+  CARDINAL) -> O (masking excludes numbers from NE anyway).
+"""
+
+from __future__ import annotations
+
+NOUN, VERB, OTHER = "NOUN", "VERB", "OTHER"
+
+PENN = {
+    **dict.fromkeys(["NN", "NNS", "NNP", "NNPS"], NOUN),
+    **dict.fromkeys(["VB", "VBD", "VBG", "VBN", "VBP", "VBZ"], VERB),
+}
+UCSC = {**dict.fromkeys(["NNC", "NNP", "NNJ"], NOUN), **dict.fromkeys(["VFM", "VNF", "VNN", "VP"], VERB)}
+UPOS = {"NOUN": NOUN, "PROPN": NOUN, "VERB": VERB}
+
+# The native POS tag set of each language (contract: en Penn, si UCSC, ta UPOS).
+NATIVE_TAGSET = {"en": "penn", "si": "ucsc", "ta": "upos"}
+COARSE = {"penn": PENN, "ucsc": UCSC, "upos": UPOS}
+
+ONTONOTES = {
+    "PERSON": "PER",
+    "PER": "PER",
+    "GPE": "LOC",
+    "LOC": "LOC",
+    "FAC": "LOC",
+    "ORG": "ORG",
+    "NORP": "MISC",
+    "EVENT": "MISC",
+    "WORK_OF_ART": "MISC",
+    "LAW": "MISC",
+    "LANGUAGE": "MISC",
+    "PRODUCT": "MISC",
+    "MISC": "MISC",
+}
+
+
+def coarse_class(tag: str, tagset: str) -> str:
+    """NOUN, VERB or OTHER for a native tag of `tagset` (penn, ucsc, upos)."""
+    return COARSE[tagset].get(tag, OTHER)
+
+
+def coarse_for_lang(tag: str, lang: str) -> str:
+    return coarse_class(tag, NATIVE_TAGSET[lang])
+
+
+def ner_type(label: str) -> str | None:
+    """PER/LOC/ORG/MISC for an entity type name of CoNLL or OntoNotes (case-insensitive), None for O."""
+    return ONTONOTES.get(label.upper().replace("-", "_"))
+
+
+def to_iob2(label: str) -> str:
+    """A model's word label (`B-PERSON`, `I-ORG`, `S-LOC`, `E-GPE`, `PER`, `O`) as IOB2 over PER/LOC/ORG/MISC;
+    unknown or numeric types become O. BIOES S/E are read as B/I; a bare type is read as I (repaired later)."""
+    if label in ("O", "", "_"):
+        return "O"
+    prefix, sep, typ = label.partition("-")
+    if not sep or prefix.upper() not in ("B", "I", "S", "E", "L", "U"):
+        prefix, typ = "I", label
+    t = ner_type(typ)
+    if t is None:
+        return "O"
+    return ("B-" if prefix.upper() in ("B", "S", "U") else "I-") + t
+
+
+def repair_iob2(labels: list[str]) -> list[str]:
+    """Turn an `I-X` that does not continue an X entity into `B-X`."""
+    out, prev = [], "O"
+    for lab in labels:
+        if lab.startswith("I-") and prev[2:] != lab[2:]:
+            lab = "B-" + lab[2:]
+        out.append(lab)
+        prev = lab
+    return out
