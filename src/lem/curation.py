@@ -1,0 +1,128 @@
+"""Parallel data curation: rank a noisy parallel corpus by the model's margin score, keep the top pairs.
+
+Each pair (x_i, y_i) is scored with the margin of its cosine against each side's k nearest neighbours on
+the other side (LASER's scoring of a given bitext, `lem.mining.pair_margin_scores`). Where the corpus
+carries clean/noisy labels (the embedded default's generated corpus), the ranking is evaluated: precision
+of clean pairs in the top-ranked share, for each configured share, and average precision.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import logging
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from lem.files import atomic_path, write_json
+from lem.pretrain import _from_dict, set_threads
+
+log = logging.getLogger("lem.curation")
+
+
+@dataclass
+class CurationSettings:
+    k: int = 4
+    margin: str = "ratio"
+    neighbourhood: str = "mean"
+    keep_fractions: list[float] = field(default_factory=lambda: [0.25, 0.5])
+    embed: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any] | None) -> CurationSettings:
+        return _from_dict(cls, d, "curation settings")
+
+
+def read_noisy(path: str | Path) -> tuple[list[str], list[str], list[str] | None]:
+    """Read `src<TAB>tgt[<TAB>label]` with a header line; fail naming the file and line."""
+    src, tgt, labels = [], [], []
+    with open(path, encoding="utf-8", newline="") as fh:
+        reader = csv.reader(fh, delimiter="\t", quoting=csv.QUOTE_NONE)
+        header = next(reader, None)
+        if header not in (["src", "tgt"], ["src", "tgt", "label"]):
+            raise ValueError(f"{path}:1: expected the header 'src<TAB>tgt[<TAB>label]', found {header!r}")
+        for lineno, row in enumerate(reader, start=2):
+            if len(row) != len(header):
+                raise ValueError(
+                    f"{path}:{lineno}: expected {len(header)} tab-separated fields, found {len(row)}"
+                )
+            src.append(row[0])
+            tgt.append(row[1])
+            if len(row) == 3:
+                labels.append(row[2])
+    return src, tgt, (labels if len(header) == 3 else None)
+
+
+def ranking_metrics(scores: np.ndarray, clean: np.ndarray, keep_fractions: list[float]) -> dict[str, Any]:
+    """Precision of clean pairs among the top-scored share of the corpus, and average precision."""
+    order = np.argsort(-scores, kind="stable")
+    hits = clean[order].astype(np.float64)
+    out: dict[str, Any] = {"n": int(len(scores)), "clean_share": float(clean.mean()) if len(clean) else 0.0}
+    for f in keep_fractions:
+        top = max(1, int(round(f * len(scores))))
+        out[f"precision_at_{f:g}"] = float(hits[:top].mean())
+    cum = np.cumsum(hits)
+    ranks = np.arange(1, len(hits) + 1)
+    out["average_precision"] = float((cum / ranks)[hits > 0].mean()) if hits.any() else 0.0
+    return out
+
+
+def curate(
+    model_dir: str, corpus: str, settings: CurationSettings, out_scores: str, out_metrics: str
+) -> dict:
+    from lem.embed import EmbedSettings, encode
+    from lem.mining import pair_margin_scores
+
+    t0 = time.time()
+    src, tgt, labels = read_noisy(corpus)
+    emb = EmbedSettings.from_dict(settings.embed)
+    x = encode(model_dir, src, emb)
+    y = encode(model_dir, tgt, emb)
+    scores = pair_margin_scores(
+        x, y, k=settings.k, margin=settings.margin, neighbourhood=settings.neighbourhood
+    )
+    order = np.argsort(-scores, kind="stable")
+    with atomic_path(out_scores) as tmp, open(tmp, "w", encoding="utf-8") as fh:
+        fh.write("rank\tindex\tscore\tlabel\n")
+        for rank, i in enumerate(order, start=1):
+            fh.write(f"{rank}\t{i}\t{scores[i]:.6f}\t{labels[i] if labels else ''}\n")
+    metrics: dict[str, Any] = {"corpus": str(corpus), "model": str(model_dir), "settings": settings.__dict__}
+    if labels is not None:
+        clean = np.array([lbl == "clean" for lbl in labels])
+        metrics.update(ranking_metrics(scores, clean, settings.keep_fractions))
+        metrics["mean_score_by_label"] = {
+            lbl: float(scores[np.array(labels) == lbl].mean()) for lbl in sorted(set(labels))
+        }
+    metrics["seconds"] = round(time.time() - t0, 1)
+    write_json(out_metrics, metrics)
+    log.info("curated %s with %s: %d pairs in %.1fs", corpus, model_dir, len(src), time.time() - t0)
+    return metrics
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="lem curate", description=__doc__.splitlines()[0])
+    p.add_argument("--model", required=True)
+    p.add_argument("--corpus", required=True, help="TSV with header src, tgt[, label]")
+    p.add_argument("--settings", default="{}")
+    p.add_argument("--threads", type=int, default=None)
+    p.add_argument("--out-scores", required=True)
+    p.add_argument("--out-metrics", required=True)
+    args = p.parse_args(argv)
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s", stream=sys.stderr
+    )
+    set_threads(args.threads)
+    curate(
+        args.model,
+        args.corpus,
+        CurationSettings.from_dict(json.loads(args.settings)),
+        args.out_scores,
+        args.out_metrics,
+    )
+    return 0

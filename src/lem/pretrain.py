@@ -1,0 +1,432 @@
+"""Pre-training: the tiny base model from scratch, and continual pre-training (stage mono, then para).
+
+One function does a training stage: `train_stage`. It runs the Hugging Face Trainer with a masking
+collator (standard MLM or LEM, from `lem.masking`), evaluates the masked-LM loss on a validation set that
+was masked **once** with a fixed seed (so checkpoints are comparable), keeps the checkpoint with the
+lowest validation loss and records the choice in `selection.json`. Checkpoints live outside the stage's
+output folder (`--checkpoints`), so a job that is killed and started again resumes from its last
+checkpoint (model, optimizer, scheduler, RNG and data position) instead of step 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import hashlib
+import json
+import logging
+import os
+import shutil
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+log = logging.getLogger("lem.pretrain")
+
+
+class SettingsError(ValueError):
+    pass
+
+
+def _from_dict(cls, d: dict[str, Any] | None, where: str):
+    d = dict(d or {})
+    names = {f.name for f in dataclasses.fields(cls)}
+    unknown = sorted(set(d) - names)
+    if unknown:
+        raise SettingsError(f"{where}: unknown key(s) {unknown}; expected some of {sorted(names)}")
+    return cls(**d)
+
+
+@dataclass
+class TrainSettings:
+    """How one training stage runs (HF Trainer arguments we expose)."""
+
+    epochs: float = 1.0
+    max_steps: int = -1
+    batch_size: int = 32
+    grad_accum: int = 1
+    learning_rate: float = 5e-5
+    weight_decay: float = 0.0
+    warmup_ratio: float = 0.0
+    scheduler: str = "linear"
+    checkpoint_every: int | str = "epoch"  # "epoch" or a number of optimizer steps
+    logging_steps: int = 50
+    precision: str = "auto"  # auto | fp32 | fp16 | bf16
+    seed: int = 13
+    valid_examples: int | None = 2000  # cap on the validation set (None = all)
+    keep_checkpoints: bool = False  # keep the checkpoint folder after a successful run
+    stats_examples: int = 2000  # examples for masking_stats.json
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any] | None) -> TrainSettings:
+        return _from_dict(cls, d, "training settings")
+
+
+@dataclass
+class ModelSettings:
+    """Architecture of a model trained from scratch (XLM-R architecture)."""
+
+    hidden_size: int = 128
+    num_hidden_layers: int = 2
+    num_attention_heads: int = 2
+    intermediate_size: int = 256
+    max_length: int = 128
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any] | None) -> ModelSettings:
+        return _from_dict(cls, d, "model settings")
+
+
+@dataclass
+class StageInputs:
+    features: list[Path] = field(default_factory=list)
+
+
+def set_threads(threads: int | None) -> None:
+    import torch
+
+    if threads:
+        torch.set_num_threads(threads)
+
+
+def load_features(dirs: list[str | Path]):
+    """Concatenate the train and valid splits of several features folders."""
+    from datasets import concatenate_datasets, load_from_disk
+
+    parts = [load_from_disk(str(d)) for d in dirs]
+    for d, p in zip(dirs, parts, strict=True):
+        if "train" not in p or "valid" not in p:
+            raise SettingsError(
+                f"{d}: expected a DatasetDict with 'train' and 'valid' splits, found {list(p)}"
+            )
+    train = concatenate_datasets([p["train"] for p in parts])
+    valid = concatenate_datasets([p["valid"] for p in parts])
+    return train, valid
+
+
+class PipelineCollator:
+    """Masks training batches with a per-batch seed; pads pre-masked validation examples as they are.
+
+    The seed of batch b is (seed, b), so the masks do not depend on how many batches a resumed run
+    skipped: `batches_seen` is set from the restored global step (see `ResumeBatchCounter`).
+    """
+
+    def __init__(self, tokenizer, masking, seed: int):
+        from lem.masking import make_collator
+
+        self.tokenizer = tokenizer
+        self.masking = masking
+        self.seed = seed
+        self.batches_seen = 0
+        self.pad_id = tokenizer.pad_token_id
+        self._make = make_collator
+
+    def __call__(self, examples: list[dict]) -> dict:
+        if "labels" in examples[0]:
+            return pad_masked(examples, self.pad_id)
+        seed = int(np.random.SeedSequence([self.seed, self.batches_seen]).generate_state(1)[0])
+        self.batches_seen += 1
+        return self._make(self.tokenizer, self.masking, seed)(examples)
+
+
+def pad_masked(examples: list[dict], pad_id: int) -> dict:
+    import torch
+
+    n = max(len(e["input_ids"]) for e in examples)
+    ids = torch.full((len(examples), n), pad_id, dtype=torch.long)
+    att = torch.zeros((len(examples), n), dtype=torch.long)
+    lab = torch.full((len(examples), n), -100, dtype=torch.long)
+    for i, e in enumerate(examples):
+        m = len(e["input_ids"])
+        ids[i, :m] = torch.as_tensor(e["input_ids"])
+        att[i, :m] = torch.as_tensor(e["attention_mask"])
+        lab[i, :m] = torch.as_tensor(e["labels"])
+    return {"input_ids": ids, "attention_mask": att, "labels": lab}
+
+
+def fixed_masked_validation(valid, tokenizer, masking, seed: int, limit: int | None, batch_size: int = 64):
+    """Mask the validation set once, with a fixed seed, so every checkpoint sees the same masks."""
+    from datasets import Dataset
+
+    from lem.masking import make_collator
+
+    if limit is not None and len(valid) > limit:
+        valid = valid.shuffle(seed=seed).select(range(limit))
+    rows: dict[str, list] = {"input_ids": [], "attention_mask": [], "labels": []}
+    collate = make_collator(tokenizer, masking, seed)
+    for start in range(0, len(valid), batch_size):
+        batch = collate([valid[i] for i in range(start, min(start + batch_size, len(valid)))])
+        for i in range(batch["input_ids"].shape[0]):
+            m = int(batch["attention_mask"][i].sum())
+            for k in rows:
+                rows[k].append(batch[k][i, :m].tolist())
+    return Dataset.from_dict(rows)
+
+
+def _precision_flags(precision: str) -> dict[str, bool]:
+    import torch
+
+    if precision == "auto":
+        if not torch.cuda.is_available():
+            return {}
+        return {"bf16": True} if torch.cuda.is_bf16_supported() else {"fp16": True}
+    return {"fp16": precision == "fp16", "bf16": precision == "bf16"}
+
+
+def fingerprint(obj: Any) -> str:
+    return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def prepare_checkpoint_dir(ckpt_dir: Path, fp: str) -> bool:
+    """Make `ckpt_dir` hold checkpoints of exactly this run; return True when one can be resumed."""
+    marker = ckpt_dir / "fingerprint.json"
+    if ckpt_dir.exists():
+        old = json.loads(marker.read_text()).get("fingerprint") if marker.exists() else None
+        if old != fp:
+            log.info(
+                "checkpoints in %s belong to other settings (%s != %s): starting afresh", ckpt_dir, old, fp
+            )
+            shutil.rmtree(ckpt_dir)
+    ckpt_dir.mkdir(parents=True, exist_ok=True)
+    marker.write_text(json.dumps({"fingerprint": fp}) + "\n")
+    return any(p.name.startswith("checkpoint-") for p in ckpt_dir.iterdir())
+
+
+def train_stage(
+    *,
+    model,
+    tokenizer,
+    train_ds,
+    valid_ds,
+    masking,
+    settings: TrainSettings,
+    out_dir: Path,
+    ckpt_dir: Path,
+    fp: str,
+    extra_selection: dict | None = None,
+) -> dict:
+    """Train one stage, choose the best checkpoint by fixed-mask validation loss, save it to `out_dir`."""
+    import torch
+    from transformers import Trainer, TrainerCallback, TrainingArguments
+
+    from lem.files import atomic_path, write_json
+    from lem.masking import make_collator, masking_stats
+
+    t0 = time.time()
+    resume = prepare_checkpoint_dir(ckpt_dir, fp)
+    eval_ds = fixed_masked_validation(
+        valid_ds, tokenizer, masking, settings.seed + 1, settings.valid_examples
+    )
+    train_ds = train_ds.remove_columns(
+        [c for c in train_ds.column_names if c not in {"input_ids", "word_ids", "word_flags", "lang"}]
+    )
+    collator = PipelineCollator(tokenizer, masking, settings.seed)
+
+    class ResumeBatchCounter(TrainerCallback):
+        def on_train_begin(self, args, state, control, **kw):
+            collator.batches_seen = state.global_step * args.gradient_accumulation_steps
+
+    by_epoch = settings.checkpoint_every == "epoch"
+    strategy = "epoch" if by_epoch else "steps"
+    args = TrainingArguments(
+        output_dir=str(ckpt_dir),
+        num_train_epochs=settings.epochs,
+        max_steps=settings.max_steps,
+        per_device_train_batch_size=settings.batch_size,
+        per_device_eval_batch_size=max(settings.batch_size, 32),
+        gradient_accumulation_steps=settings.grad_accum,
+        learning_rate=settings.learning_rate,
+        weight_decay=settings.weight_decay,
+        warmup_ratio=settings.warmup_ratio,
+        lr_scheduler_type=settings.scheduler,
+        eval_strategy=strategy,
+        save_strategy=strategy,
+        eval_steps=None if by_epoch else int(settings.checkpoint_every),
+        save_steps=500 if by_epoch else int(settings.checkpoint_every),
+        load_best_model_at_end=True,
+        metric_for_best_model="eval_loss",
+        greater_is_better=False,
+        logging_steps=settings.logging_steps,
+        seed=settings.seed,
+        data_seed=settings.seed,
+        report_to="none",
+        remove_unused_columns=False,
+        dataloader_num_workers=0,
+        disable_tqdm=True,
+        save_only_model=False,
+        **_precision_flags(settings.precision),
+    )
+    trainer = Trainer(
+        model=model,
+        args=args,
+        train_dataset=train_ds,
+        eval_dataset=eval_ds,
+        data_collator=collator,
+        processing_class=tokenizer,
+        callbacks=[ResumeBatchCounter()],
+    )
+    result = trainer.train(resume_from_checkpoint=True if resume else None)
+    state = trainer.state
+    evals = [
+        {"step": h["step"], "epoch": h.get("epoch"), "eval_loss": h["eval_loss"]}
+        for h in state.log_history
+        if "eval_loss" in h
+    ]
+    best_ckpt = Path(state.best_model_checkpoint) if state.best_model_checkpoint else None
+    best_step = int(best_ckpt.name.split("-")[-1]) if best_ckpt else state.global_step
+    final_eval = trainer.evaluate()  # the loaded best model on the same fixed masks
+    selection = {
+        "criterion": "masked-LM loss on the validation set, masked once with a fixed seed",
+        "best_checkpoint": best_ckpt.name if best_ckpt else None,
+        "best_step": best_step,
+        "best_eval_loss": state.best_metric,
+        "reloaded_eval_loss": final_eval["eval_loss"],
+        "global_steps": state.global_step,
+        "resumed": bool(resume),
+        "evaluations": evals,
+        "train_loss": result.training_loss,
+        "seconds": round(time.time() - t0, 1),
+        **(extra_selection or {}),
+    }
+    stats_collate = make_collator(tokenizer, masking, settings.seed + 2)
+    stats = masking_stats(
+        stats_collate, train_ds, tokenizer, n_examples=settings.stats_examples, seed=settings.seed
+    )
+    with atomic_path(out_dir) as tmp:
+        trainer.save_model(str(tmp))
+        tokenizer.save_pretrained(str(tmp))
+        write_json(tmp / "selection.json", selection)
+        write_json(tmp / "masking_stats.json", stats)
+        with open(tmp / "train_log.jsonl", "w", encoding="utf-8") as fh:
+            for h in state.log_history:
+                fh.write(json.dumps(h) + "\n")
+    if not settings.keep_checkpoints:
+        shutil.rmtree(ckpt_dir, ignore_errors=True)
+    log.info(
+        "trained %s: %d steps, best %s (eval loss %.4f) in %.1fs",
+        out_dir,
+        state.global_step,
+        selection["best_checkpoint"],
+        state.best_metric or float("nan"),
+        time.time() - t0,
+    )
+    del torch
+    return selection
+
+
+def new_model(tokenizer, arch: ModelSettings, seed: int):
+    """A randomly initialised XLM-R-architecture masked LM sized for `tokenizer`."""
+    import torch
+    from transformers import XLMRobertaConfig, XLMRobertaForMaskedLM
+
+    torch.manual_seed(seed)
+    config = XLMRobertaConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=arch.hidden_size,
+        num_hidden_layers=arch.num_hidden_layers,
+        num_attention_heads=arch.num_attention_heads,
+        intermediate_size=arch.intermediate_size,
+        max_position_embeddings=arch.max_length + 2,  # XLM-R positions start after the padding index
+        type_vocab_size=1,
+        pad_token_id=tokenizer.pad_token_id,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+    )
+    return XLMRobertaForMaskedLM(config)
+
+
+def load_model(path: str | Path):
+    from transformers import AutoModelForMaskedLM, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(str(path))
+    model = AutoModelForMaskedLM.from_pretrained(str(path), trust_remote_code=False)
+    return model, tokenizer
+
+
+def run_base(args: argparse.Namespace) -> int:
+    """Pre-train the embedded default's tiny base model from scratch with standard MLM."""
+    from transformers import AutoTokenizer
+
+    from lem.masking import MaskingSettings
+
+    cfg = json.loads(args.settings)
+    arch = ModelSettings.from_dict(cfg.get("model"))
+    train = TrainSettings.from_dict(cfg.get("training"))
+    masking = MaskingSettings.from_dict(cfg.get("masking", {"strategy": "standard"}))
+    tokenizer = AutoTokenizer.from_pretrained(args.tokenizer)
+    train_ds, valid_ds = load_features(args.features)
+    model = new_model(tokenizer, arch, train.seed)
+    fp = fingerprint({"cmd": "base", "cfg": cfg, "features": [str(f) for f in args.features]})
+    train_stage(
+        model=model,
+        tokenizer=tokenizer,
+        train_ds=train_ds,
+        valid_ds=valid_ds,
+        masking=masking,
+        settings=train,
+        out_dir=Path(args.out),
+        ckpt_dir=Path(args.checkpoints),
+        fp=fp,
+        extra_selection={"init": "random (from scratch)", "stage": "base"},
+    )
+    return 0
+
+
+def run_continue(args: argparse.Namespace) -> int:
+    """Continue pre-training `--init` on `--features` with the variant's masking."""
+    from lem.masking import MaskingSettings
+
+    cfg = json.loads(args.settings)
+    train = TrainSettings.from_dict(cfg.get("training"))
+    masking = MaskingSettings.from_dict(cfg.get("masking"))
+    model, tokenizer = load_model(args.init)
+    train_ds, valid_ds = load_features(args.features)
+    fp = fingerprint(
+        {"cmd": "continue", "cfg": cfg, "init": str(args.init), "features": [str(f) for f in args.features]}
+    )
+    train_stage(
+        model=model,
+        tokenizer=tokenizer,
+        train_ds=train_ds,
+        valid_ds=valid_ds,
+        masking=masking,
+        settings=train,
+        out_dir=Path(args.out),
+        ckpt_dir=Path(args.checkpoints),
+        fp=fp,
+        extra_selection={"init": str(args.init), "stage": args.stage},
+    )
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="lem pretrain", description=__doc__.splitlines()[0])
+    sub = p.add_subparsers(dest="verb", required=True)
+    b = sub.add_parser("base", help="pre-train a tiny XLM-R-architecture model from scratch (standard MLM)")
+    b.add_argument("--tokenizer", required=True)
+    b.add_argument("--features", nargs="+", required=True)
+    b.add_argument("--settings", required=True, help="JSON: {model: {...}, training: {...}, masking: {...}}")
+    b.add_argument(
+        "--checkpoints", required=True, help="folder for resumable checkpoints (kept across restarts)"
+    )
+    b.add_argument("--out", required=True)
+    b.add_argument("--threads", type=int, default=None)
+    c = sub.add_parser("continue", help="continual pre-training stage (mono or para) of a variant")
+    c.add_argument("--init", required=True, help="model folder to start from")
+    c.add_argument("--stage", required=True, choices=["mono", "para"])
+    c.add_argument("--features", nargs="+", required=True)
+    c.add_argument("--settings", required=True, help="JSON: {training: {...}, masking: {...}}")
+    c.add_argument("--checkpoints", required=True)
+    c.add_argument("--out", required=True)
+    c.add_argument("--threads", type=int, default=None)
+    args = p.parse_args(argv)
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s", stream=sys.stderr
+    )
+    set_threads(args.threads)
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    return run_base(args) if args.verb == "base" else run_continue(args)

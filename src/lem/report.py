@@ -1,0 +1,216 @@
+"""The report: every variant on every task and language pair, in one table, plus figures.
+
+Inputs are the metrics files of the evaluation stages; their variant, dataset and pair are read from their
+paths (the layout of `docs/contracts.md`). Output: `summary.tsv` (long format, one row per variant x task x
+dataset x pair x metric, with mean, standard deviation and number of seeds), `summary.md` (one pivot table
+per task, variants as rows) and PNG figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import re
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+from lem.files import atomic_path, write_text
+
+log = logging.getLogger("lem.report")
+
+PATTERNS = {
+    "mining": re.compile(r"mining/(?P<variant>[^/]+)/(?P<dataset>[^/]+)/(?P<pair>[^/]+)\.metrics\.json$"),
+    "sentiment": re.compile(
+        r"sentiment/(?P<variant>[^/]+)/(?P<dataset>[^/]+)/seed(?P<seed>\d+)/metrics\.json$"
+    ),
+    "curation": re.compile(r"curation/(?P<variant>[^/]+)/(?P<pair>[^/]+)/metrics\.json$"),
+}
+# The headline metric of each task (first) and the others we tabulate.
+MINING_METRICS = [
+    ("intersection", "f1"),
+    ("forward", "f1"),
+    ("backward", "f1"),
+    ("intersection", "precision"),
+    ("intersection", "recall"),
+]
+SENTIMENT_METRICS = ["macro_f1", "accuracy"]
+
+
+def _parse(task: str, path: str) -> dict[str, str]:
+    m = PATTERNS[task].search(Path(path).as_posix())
+    if not m:
+        raise ValueError(f"{path}: not a {task} metrics path (expected {PATTERNS[task].pattern})")
+    return m.groupdict()
+
+
+def collect(mining: list[str], sentiment: list[str], curation: list[str]) -> pd.DataFrame:
+    """One row per (variant, task, dataset, pair, metric, seed) value."""
+    rows = []
+    for path in mining:
+        key = _parse("mining", path)
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        for direction, metric in MINING_METRICS:
+            if direction in data:
+                rows.append(
+                    {
+                        **key,
+                        "task": "mining",
+                        "metric": f"{direction}_{metric}",
+                        "value": data[direction][metric],
+                        "seed": "",
+                    }
+                )
+    for path in sentiment:
+        key = _parse("sentiment", path)
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        for metric in SENTIMENT_METRICS:
+            rows.append(
+                {**key, "task": "sentiment", "pair": "si-en", "metric": metric, "value": data[metric]}
+            )
+    for path in curation:
+        key = _parse("curation", path)
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        for metric, value in data.items():
+            if metric.startswith("precision_at_") or metric == "average_precision":
+                rows.append(
+                    {
+                        **key,
+                        "task": "curation",
+                        "dataset": "noisy",
+                        "metric": metric,
+                        "value": value,
+                        "seed": "",
+                    }
+                )
+    if not rows:
+        raise ValueError("no metrics files given to the report")
+    return pd.DataFrame(rows)
+
+
+def summarise(values: pd.DataFrame) -> pd.DataFrame:
+    keys = ["task", "dataset", "pair", "metric", "variant"]
+    out = values.groupby(keys, sort=True)["value"].agg(mean="mean", std="std", n="count").reset_index()
+    out["std"] = out["std"].fillna(0.0)
+    return out
+
+
+def _pivot_markdown(summary: pd.DataFrame, task: str, metric: str, variants: list[str]) -> str:
+    part = summary[(summary.task == task) & (summary.metric == metric)]
+    if part.empty:
+        return ""
+    part = part.assign(column=part.dataset + " " + part.pair)
+
+    def cell(r) -> str:
+        return f"{r['mean']:.3f} ± {r['std']:.3f}" if r["n"] > 1 else f"{r['mean']:.3f}"
+
+    part = part.assign(cell=part.apply(cell, axis=1))
+    table = part.pivot(index="variant", columns="column", values="cell")
+    table = table.reindex([v for v in variants if v in table.index])
+    header = "| variant | " + " | ".join(table.columns) + " |"
+    sep = "|---|" + "---|" * len(table.columns)
+    lines = [header, sep] + [
+        f"| {v} | " + " | ".join(str(x) for x in row) + " |" for v, row in table.iterrows()
+    ]
+    return "\n".join(lines)
+
+
+def markdown(summary: pd.DataFrame, variants: list[str]) -> str:
+    sections = [
+        "# LEM pipeline: results",
+        "",
+        "Every value is measured by this run; sentiment shows mean ± standard deviation over seeds.",
+        "",
+    ]
+    blocks = [
+        ("Bitext mining F1 (intersection)", "mining", "intersection_f1"),
+        ("Bitext mining F1 (forward)", "mining", "forward_f1"),
+        ("Bitext mining F1 (backward)", "mining", "backward_f1"),
+        ("Code-mixed sentiment macro-F1", "sentiment", "macro_f1"),
+    ]
+    for metric in sorted(summary[summary.task == "curation"].metric.unique()):
+        blocks.append((f"Curation: {metric.replace('_', ' ')} (share of clean pairs)", "curation", metric))
+    for title, task, metric in blocks:
+        table = _pivot_markdown(summary, task, metric, variants)
+        if table:
+            sections += [f"## {title}", "", table, ""]
+    return "\n".join(sections)
+
+
+def figure(summary: pd.DataFrame, variants: list[str], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    panels = [
+        ("mining", "intersection_f1", "Mining F1 (intersection)"),
+        ("sentiment", "macro_f1", "Sentiment macro-F1"),
+    ]
+    cur = sorted(summary[summary.task == "curation"].metric.unique())
+    if cur:
+        panels.append(("curation", cur[0], f"Curation {cur[0].replace('_', ' ')}"))
+    fig, axes = plt.subplots(1, len(panels), figsize=(5 * len(panels), 3.8), squeeze=False)
+    for ax, (task, metric, title) in zip(axes[0], panels, strict=True):
+        part = summary[(summary.task == task) & (summary.metric == metric)]
+        groups = sorted((part.dataset + " " + part.pair).unique())
+        present = [v for v in variants if v in set(part.variant)]
+        width = 0.8 / max(1, len(present))
+        for j, v in enumerate(present):
+            sub = part[part.variant == v].assign(g=lambda d: d.dataset + " " + d.pair).set_index("g")
+            xs = [i + j * width for i in range(len(groups))]
+            ax.bar(
+                xs,
+                [sub["mean"].get(g, 0.0) for g in groups],
+                width,
+                yerr=[sub["std"].get(g, 0.0) for g in groups],
+                label=v,
+            )
+        ax.set_xticks([i + width * (len(present) - 1) / 2 for i in range(len(groups))])
+        ax.set_xticklabels([g.split(" ", 1)[1] for g in groups], rotation=0)
+        ax.set_title(title)
+        ax.set_ylim(0, 1)
+    axes[0][0].legend(fontsize=8)
+    fig.tight_layout()
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=120, format="png")
+    plt.close(fig)
+
+
+def build_report(
+    mining: list[str], sentiment: list[str], curation: list[str], variants: list[str], out_dir: Path
+) -> pd.DataFrame:
+    values = collect(mining, sentiment, curation)
+    summary = summarise(values)
+    order = {v: i for i, v in enumerate(variants)}
+    summary = summary.sort_values(
+        ["task", "dataset", "pair", "metric", "variant"],
+        key=lambda c: c.map(order) if c.name == "variant" else c,
+    )
+    out_dir.mkdir(parents=True, exist_ok=True)
+    with atomic_path(out_dir / "summary.tsv") as tmp:
+        summary.to_csv(tmp, sep="\t", index=False, float_format="%.6f")
+    write_text(out_dir / "summary.md", markdown(summary, variants))
+    figure(summary, variants, out_dir / "overview.png")
+    return summary
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="lem report", description=__doc__.splitlines()[0])
+    p.add_argument("--mining", nargs="*", default=[])
+    p.add_argument("--sentiment", nargs="*", default=[])
+    p.add_argument("--curation", nargs="*", default=[])
+    p.add_argument("--variants", nargs="+", required=True, help="row order of the tables")
+    p.add_argument("--out-dir", required=True)
+    args = p.parse_args(argv)
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s", stream=sys.stderr
+    )
+    build_report(args.mining, args.sentiment, args.curation, args.variants, Path(args.out_dir))
+    out = Path(args.out_dir).resolve()
+    print(
+        f"report written: {out / 'summary.md'} (table: {out / 'summary.tsv'}, figure: {out / 'overview.png'})"
+    )
+    return 0

@@ -1,0 +1,200 @@
+"""Code-mixed sentiment: fine-tune a pre-trained model for sentence classification, report macro-F1.
+
+The model's encoder comes from a (continually) pre-trained masked-LM folder; a fresh classification head
+is trained on the train split, the epoch with the best validation macro-F1 is kept, and the test split is
+scored once. Splits are the prepared TSV files (`text<TAB>label`, header) of `lem data sentiment`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import logging
+import shutil
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from lem.files import write_json
+from lem.pretrain import _from_dict, _precision_flags, set_threads
+
+log = logging.getLogger("lem.sentiment")
+
+
+@dataclass
+class SentimentSettings:
+    epochs: float = 3.0
+    batch_size: int = 32
+    learning_rate: float = 5e-5
+    weight_decay: float = 0.01
+    warmup_ratio: float = 0.1
+    max_length: int = 128
+    precision: str = "auto"
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any] | None) -> SentimentSettings:
+        return _from_dict(cls, d, "sentiment settings")
+
+
+def read_split(path: str | Path) -> tuple[list[str], list[str]]:
+    """Read a prepared `text<TAB>label` file (with header); fail naming the file and line."""
+    texts, labels = [], []
+    with open(path, encoding="utf-8", newline="") as fh:
+        reader = csv.reader(fh, delimiter="\t", quoting=csv.QUOTE_NONE)
+        header = next(reader, None)
+        if header != ["text", "label"]:
+            raise ValueError(f"{path}:1: expected the header 'text<TAB>label', found {header!r}")
+        for lineno, row in enumerate(reader, start=2):
+            if len(row) != 2:
+                raise ValueError(
+                    f"{path}:{lineno}: expected 2 tab-separated fields (text, label), found {len(row)}"
+                )
+            texts.append(row[0])
+            labels.append(row[1])
+    if not texts:
+        raise ValueError(f"{path}: no examples")
+    return texts, labels
+
+
+def macro_f1_report(gold: list[int], pred: list[int], names: list[str]) -> dict[str, Any]:
+    from sklearn.metrics import accuracy_score, f1_score
+
+    labels = list(range(len(names)))
+    per_class = f1_score(gold, pred, labels=labels, average=None, zero_division=0)
+    return {
+        "macro_f1": float(f1_score(gold, pred, labels=labels, average="macro", zero_division=0)),
+        "accuracy": float(accuracy_score(gold, pred)),
+        "per_class_f1": {n: float(f) for n, f in zip(names, per_class, strict=True)},
+    }
+
+
+def finetune(
+    model_dir: str, train_tsv: str, valid_tsv: str, test_tsv: str, settings: SentimentSettings, seed: int
+) -> dict:
+    import torch
+    from datasets import Dataset
+    from transformers import (
+        AutoModelForSequenceClassification,
+        AutoTokenizer,
+        DataCollatorWithPadding,
+        Trainer,
+        TrainingArguments,
+    )
+
+    t0 = time.time()
+    splits = {
+        name: read_split(p) for name, p in (("train", train_tsv), ("valid", valid_tsv), ("test", test_tsv))
+    }
+    names = sorted(set(splits["train"][1]))
+    index = {n: i for i, n in enumerate(names)}
+    for name, (_, labels) in splits.items():
+        unseen = sorted(set(labels) - set(index))
+        if unseen:
+            raise ValueError(f"{name} split has labels {unseen} that the train split lacks")
+    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    torch.manual_seed(seed)
+    model = AutoModelForSequenceClassification.from_pretrained(
+        model_dir,
+        num_labels=len(names),
+        id2label=dict(enumerate(names)),
+        label2id=index,
+        trust_remote_code=False,
+    )
+
+    def encode(texts, labels):
+        enc = tokenizer(texts, truncation=True, max_length=settings.max_length)
+        return Dataset.from_dict({**enc, "labels": [index[x] for x in labels]})
+
+    data = {name: encode(*split) for name, split in splits.items()}
+
+    def metrics(pred) -> dict:
+        return {
+            "macro_f1": macro_f1_report(
+                list(pred.label_ids), list(np.argmax(pred.predictions, axis=-1)), names
+            )["macro_f1"]
+        }
+
+    work = Path(tempfile.mkdtemp(prefix="lem-sentiment-"))
+    try:
+        args = TrainingArguments(
+            output_dir=str(work),
+            num_train_epochs=settings.epochs,
+            per_device_train_batch_size=settings.batch_size,
+            per_device_eval_batch_size=max(64, settings.batch_size),
+            learning_rate=settings.learning_rate,
+            weight_decay=settings.weight_decay,
+            warmup_ratio=settings.warmup_ratio,
+            eval_strategy="epoch",
+            save_strategy="epoch",
+            save_total_limit=2,
+            load_best_model_at_end=True,
+            metric_for_best_model="macro_f1",
+            greater_is_better=True,
+            seed=seed,
+            data_seed=seed,
+            report_to="none",
+            disable_tqdm=True,
+            logging_steps=50,
+            **_precision_flags(settings.precision),
+        )
+        trainer = Trainer(
+            model=model,
+            args=args,
+            train_dataset=data["train"],
+            eval_dataset=data["valid"],
+            data_collator=DataCollatorWithPadding(tokenizer),
+            processing_class=tokenizer,
+            compute_metrics=metrics,
+        )
+        trainer.train()
+        pred = trainer.predict(data["test"])
+        best_valid = trainer.state.best_metric
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    report = macro_f1_report(list(pred.label_ids), list(np.argmax(pred.predictions, axis=-1)), names)
+    counts = {name: {n: int(lbls.count(n)) for n in names} for name, (_, lbls) in splits.items()}
+    report.update(
+        {
+            "valid_macro_f1": best_valid,
+            "labels": names,
+            "counts": counts,
+            "seed": seed,
+            "model": str(model_dir),
+            "seconds": round(time.time() - t0, 1),
+        }
+    )
+    log.info(
+        "sentiment %s seed %d: test macro-F1 %.4f (valid %.4f)",
+        model_dir,
+        seed,
+        report["macro_f1"],
+        best_valid or float("nan"),
+    )
+    return report
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="lem sentiment", description=__doc__.splitlines()[0])
+    p.add_argument("--model", required=True, help="pre-trained model folder (model and tokenizer)")
+    p.add_argument("--train", required=True)
+    p.add_argument("--valid", required=True)
+    p.add_argument("--test", required=True)
+    p.add_argument("--seed", type=int, required=True)
+    p.add_argument("--settings", default="{}", help="JSON of SentimentSettings")
+    p.add_argument("--threads", type=int, default=None)
+    p.add_argument("--out", required=True, help="metrics.json")
+    args = p.parse_args(argv)
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s", stream=sys.stderr
+    )
+    set_threads(args.threads)
+    settings = SentimentSettings.from_dict(json.loads(args.settings))
+    report = finetune(args.model, args.train, args.valid, args.test, settings, args.seed)
+    write_json(args.out, report)
+    return 0

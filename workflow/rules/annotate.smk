@@ -1,0 +1,39 @@
+rule annotate_mono:
+    input:
+        text="results/corpus/mono/{lang}.txt",
+        resources=lambda w: annotation_inputs(w.lang),
+    output:
+        "results/annotations/mono/{lang}.parquet",
+    log:
+        "logs/annotate/mono_{lang}.log",
+    benchmark:
+        "benchmarks/annotate/mono_{lang}.tsv"
+    params:
+        settings=lambda w: as_json(config["annotation"][w.lang]),
+    threads: 1
+    conda:
+        "../../envs/annotate.yaml"
+    shell:
+        "lem annotate run --lang {wildcards.lang} --input {input.text} "
+        "--settings '{params.settings}' --out {output} > {log} 2>&1"
+
+
+rule annotate_para:
+    input:
+        text="results/corpus/para/{src}-{tgt}.{split}.tsv",
+        resources=lambda w: annotation_inputs(w.lang),
+    output:
+        "results/annotations/para/{src}-{tgt}.{split}.{lang}.parquet",
+    log:
+        "logs/annotate/para_{src}-{tgt}.{split}.{lang}.log",
+    benchmark:
+        "benchmarks/annotate/para_{src}-{tgt}.{split}.{lang}.tsv"
+    params:
+        settings=lambda w: as_json(config["annotation"][w.lang]),
+        column=lambda w: 0 if w.lang == w.src else 1,
+    threads: 1
+    conda:
+        "../../envs/annotate.yaml"
+    shell:
+        "lem annotate run --lang {wildcards.lang} --input {input.text} --column {params.column} "
+        "--settings '{params.settings}' --out {output} > {log} 2>&1"

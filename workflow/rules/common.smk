@@ -1,0 +1,149 @@
+import json
+import shutil
+import sys
+from pathlib import Path
+
+from snakemake.utils import validate
+
+
+validate(config, schema="../schemas/config.schema.yaml", set_default=True)
+
+# Rules call the `lem` CLI; when Snakemake runs from a virtual environment that is not activated,
+# put that environment's bin folder first so its `lem` is found (locally and inside SLURM jobs).
+if shutil.which("lem") is None:
+    shell.prefix(f'export PATH="{Path(sys.executable).parent}:$PATH"; ')
+
+LANGS = config["languages"]
+PAIRS = config["pairs"]
+VARIANTS = config["variants"]
+TRAINED = [v for v in VARIANTS if v != "base"]
+for _v in TRAINED:
+    if _v not in config["pretrain"]["variants"]:
+        raise ValueError(f"variant {_v!r} is listed in `variants` but has no masking in pretrain.variants")
+for _p in PAIRS:
+    _s, _t = _p.split("-")
+    if _s == _t or _s not in LANGS or _t not in LANGS:
+        raise ValueError(f"pair {_p!r} must join two different configured languages {LANGS}")
+SCOPES = ["tri"] if config["pretrain"]["scope"] == "tri" else PAIRS
+
+
+wildcard_constraints:
+    lang="|".join(LANGS),
+    src="|".join(LANGS),
+    tgt="|".join(LANGS),
+    pair="|".join(PAIRS),
+    split="train|valid",
+    variant="|".join(VARIANTS) if VARIANTS else "base",
+    tvariant="|".join(TRAINED) if TRAINED else "none",
+    scope="|".join(SCOPES),
+    stage="mono|para",
+    evalset="|".join(config["mining"].get("evalsets", {})) or "none",
+    dataset="|".join(config["sentiment"].get("datasets", {})) or "none",
+    seed=r"\d+",
+
+
+def as_json(obj):
+    """A config section as one shell-quoted JSON argument (params: a change reruns the rule)."""
+    text = json.dumps(obj, sort_keys=True)
+    if "'" in text:
+        raise ValueError(f"config values must not contain a single quote: {text}")
+    return text
+
+
+def src_tgt(pair):
+    return pair.split("-")
+
+
+def scope_of(pair):
+    return "tri" if config["pretrain"]["scope"] == "tri" else pair
+
+
+def scope_langs(scope):
+    if scope == "tri":
+        return LANGS
+    return src_tgt(scope)
+
+
+def scope_pairs(scope):
+    return PAIRS if scope == "tri" else [scope]
+
+
+def tokenizer_dir():
+    if config["tokenizer"]["source"] == "train":
+        return "results/tokenizer"
+    return base_model_dir()
+
+
+def base_model_dir():
+    bm = config["base_model"]
+    if bm["source"] == "scratch":
+        return "results/models/base"
+    if "path" in bm:
+        return bm["path"]
+    return f"resources/hf/{bm['hub']['repo']}/{bm['hub']['revision']}"
+
+
+def model_for(variant, pair):
+    """The model folder that represents `variant` for language pair `pair`."""
+    if variant == "base":
+        return base_model_dir()
+    return f"results/models/{variant}/{scope_of(pair)}/para"
+
+
+def annotation_inputs(lang):
+    """Every file a language's annotation settings point at (lexicons, tagger models)."""
+    found = []
+
+    def walk(node):
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key in ("path", "model") and isinstance(value, str) and not value.startswith("hub:"):
+                    found.append(value)
+                else:
+                    walk(value)
+        elif isinstance(node, list):
+            for item in node:
+                walk(item)
+
+    walk(config["annotation"].get(lang, {}))
+    return found
+
+
+def stage_settings(scope, variant, stage):
+    st = config["pretrain"]["stages"][stage]
+    epochs = st["epochs"].get(scope, st["epochs"]["default"])
+    training = {"seed": config["seed"], **st.get("training", {}), "epochs": epochs}
+    return as_json({"training": training, "masking": config["pretrain"]["variants"][variant]})
+
+
+def base_settings():
+    bm = config["base_model"]
+    training = {"seed": config["seed"], **bm.get("training", {})}
+    model = {**bm.get("model", {}), "max_length": config["pretrain"]["max_length"]}
+    return as_json({"model": model, "training": training, "masking": {"strategy": "standard"}})
+
+
+def mining_outputs():
+    return [
+        f"results/mining/{v}/{e}/{p}.metrics.json"
+        for e, spec in config["mining"].get("evalsets", {}).items()
+        for p in spec["pairs"]
+        for v in VARIANTS
+    ]
+
+
+def sentiment_outputs():
+    return [
+        f"results/sentiment/{v}/{d}/seed{s}/metrics.json"
+        for d in config["sentiment"].get("datasets", {})
+        for s in config["sentiment"]["seeds"]
+        for v in VARIANTS
+    ]
+
+
+def curation_outputs():
+    return [f"results/curation/{v}/{p}/metrics.json" for p in config["curation"].get("corpora", {}) for v in VARIANTS]
+
+
+def final_outputs():
+    return ["results/report/summary.tsv", "results/report/summary.md", "results/report/overview.png"]

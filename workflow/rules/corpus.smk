@@ -1,0 +1,90 @@
+if config["corpus"]["source"] == "generate":
+
+    rule generate_corpus:
+        output:
+            mono=expand("results/corpus/mono/{lang}.txt", lang=LANGS),
+            para=expand("results/corpus/para/{pair}.{split}.tsv", pair=PAIRS, split=["train", "valid"]),
+            gold=expand("results/corpus/gold/{lang}.conll", lang=LANGS),
+            lexicon=expand("results/corpus/lexicon/{lang}.{kind}.tsv", lang=LANGS, kind=["pos", "ner"]),
+            news=directory("results/eval/news"),
+            sentiment="results/eval/sentiment/generated.csv",
+            noisy=expand("results/eval/noisy/{pair}.tsv", pair=PAIRS),
+        log:
+            "logs/corpus/generate.log",
+        params:
+            settings=as_json({"seed": config["seed"], **config["corpus"]["generate"]}),
+        threads: 1
+        conda:
+            "../../envs/core.yaml"
+        shell:
+            "lem corpus generate --settings '{params.settings}' "
+            "--out-dir results/corpus --eval-dir results/eval > {log} 2>&1"
+
+else:
+
+    rule mono_from_files:
+        input:
+            lambda w: config["corpus"]["files"]["mono"][w.lang],
+        output:
+            "results/corpus/mono/{lang}.txt",
+        log:
+            "logs/corpus/mono_{lang}.log",
+        threads: 1
+        conda:
+            "../../envs/core.yaml"
+        shell:
+            "lem data lines --src {input} --format plain --out {output} > {log} 2>&1"
+
+    rule para_from_files:
+        input:
+            lambda w: config["corpus"]["files"]["para"][w.pair][w.split],
+        output:
+            "results/corpus/para/{pair}.{split}.tsv",
+        log:
+            "logs/corpus/para_{pair}.{split}.log",
+        threads: 1
+        conda:
+            "../../envs/core.yaml"
+        shell:
+            "lem data lines --tsv {input} --out {output} > {log} 2>&1"
+
+
+rule prepare_news:
+    input:
+        lambda w: config["mining"]["evalsets"][w.evalset]["root"],
+    output:
+        src="results/eval/prepared/{evalset}/{src}-{tgt}/{src}.tsv",
+        tgt="results/eval/prepared/{evalset}/{src}-{tgt}/{tgt}.tsv",
+        gold="results/eval/prepared/{evalset}/{src}-{tgt}/gold.tsv",
+        stats="results/eval/prepared/{evalset}/{src}-{tgt}/stats.json",
+    log:
+        "logs/eval/prepare_{evalset}_{src}-{tgt}.log",
+    params:
+        site=lambda w: config["mining"]["evalsets"][w.evalset]["site"],
+        doc_pairs=lambda w: config["mining"]["evalsets"][w.evalset].get("doc_pairs", "gold"),
+    threads: 1
+    conda:
+        "../../envs/core.yaml"
+    shell:
+        "lem data news --root {input} --site {params.site} --pair {wildcards.src}-{wildcards.tgt} "
+        "--doc-pairs {params.doc_pairs} --out-dir $(dirname {output.gold}) > {log} 2>&1"
+
+
+rule prepare_sentiment:
+    input:
+        lambda w: config["sentiment"]["datasets"][w.dataset]["input"],
+    output:
+        train="results/eval/prepared/sentiment/{dataset}/train.tsv",
+        valid="results/eval/prepared/sentiment/{dataset}/valid.tsv",
+        test="results/eval/prepared/sentiment/{dataset}/test.tsv",
+        stats="results/eval/prepared/sentiment/{dataset}/stats.json",
+    log:
+        "logs/eval/prepare_sentiment_{dataset}.log",
+    params:
+        settings=lambda w: as_json(config["sentiment"]["datasets"][w.dataset].get("prepare", {})),
+    threads: 1
+    conda:
+        "../../envs/core.yaml"
+    shell:
+        "lem data sentiment --input {input} --settings '{params.settings}' "
+        "--out-dir $(dirname {output.train}) > {log} 2>&1"

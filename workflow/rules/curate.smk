@@ -1,0 +1,19 @@
+rule curate:
+    input:
+        model=lambda w: model_for(w.variant, w.pair),
+        corpus=lambda w: config["curation"]["corpora"][w.pair],
+    output:
+        scores="results/curation/{variant}/{pair}/scores.tsv",
+        metrics="results/curation/{variant}/{pair}/metrics.json",
+    log:
+        "logs/curation/{variant}/{pair}.log",
+    benchmark:
+        "benchmarks/curation/{variant}/{pair}.tsv"
+    params:
+        settings=as_json({**config["curation"]["settings"], "embed": config["embedding"]}),
+    threads: 1
+    conda:
+        "../../envs/mining.yaml"
+    shell:
+        "lem curate --model {input.model} --corpus {input.corpus} --settings '{params.settings}' "
+        "--threads {threads} --out-scores {output.scores} --out-metrics {output.metrics} > {log} 2>&1"

@@ -1,0 +1,19 @@
+rule embed:
+    input:
+        model=lambda w: model_for(w.variant, f"{w.src}-{w.tgt}"),
+        sentences="results/eval/prepared/{evalset}/{src}-{tgt}/{lang}.tsv",
+    output:
+        emb="results/embeddings/{variant}/{evalset}/{src}-{tgt}/{lang}.npy",
+        ids="results/embeddings/{variant}/{evalset}/{src}-{tgt}/{lang}.ids.txt",
+    log:
+        "logs/embed/{variant}/{evalset}/{src}-{tgt}/{lang}.log",
+    benchmark:
+        "benchmarks/embed/{variant}/{evalset}/{src}-{tgt}/{lang}.tsv"
+    params:
+        settings=as_json(config["embedding"]),
+    threads: 1
+    conda:
+        "../../envs/train.yaml"
+    shell:
+        "lem embed --model {input.model} --sentences {input.sentences} "
+        "--settings '{params.settings}' --out {output.emb} > {log} 2>&1"

@@ -1,0 +1,23 @@
+rule mine:
+    input:
+        src_emb="results/embeddings/{variant}/{evalset}/{src}-{tgt}/{src}.npy",
+        src_sents="results/eval/prepared/{evalset}/{src}-{tgt}/{src}.tsv",
+        tgt_emb="results/embeddings/{variant}/{evalset}/{src}-{tgt}/{tgt}.npy",
+        tgt_sents="results/eval/prepared/{evalset}/{src}-{tgt}/{tgt}.tsv",
+        gold="results/eval/prepared/{evalset}/{src}-{tgt}/gold.tsv",
+    output:
+        pairs="results/mining/{variant}/{evalset}/{src}-{tgt}.tsv",
+        metrics="results/mining/{variant}/{evalset}/{src}-{tgt}.metrics.json",
+    log:
+        "logs/mining/{variant}/{evalset}/{src}-{tgt}.log",
+    benchmark:
+        "benchmarks/mining/{variant}/{evalset}/{src}-{tgt}.tsv"
+    params:
+        settings=as_json(config["mining"]["settings"]),
+    threads: 1
+    conda:
+        "../../envs/mining.yaml"
+    shell:
+        "lem mine --src-emb {input.src_emb} --src-sents {input.src_sents} "
+        "--tgt-emb {input.tgt_emb} --tgt-sents {input.tgt_sents} --gold {input.gold} "
+        "--settings '{params.settings}' --out-pairs {output.pairs} --out-metrics {output.metrics} > {log} 2>&1"

@@ -1,0 +1,143 @@
+if config["tokenizer"]["source"] == "train":
+
+    rule train_tokenizer:
+        input:
+            mono=expand("results/corpus/mono/{lang}.txt", lang=LANGS),
+            para=expand("results/corpus/para/{pair}.train.tsv", pair=PAIRS),
+        output:
+            directory("results/tokenizer"),
+        log:
+            "logs/pretrain/tokenizer.log",
+        params:
+            vocab=config["tokenizer"]["vocab_size"],
+            seed=config["seed"],
+        threads: 1
+        conda:
+            "../../envs/train.yaml"
+        shell:
+            "lem tokenizer train --inputs {input.mono} {input.para} --vocab-size {params.vocab} "
+            "--seed {params.seed} --out {output} > {log} 2>&1"
+
+
+rule features_mono:
+    input:
+        tokenizer=tokenizer_dir(),
+        annotations="results/annotations/mono/{lang}.parquet",
+    output:
+        directory("results/features/mono/{lang}"),
+    log:
+        "logs/features/mono_{lang}.log",
+    params:
+        max_length=config["pretrain"]["max_length"],
+        valid=config["pretrain"]["valid_fraction"],
+        seed=config["seed"],
+    threads: 1
+    conda:
+        "../../envs/train.yaml"
+    shell:
+        "lem features mono --tokenizer {input.tokenizer} --annotations {input.annotations} "
+        "--lang {wildcards.lang} --max-length {params.max_length} --valid-fraction {params.valid} "
+        "--seed {params.seed} --out {output} > {log} 2>&1"
+
+
+rule features_para:
+    input:
+        tokenizer=tokenizer_dir(),
+        train_src="results/annotations/para/{src}-{tgt}.train.{src}.parquet",
+        train_tgt="results/annotations/para/{src}-{tgt}.train.{tgt}.parquet",
+        valid_src="results/annotations/para/{src}-{tgt}.valid.{src}.parquet",
+        valid_tgt="results/annotations/para/{src}-{tgt}.valid.{tgt}.parquet",
+    output:
+        directory("results/features/para/{src}-{tgt}"),
+    log:
+        "logs/features/para_{src}-{tgt}.log",
+    params:
+        max_length=config["pretrain"]["max_length"],
+    threads: 1
+    conda:
+        "../../envs/train.yaml"
+    shell:
+        "lem features para --tokenizer {input.tokenizer} --pair {wildcards.src}-{wildcards.tgt} "
+        "--train-src {input.train_src} --train-tgt {input.train_tgt} "
+        "--valid-src {input.valid_src} --valid-tgt {input.valid_tgt} "
+        "--max-length {params.max_length} --out {output} > {log} 2>&1"
+
+
+if config["base_model"]["source"] == "scratch":
+
+    rule pretrain_base:
+        input:
+            tokenizer=tokenizer_dir(),
+            features=expand("results/features/mono/{lang}", lang=LANGS),
+        output:
+            directory("results/models/base"),
+        log:
+            "logs/pretrain/base.log",
+        benchmark:
+            "benchmarks/pretrain/base.tsv"
+        params:
+            settings=base_settings(),
+            checkpoints="results/checkpoints/base",
+        threads: workflow.cores
+        resources:
+            gpu=config["resources"]["gpu_training"],
+            mem_mb=config["resources"]["mem_mb_training"],
+            runtime=config["resources"]["runtime_training"],
+        conda:
+            "../../envs/train.yaml"
+        shell:
+            "lem pretrain base --tokenizer {input.tokenizer} --features {input.features} "
+            "--settings '{params.settings}' --checkpoints {params.checkpoints} "
+            "--threads {threads} --out {output} > {log} 2>&1"
+
+
+rule pretrain_mono:
+    input:
+        init=base_model_dir(),
+        features=lambda w: expand("results/features/mono/{lang}", lang=scope_langs(w.scope)),
+    output:
+        directory("results/models/{tvariant}/{scope}/mono"),
+    log:
+        "logs/pretrain/{tvariant}/{scope}/mono.log",
+    benchmark:
+        "benchmarks/pretrain/{tvariant}/{scope}/mono.tsv"
+    params:
+        settings=lambda w: stage_settings(w.scope, w.tvariant, "mono"),
+        checkpoints="results/checkpoints/{tvariant}/{scope}/mono",
+    threads: workflow.cores
+    resources:
+        gpu=config["resources"]["gpu_training"],
+        mem_mb=config["resources"]["mem_mb_training"],
+        runtime=config["resources"]["runtime_training"],
+    conda:
+        "../../envs/train.yaml"
+    shell:
+        "lem pretrain continue --stage mono --init {input.init} --features {input.features} "
+        "--settings '{params.settings}' --checkpoints {params.checkpoints} "
+        "--threads {threads} --out {output} > {log} 2>&1"
+
+
+rule pretrain_para:
+    input:
+        init="results/models/{tvariant}/{scope}/mono",
+        features=lambda w: expand("results/features/para/{pair}", pair=scope_pairs(w.scope)),
+    output:
+        directory("results/models/{tvariant}/{scope}/para"),
+    log:
+        "logs/pretrain/{tvariant}/{scope}/para.log",
+    benchmark:
+        "benchmarks/pretrain/{tvariant}/{scope}/para.tsv"
+    params:
+        settings=lambda w: stage_settings(w.scope, w.tvariant, "para"),
+        checkpoints="results/checkpoints/{tvariant}/{scope}/para",
+    threads: workflow.cores
+    resources:
+        gpu=config["resources"]["gpu_training"],
+        mem_mb=config["resources"]["mem_mb_training"],
+        runtime=config["resources"]["runtime_training"],
+    conda:
+        "../../envs/train.yaml"
+    shell:
+        "lem pretrain continue --stage para --init {input.init} --features {input.features} "
+        "--settings '{params.settings}' --checkpoints {params.checkpoints} "
+        "--threads {threads} --out {output} > {log} 2>&1"
