@@ -1,0 +1,115 @@
+"""The whole DAG on a shrunken embedded default, in a temporary folder, then what reruns after a change."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+SNAKEMAKE = [sys.executable, "-m", "snakemake"]
+
+pytestmark = pytest.mark.slow
+
+
+def small_config() -> dict:
+    cfg = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    cfg["corpus"]["generate"].update(
+        mono_sentences=400, para_train=300, para_valid=40, news_docs=8, sentiment_examples=300, noisy_pairs=80
+    )
+    cfg["tokenizer"]["vocab_size"] = 800
+    cfg["base_model"]["model"].update(hidden_size=32, intermediate_size=64)
+    cfg["base_model"]["training"]["epochs"] = 1
+    for stage in ("mono", "para"):
+        cfg["pretrain"]["stages"][stage]["epochs"] = {"default": 1}
+    cfg["pretrain"]["max_length"] = 48
+    cfg["embedding"]["max_length"] = 48
+    cfg["sentiment"]["training"]["max_length"] = 48
+    cfg["sentiment"]["seeds"] = [1]
+    cfg["sentiment"]["training"]["epochs"] = 1
+    return cfg
+
+
+def snakemake(workdir: Path, *args: str, config: Path | None = None) -> subprocess.CompletedProcess:
+    cmd = [*SNAKEMAKE, "--snakefile", str(REPO / "Snakefile"), "--directory", str(workdir)]
+    cmd += ["--configfile", str(config or workdir / "config.yaml"), *args]
+    return subprocess.run(cmd, capture_output=True, text=True, cwd=workdir)
+
+
+def planned_rules(proc: subprocess.CompletedProcess) -> set[str]:
+    """Rule names of the jobs a dry run plans (from its job-stats table)."""
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    text = proc.stdout + proc.stderr
+    if "Nothing to be done" in text:
+        return set()
+    table = text.split("Job stats:", 1)[1].split("Reasons:", 1)[0]
+    return {m.group(1) for m in re.finditer(r"^(\w+)\s+\d+\s*$", table, re.M)} - {"total", "all"}
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory) -> Path:
+    workdir = tmp_path_factory.mktemp("dag")
+    (workdir / "config.yaml").write_text(yaml.safe_dump(small_config()))
+    proc = snakemake(workdir, "--cores", "2")
+    log = workdir / "snakemake.out"
+    log.write_text(proc.stdout + proc.stderr)
+    if proc.returncode != 0:
+        logs = "\n".join(f"--- {p}\n{p.read_text()[-3000:]}" for p in sorted((workdir / "logs").rglob("*.log")))
+        pytest.fail(f"workflow failed:\n{(proc.stdout + proc.stderr)[-6000:]}\n{logs[-12000:]}")
+    return workdir
+
+
+def test_report_holds_every_variant_task_and_pair(run_dir: Path):
+    summary = pd.read_csv(run_dir / "results/report/summary.tsv", sep="\t")
+    cfg = small_config()
+    for task in ("mining", "sentiment", "curation"):
+        part = summary[summary.task == task]
+        assert set(part.variant) == set(cfg["variants"]), task
+        assert part["mean"].between(0, 1).all(), task
+    mining = summary[(summary.task == "mining") & (summary.metric == "intersection_f1")]
+    assert set(mining.pair) == set(cfg["pairs"])
+    assert (run_dir / "results/report/overview.png").stat().st_size > 1000
+    md = (run_dir / "results/report/summary.md").read_text()
+    assert "Bitext mining F1" in md and "sentiment macro-F1" in md
+
+
+def test_stage_outputs_are_sane(run_dir: Path):
+    metrics = json.loads((run_dir / "results/mining/lem/news_gen/si-en.metrics.json").read_text())
+    for direction in ("forward", "backward", "intersection"):
+        m = metrics[direction]
+        assert m["n_gold"] > 0 and 0 <= m["precision"] <= 1 and 0 <= m["recall"] <= 1
+    sel = json.loads((run_dir / "results/models/lem/tri/para/selection.json").read_text())
+    assert sel["best_step"] > 0 and sel["evaluations"]
+    stats = json.loads((run_dir / "results/models/lem/tri/mono/masking_stats.json").read_text())
+    assert stats
+    assert (run_dir / "results/models/lem/tri/para/model.safetensors").exists()
+    assert not list((run_dir / "results").rglob("*.bin")), "models must be safetensors"
+
+
+def test_nothing_to_do_after_a_run(run_dir: Path):
+    assert planned_rules(snakemake(run_dir, "-n")) == set()
+
+
+def test_mining_change_reruns_only_mining_and_report(run_dir: Path):
+    cfg = small_config()
+    cfg["mining"]["settings"]["k"] = 3
+    changed = run_dir / "changed_k.yaml"
+    changed.write_text(yaml.safe_dump(cfg))
+    assert planned_rules(snakemake(run_dir, "-n", config=changed)) == {"mine", "report"}
+
+
+def test_pretrain_change_reruns_training_and_downstream_only(run_dir: Path):
+    cfg = small_config()
+    cfg["pretrain"]["stages"]["para"]["training"]["learning_rate"] = 0.0001
+    changed = run_dir / "changed_lr.yaml"
+    changed.write_text(yaml.safe_dump(cfg))
+    rules = planned_rules(snakemake(run_dir, "-n", config=changed))
+    assert {"pretrain_para", "embed", "mine", "sentiment", "curate", "report"} <= rules
+    assert not rules & {"generate_corpus", "annotate_mono", "annotate_para", "train_tokenizer", "features_mono",
+                        "features_para", "pretrain_base", "pretrain_mono"}
