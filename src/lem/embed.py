@@ -1,0 +1,158 @@
+"""Sentence embeddings from an XLM-R-architecture model: mean or CLS pooling over a chosen layer.
+
+Sentences are encoded in batches sorted by length (less padding, and the result does not depend on
+which sentences share a batch beyond padding, which the attention mask removes), then put back in file
+order and L2-normalised, so that a dot product is a cosine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import logging
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from lem.files import atomic_path
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class EmbedSettings:
+    """pooling: mean over non-padding tokens, or the first (<s>) token; layer indexes the hidden states
+    (0 = embedding layer, -1 = last); device: auto (cuda if available), cpu or cuda."""
+
+    pooling: str = "mean"
+    layer: int = -1
+    batch_size: int = 64
+    max_length: int = 128
+    device: str = "auto"
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any] | None) -> EmbedSettings:
+        d = dict(d or {})
+        names = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(d) - names)
+        if unknown:
+            raise ValueError(f"unknown embed settings {unknown}; expected some of {sorted(names)}")
+        s = cls(**d)
+        if s.pooling not in ("mean", "cls"):
+            raise ValueError(f"embed setting pooling={s.pooling!r}: expected 'mean' or 'cls'")
+        if s.batch_size < 1 or s.max_length < 2:
+            raise ValueError("embed settings batch_size must be >= 1 and max_length >= 2")
+        if s.device not in ("auto", "cpu", "cuda") and not s.device.startswith("cuda:"):
+            raise ValueError(f"embed setting device={s.device!r}: expected auto, cpu or cuda[:N]")
+        return s
+
+
+@dataclass
+class Sentences:
+    ids: list[str]
+    docs: list[str]
+    texts: list[str]
+
+
+def read_sentences(path: str | Path) -> Sentences:
+    """Prepared evaluation sentences: TSV with header `id<TAB>doc<TAB>text` (the doc column may be absent)."""
+    lines = Path(path).read_text(encoding="utf-8").split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    header = lines[0].rstrip("\r").split("\t") if lines else []
+    if header not in (["id", "doc", "text"], ["id", "text"]):
+        raise ValueError(f"{path}:1: expected header 'id<TAB>doc<TAB>text' (or 'id<TAB>text'), got {header}")
+    ncol = len(header)
+    out = Sentences([], [], [])
+    for n, line in enumerate(lines[1:], start=2):
+        parts = line.rstrip("\r").split("\t")
+        if len(parts) != ncol or not parts[0]:
+            raise ValueError(
+                f"{path}:{n}: expected {ncol} tab-separated columns {header} with an id, got {line!r}"
+            )
+        out.ids.append(parts[0])
+        out.docs.append(parts[1] if ncol == 3 else "")
+        out.texts.append(parts[-1])
+    return out
+
+
+def _device(name: str):
+    import torch
+
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(name)
+
+
+def encode(model_dir: str | Path, sentences: list[str], settings: EmbedSettings | None = None) -> np.ndarray:
+    """L2-normalised float32 sentence embeddings, one row per sentence, in input order."""
+    import torch
+    from transformers import AutoModel, AutoTokenizer
+
+    settings = settings or EmbedSettings()
+    device = _device(settings.device)
+    tok = AutoTokenizer.from_pretrained(str(model_dir))
+    model = AutoModel.from_pretrained(str(model_dir), add_pooling_layer=False)
+    model.eval().to(device)
+    if device.type == "cuda":
+        model.half()
+    n_hidden = model.config.num_hidden_layers + 1
+    if not -n_hidden <= settings.layer < n_hidden:
+        raise ValueError(
+            f"embed setting layer={settings.layer}: the model has hidden states 0..{n_hidden - 1}"
+        )
+    enc = tok(sentences, truncation=True, max_length=settings.max_length, add_special_tokens=True)
+    lengths = [len(ids) for ids in enc["input_ids"]]
+    order = sorted(range(len(sentences)), key=lambda i: (lengths[i], i))
+    out = np.zeros((len(sentences), model.config.hidden_size), np.float32)
+    pad = tok.pad_token_id if tok.pad_token_id is not None else 1
+    with torch.inference_mode():
+        for a in range(0, len(order), settings.batch_size):
+            idx = order[a : a + settings.batch_size]
+            width = max(lengths[i] for i in idx)
+            ids = torch.full((len(idx), width), pad, dtype=torch.long)
+            mask = torch.zeros((len(idx), width), dtype=torch.long)
+            for r, i in enumerate(idx):
+                ids[r, : lengths[i]] = torch.tensor(enc["input_ids"][i])
+                mask[r, : lengths[i]] = 1
+            ids, mask = ids.to(device), mask.to(device)
+            hs = model(input_ids=ids, attention_mask=mask, output_hidden_states=True).hidden_states
+            h = hs[settings.layer].float()
+            if settings.pooling == "cls":
+                v = h[:, 0]
+            else:
+                m = mask.unsqueeze(-1).float()
+                v = (h * m).sum(1) / m.sum(1).clamp(min=1)
+            out[idx] = v.cpu().numpy()
+    norms = np.linalg.norm(out, axis=1, keepdims=True)
+    return out / np.maximum(norms, 1e-12)
+
+
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(prog="lem embed", description=__doc__.splitlines()[0])
+    ap.add_argument("--model", required=True, help="directory with an HF model and its tokenizer")
+    ap.add_argument("--sentences", required=True, help="TSV with header id<TAB>doc<TAB>text")
+    ap.add_argument("--settings", default="{}", help="JSON object of embed settings")
+    ap.add_argument("--out", required=True, help="E.npy; the ids go to E.ids.txt")
+    a = ap.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    if not a.out.endswith(".npy"):
+        raise SystemExit(f"lem embed: --out must end in .npy, got {a.out}")
+    t0 = time.perf_counter()
+    settings = EmbedSettings.from_dict(json.loads(a.settings))
+    sents = read_sentences(a.sentences)
+    emb = encode(a.model, sents.texts, settings)
+    with atomic_path(a.out) as tmp:
+        with open(tmp, "wb") as f:
+            np.save(f, emb)
+    with atomic_path(a.out[: -len(".npy")] + ".ids.txt") as tmp:
+        tmp.write_text("".join(i + "\n" for i in sents.ids), encoding="utf-8")
+    log.info(
+        "embed: %d sentences, dim %d, pooling %s, layer %d; %.1fs",
+        len(emb), emb.shape[1], settings.pooling, settings.layer, time.perf_counter() - t0,
+    )  # fmt: skip
+    return 0

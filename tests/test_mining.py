@@ -1,0 +1,292 @@
+"""Mining against an independent dense numpy implementation of every formula (small random data)."""
+
+from __future__ import annotations
+
+import itertools
+import json
+
+import numpy as np
+import pytest
+
+from lem import mining
+from lem.mining import MineSettings
+
+# ---------------------------------------------------------------- the dense reference (written from the formulas)
+
+
+def ref_topk(row: np.ndarray, k: int) -> np.ndarray:
+    """Indices of the k largest values, ties to the lowest index."""
+    return np.lexsort((np.arange(len(row)), -row))[:k]
+
+
+def ref_scores(x, y, k, margin, neighbourhood):
+    s = (x.astype(np.float32) @ y.astype(np.float32).T).astype(np.float64)
+    nx, ny = s.shape
+    kx, ky = min(k, ny), min(k, nx)
+    nx_vals = [s[a, ref_topk(s[a], kx)] for a in range(nx)]
+    ny_vals = [s[ref_topk(s[:, b], ky), b] for b in range(ny)]
+    denom = np.zeros_like(s)
+    for a, b in itertools.product(range(nx), range(ny)):
+        if neighbourhood == "mean":  # LASER: (mean_k(x) + mean_k(y)) / 2
+            denom[a, b] = (nx_vals[a].mean() + ny_vals[b].mean()) / 2
+        else:  # authors: (|N_a| + |N_b|) * cos / (sum N_a + sum N_b)
+            denom[a, b] = (nx_vals[a].sum() + ny_vals[b].sum()) / (len(nx_vals[a]) + len(ny_vals[b]))
+    if margin == "ratio":
+        m = s / denom
+    elif margin == "distance":
+        m = s - denom
+    else:
+        m = s.copy()
+    return s, m
+
+
+def ref_mine(x, y, st: MineSettings):
+    s, m = ref_scores(x, y, st.k, st.margin, st.neighbourhood)
+    nx, ny = s.shape
+    nc = st.n_candidates
+    fwd, bwd = [], []
+    for a in range(nx):
+        cand = range(ny) if st.candidates == "all" else ref_topk(s[a], min(nc, ny))
+        best = min(cand, key=lambda b: (-m[a, b], b))
+        fwd.append((a, int(best), m[a, best]))
+    for b in range(ny):
+        cand = range(nx) if st.candidates == "all" else ref_topk(s[:, b], min(nc, nx))
+        best = min(cand, key=lambda a: (-m[a, b], a))
+        bwd.append((int(best), b, m[best, b]))
+    ok = (lambda v: True) if st.threshold is None else (lambda v: v > st.threshold)
+    out = {
+        "forward": [p for p in fwd if ok(p[2])],
+        "backward": sorted(p for p in bwd if ok(p[2])),
+        "intersection": [p for p in fwd if ok(p[2]) and bwd[p[1]][0] == p[0]],
+    }
+    pool = sorted(fwd + bwd, key=lambda p: -p[2])  # stable: forward entries first on equal scores
+    used_s, used_t, mx = set(), set(), []
+    for a, b, v in pool:
+        if a in used_s or b in used_t:
+            continue
+        used_s.add(a)
+        used_t.add(b)
+        if ok(v):
+            mx.append((a, b, v))
+    out["max"] = sorted(mx)
+    return out
+
+
+def assert_same(got, want):
+    assert [(a, b) for a, b, _ in got] == [(a, b) for a, b, _ in want]
+    np.testing.assert_allclose([v for *_, v in got], [v for *_, v in want], rtol=1e-5, atol=1e-6)
+
+
+def unit(rng, n, d=16):
+    v = rng.standard_normal((n, d)).astype(np.float32)
+    return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+
+def tied(rng, n, d=8):
+    """Positive dyadic vectors with many exact duplicates: every product and sum is exact, so ties are exact."""
+    base = rng.integers(1, 5, size=(max(2, n // 3), d)).astype(np.float32) / 4
+    return base[rng.integers(0, len(base), size=n)]
+
+
+SHAPES = [(30, 40), (3, 7), (7, 3), (2, 3), (1, 5), (5, 1)]  # the small ones: documents shorter than k
+
+
+# ---------------------------------------------------------------- neighbours
+
+
+@pytest.mark.parametrize("data", ["random", "tied"])
+@pytest.mark.parametrize("shape", SHAPES + [(50, 9)])
+@pytest.mark.parametrize("k", [1, 4, 12])
+@pytest.mark.parametrize("block", [1, 4, 1024])
+def test_knn_both_equals_dense_topk(data, shape, k, block):
+    rng = np.random.default_rng([len(data), *shape, k])
+    make = unit if data == "random" else tied
+    x, y = make(rng, shape[0]), make(rng, shape[1])
+    fwd, bwd = mining.knn_both(x, y, k, k, block_size=block)
+    s = x @ y.T
+    for a in range(len(x)):
+        want = ref_topk(s[a], min(k, len(y)))
+        assert fwd.idx[a].tolist() == want.tolist()
+        np.testing.assert_allclose(fwd.sims[a], s[a, want], rtol=1e-5, atol=1e-6)
+    for b in range(len(y)):
+        want = ref_topk(s[:, b], min(k, len(x)))
+        assert bwd.idx[b].tolist() == want.tolist()
+        np.testing.assert_allclose(bwd.sims[b], s[want, b], rtol=1e-5, atol=1e-6)
+
+
+def test_knn_both_large_block_uses_bounds_correctly():
+    # wide enough that the group bound (k groups of up to 2048 columns) is a real filter
+    rng = np.random.default_rng(3)
+    x, y = unit(rng, 300, 8), unit(rng, 9000, 8)
+    fwd, bwd = mining.knn_both(x, y, 5, 3, block_size=128)
+    s = x @ y.T
+    assert (fwd.idx == np.argsort(-s, axis=1, kind="stable")[:, :5]).all()
+    assert (bwd.idx == np.argsort(-s.T, axis=1, kind="stable")[:, :3]).all()
+
+
+def test_sharded_neighbours_merge_to_the_full_result(tmp_path):
+    rng = np.random.default_rng(1)
+    x, y = tied(rng, 23), tied(rng, 31)
+    full_f, full_b = mining.knn_both(x, y, 4)
+    xs, ys = [(0, 10), (10, 23)], [(0, 7), (7, 20), (20, 31)]
+    f_parts: dict[int, list] = {i: [] for i in range(len(xs))}
+    b_parts: dict[int, list] = {j: [] for j in range(len(ys))}
+    for (i, (a0, a1)), (j, (b0, b1)) in itertools.product(enumerate(xs), enumerate(ys)):
+        f, b = mining.knn_both(x[a0:a1], y[b0:b1], 4, 4, x_offset=a0, y_offset=b0)
+        mining.save_neighbours(tmp_path / f"f{i}_{j}.npz", f)  # shard jobs write, the merge job reads
+        f_parts[i].append(mining.load_neighbours(tmp_path / f"f{i}_{j}.npz"))
+        b_parts[j].append(b)
+    fwd = [mining.merge_neighbours(f_parts[i], 4) for i in range(len(xs))]
+    bwd = [mining.merge_neighbours(b_parts[j], 4) for j in range(len(ys))]
+    assert (np.concatenate([f.idx for f in fwd]) == full_f.idx).all()
+    assert (np.concatenate([b.idx for b in bwd]) == full_b.idx).all()
+    assert (np.concatenate([b.sims for b in bwd]) == full_b.sims).all()
+
+
+# ---------------------------------------------------------------- mining, every option
+
+
+OPTIONS = list(
+    itertools.product(
+        mining.MARGINS, mining.NEIGHBOURHOODS, [("all", None), ("knn", None), ("knn", 2), ("knn", 9)]
+    )
+)
+
+
+@pytest.mark.parametrize("margin,neighbourhood,cand", OPTIONS)
+@pytest.mark.parametrize("data", ["random", "tied"])
+def test_mine_equals_reference_for_every_option(margin, neighbourhood, cand, data):
+    rng = np.random.default_rng(7)
+    make = unit if data == "random" else tied
+    for shape, k, thr in itertools.product(SHAPES, [1, 4, 50], [None, 0.5]):
+        x, y = make(rng, shape[0]), make(rng, shape[1])
+        st = MineSettings(
+            margin=margin, neighbourhood=neighbourhood, k=k, candidates=cand[0], candidate_k=cand[1],
+            retrieval=("forward", "backward", "intersection", "max"), threshold=thr, block_size=4,
+        )  # fmt: skip
+        best = mining.mine(x, y, st)
+        want = ref_mine(x, y, st)
+        for r in st.retrieval:
+            assert_same(mining.retrieve(best, r, thr), want[r])
+
+
+def test_pooled_and_mean_differ_only_in_short_documents():
+    rng = np.random.default_rng(2)
+    x, y = unit(rng, 10), unit(rng, 12)
+    a = mining.pair_margin_scores(x, y[:10], 4, "ratio", "mean")
+    b = mining.pair_margin_scores(x, y[:10], 4, "ratio", "pooled")
+    np.testing.assert_allclose(a, b)
+    short = mining.mine(x[:3], y, MineSettings(neighbourhood="mean"))
+    short_p = mining.mine(x[:3], y, MineSettings(neighbourhood="pooled"))
+    assert not np.allclose(short.fwd_score, short_p.fwd_score)
+
+
+@pytest.mark.parametrize("neighbourhood", mining.NEIGHBOURHOODS)
+@pytest.mark.parametrize("margin", mining.MARGINS)
+def test_pair_margin_scores_equal_reference(margin, neighbourhood):
+    rng = np.random.default_rng(4)
+    for n in (2, 3, 20):
+        x, y = unit(rng, n), unit(rng, n)
+        _, m = ref_scores(x, y, 4, margin, neighbourhood)
+        got = mining.pair_margin_scores(x, y, 4, margin, neighbourhood, block_size=3)
+        np.testing.assert_allclose(got, np.diag(m), rtol=1e-5, atol=1e-6)
+
+
+def test_xsim_error_rate_equals_reference():
+    rng = np.random.default_rng(5)
+    x = unit(rng, 40)
+    y = x + 0.6 * unit(rng, 40)
+    for margin in mining.MARGINS:
+        _, m = ref_scores(x, y, 4, margin, "mean")
+        want = float(np.mean(m.argmax(axis=1) != np.arange(40)))
+        assert mining.xsim_error_rate(x, y, margin=margin) == want
+    assert mining.xsim_error_rate(x, x) == 0.0
+
+
+def test_ivf_with_every_list_probed_equals_exact():
+    rng = np.random.default_rng(6)
+    x, y = unit(rng, 200, 32), unit(rng, 220, 32)
+    exact = MineSettings(candidates="knn", margin="ratio", neighbourhood="mean")
+    ivf = MineSettings(candidates="knn", margin="ratio", neighbourhood="mean", index="ivf", nlist=8, nprobe=8)
+    a, b = mining.mine(x, y, exact), mining.mine(x, y, ivf)
+    assert (a.fwd_best == b.fwd_best).all() and (a.bwd_best == b.bwd_best).all()
+    np.testing.assert_allclose(a.fwd_score, b.fwd_score, rtol=1e-5)
+    hnsw = mining.mine(x, y, MineSettings(candidates="knn", index="hnsw"))
+    assert (hnsw.fwd_best == a.fwd_best).mean() > 0.9
+
+
+def test_settings_reject_unknown_and_bad_values():
+    with pytest.raises(ValueError, match="unknown mining settings"):
+        MineSettings.from_dict({"kk": 3})
+    with pytest.raises(ValueError, match="margin"):
+        MineSettings.from_dict({"margin": "cosine"})
+    with pytest.raises(ValueError, match="candidates='knn'"):
+        MineSettings.from_dict({"index": "hnsw"})
+    s = MineSettings.from_dict({"retrieval": "max", "candidates": "knn", "candidate_k": 8})
+    assert s.retrieval == ("max",) and s.n_candidates == 8
+    d = MineSettings().to_dict()
+    assert (
+        d["margin"] == "ratio" and d["neighbourhood"] == "pooled" and d["k"] == 4 and d["candidates"] == "all"
+    )
+
+
+def test_prf_on_deduplicated_pairs():
+    gold = {("a", "x"), ("b", "y"), ("c", "z")}
+    m = mining.prf({("a", "x"), ("b", "z")}, gold)
+    assert m == {"precision": 0.5, "recall": 1 / 3, "f1": 0.4, "n_pred": 2, "n_gold": 3, "n_correct": 1}
+
+
+# ---------------------------------------------------------------- the CLI, per-document
+
+
+def write_tsv(path, header, rows):
+    path.write_text("\t".join(header) + "\n" + "".join("\t".join(r) + "\n" for r in rows), encoding="utf-8")
+
+
+def test_mine_cli_per_document(tmp_path):
+    rng = np.random.default_rng(8)
+    docs = {"d1": 5, "d2": 2, "d3": 6}  # d2 is shorter than k
+    src_rows, tgt_rows, gold, xs, ys = [], [], [], [], []
+    for d, n in docs.items():
+        x = unit(rng, n, 32)
+        y = x + 0.3 * unit(rng, n, 32)
+        y = y[::-1]
+        for i in range(n):
+            src_rows.append((f"si_{d}_{i}", d, f"s {i}"))
+            tgt_rows.append((f"en_{d}_{i}", d, f"t {i}"))
+            gold.append((f"si_{d}_{i}", f"en_{d}_{n - 1 - i}"))
+        xs.append(x)
+        ys.append(y / np.linalg.norm(y, axis=1, keepdims=True))
+    gold.append(gold[0])  # duplicated gold line: counted once
+    write_tsv(tmp_path / "si.tsv", ["id", "doc", "text"], src_rows)
+    write_tsv(tmp_path / "en.tsv", ["id", "doc", "text"], tgt_rows)
+    write_tsv(tmp_path / "gold.tsv", ["src_id", "tgt_id"], gold)
+    np.save(tmp_path / "si.npy", np.concatenate(xs).astype(np.float32))
+    np.save(tmp_path / "en.npy", np.concatenate(ys).astype(np.float32))
+    args = [
+        "--src-emb", str(tmp_path / "si.npy"), "--src-sents", str(tmp_path / "si.tsv"),
+        "--tgt-emb", str(tmp_path / "en.npy"), "--tgt-sents", str(tmp_path / "en.tsv"),
+        "--gold", str(tmp_path / "gold.tsv"), "--settings", "{}",
+        "--out-pairs", str(tmp_path / "p.tsv"), "--out-metrics", str(tmp_path / "m.json"),
+    ]  # fmt: skip
+    assert mining.main(args) == 0
+    m = json.loads((tmp_path / "m.json").read_text())
+    assert m["n_docs"] == 3 and m["n_src"] == 13 and m["n_tgt"] == 13
+    for d in ("forward", "backward", "intersection"):
+        assert m[d]["n_gold"] == 13 and m[d]["f1"] == 1.0
+    assert m["settings"]["neighbourhood"] == "pooled"
+    lines = (tmp_path / "p.tsv").read_text().splitlines()
+    assert lines[0] == "direction\tsrc_id\ttgt_id\tscore" and len(lines) == 1 + 3 * 13
+    # a cross-document pair never appears
+    assert all(r.split("\t")[1].split("_")[1] == r.split("\t")[2].split("_")[1] for r in lines[1:])
+
+
+def test_mine_cli_rejects_mismatched_embeddings(tmp_path):
+    write_tsv(tmp_path / "s.tsv", ["id", "doc", "text"], [("a", "", "x"), ("b", "", "y")])
+    write_tsv(tmp_path / "g.tsv", ["src_id", "tgt_id"], [("a", "b")])
+    np.save(tmp_path / "e.npy", np.ones((3, 4), np.float32))
+    args = ["--src-emb", str(tmp_path / "e.npy"), "--src-sents", str(tmp_path / "s.tsv"), "--tgt-emb",
+            str(tmp_path / "e.npy"), "--tgt-sents", str(tmp_path / "s.tsv"), "--gold", str(tmp_path / "g.tsv"),
+            "--out-pairs", str(tmp_path / "p.tsv"), "--out-metrics", str(tmp_path / "m.json")]  # fmt: skip
+    with pytest.raises(ValueError, match="expected 2 rows"):
+        mining.main(args)
