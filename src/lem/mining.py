@@ -387,8 +387,16 @@ def _empty_best(nx: int, ny: int) -> Best:
 def retrieve(best: Best, retrieval: str, threshold: float | None = None) -> list[tuple[int, int, float]]:
     """Mined (src, tgt, score) pairs for one retrieval strategy; `threshold` keeps score > threshold."""
     keep = (lambda s: True) if threshold is None else (lambda s: s > threshold)
-    fwd = [(i, int(j), float(s)) for i, (j, s) in enumerate(zip(best.fwd_best, best.fwd_score)) if j >= 0]
-    bwd = [(int(i), j, float(s)) for j, (i, s) in enumerate(zip(best.bwd_best, best.bwd_score)) if i >= 0]
+    fwd = [
+        (i, int(j), float(s))
+        for i, (j, s) in enumerate(zip(best.fwd_best, best.fwd_score, strict=True))
+        if j >= 0
+    ]
+    bwd = [
+        (int(i), j, float(s))
+        for j, (i, s) in enumerate(zip(best.bwd_best, best.bwd_score, strict=True))
+        if i >= 0
+    ]
     if retrieval == "forward":
         return [p for p in fwd if keep(p[2])]
     if retrieval == "backward":

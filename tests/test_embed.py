@@ -1,0 +1,93 @@
+"""Sentence embeddings with a tiny random XLM-R and a tiny word-level tokenizer (both built here)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from lem import embed
+from lem.embed import EmbedSettings
+
+WORDS = "the a cat dog sat on mat ran far fast slow big small red blue".split()
+SENTS = ["the cat sat on the mat", "a dog ran", "big red dog ran far fast", "cat", "small blue cat sat slow"]
+
+
+@pytest.fixture(scope="module")
+def model_dir(tmp_path_factory):
+    import torch
+    from tokenizers import Tokenizer, models, pre_tokenizers, processors
+    from transformers import PreTrainedTokenizerFast, XLMRobertaConfig, XLMRobertaModel
+
+    vocab = {t: i for i, t in enumerate(["<s>", "<pad>", "</s>", "<unk>", *WORDS, "<mask>"])}
+    tok = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
+    tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    tok.post_processor = processors.TemplateProcessing(
+        single="<s> $A </s>", pair="<s> $A </s> </s> $B </s>", special_tokens=[("<s>", 0), ("</s>", 2)]
+    )
+    fast = PreTrainedTokenizerFast(
+        tokenizer_object=tok, bos_token="<s>", eos_token="</s>", unk_token="<unk>", pad_token="<pad>",
+        mask_token="<mask>", cls_token="<s>", sep_token="</s>",
+    )  # fmt: skip
+    torch.manual_seed(0)
+    cfg = XLMRobertaConfig(
+        vocab_size=len(vocab), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+        intermediate_size=64, max_position_embeddings=40, pad_token_id=1, bos_token_id=0, eos_token_id=2,
+    )  # fmt: skip
+    d = tmp_path_factory.mktemp("tiny-xlmr")
+    XLMRobertaModel(cfg, add_pooling_layer=False).save_pretrained(d)
+    fast.save_pretrained(d)
+    return d
+
+
+def test_embeddings_are_normalised_deterministic_and_in_file_order(model_dir):
+    e = embed.encode(model_dir, SENTS, EmbedSettings(batch_size=2))
+    assert e.dtype == np.float32 and e.shape == (len(SENTS), 32)
+    np.testing.assert_allclose(np.linalg.norm(e, axis=1), 1.0, rtol=1e-5)
+    assert (embed.encode(model_dir, SENTS, EmbedSettings(batch_size=2)) == e).all()
+    # batch composition and order do not matter (padding is masked out), beyond float rounding
+    np.testing.assert_allclose(embed.encode(model_dir, SENTS, EmbedSettings(batch_size=64)), e, atol=1e-5)
+    np.testing.assert_allclose(
+        embed.encode(model_dir, SENTS[::-1], EmbedSettings(batch_size=1))[::-1], e, atol=1e-5
+    )
+
+
+def test_mean_and_cls_pooling_over_a_chosen_layer(model_dir):
+    import torch
+    from transformers import AutoModel, AutoTokenizer
+
+    tok, model = AutoTokenizer.from_pretrained(model_dir), AutoModel.from_pretrained(model_dir).eval()
+    enc = tok(SENTS[0], return_tensors="pt")
+    with torch.no_grad():
+        hs = model(**enc, output_hidden_states=True).hidden_states
+    for pooling, layer in [("mean", -1), ("cls", -1), ("mean", 0), ("cls", 1)]:
+        want = hs[layer][0].mean(0) if pooling == "mean" else hs[layer][0, 0]
+        want = (want / want.norm()).numpy()
+        got = embed.encode(model_dir, SENTS, EmbedSettings(pooling=pooling, layer=layer))[0]
+        np.testing.assert_allclose(got, want, atol=1e-5)
+    with pytest.raises(ValueError, match="layer=5"):
+        embed.encode(model_dir, SENTS, EmbedSettings(layer=5))
+
+
+def test_embed_cli_writes_npy_and_ids(model_dir, tmp_path):
+    rows = "".join(f"s{i}\td{i % 2}\t{t}\n" for i, t in enumerate(SENTS))
+    (tmp_path / "s.tsv").write_text("id\tdoc\ttext\n" + rows, encoding="utf-8")
+    out = tmp_path / "out" / "si.npy"
+    args = ["--model", str(model_dir), "--sentences", str(tmp_path / "s.tsv"), "--out", str(out)]
+    assert embed.main([*args, "--settings", '{"batch_size": 3}']) == 0
+    e = np.load(out)
+    assert e.shape == (5, 32) and e.dtype == np.float32
+    assert (tmp_path / "out" / "si.ids.txt").read_text().split() == [f"s{i}" for i in range(5)]
+
+
+def test_settings_and_sentence_file_errors(tmp_path):
+    with pytest.raises(ValueError, match="unknown embed settings"):
+        EmbedSettings.from_dict({"pool": "mean"})
+    with pytest.raises(ValueError, match="pooling"):
+        EmbedSettings.from_dict({"pooling": "max"})
+    assert EmbedSettings.from_dict({}) == EmbedSettings("mean", -1, 64, 128, "auto")
+    (tmp_path / "bad.tsv").write_text("id\tdoc\ttext\na\td\tok\nb\tno-text\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"bad\.tsv:3"):
+        embed.read_sentences(tmp_path / "bad.tsv")
+    (tmp_path / "nodoc.tsv").write_text("id\ttext\na\thello world\n", encoding="utf-8")
+    s = embed.read_sentences(tmp_path / "nodoc.tsv")
+    assert s.ids == ["a"] and s.docs == [""] and s.texts == ["hello world"]
