@@ -1,0 +1,142 @@
+"""`lem data <verb>`: downloads, MADLAD-400 extraction, dataset preparation and the leakage guard."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+
+log = logging.getLogger(__name__)
+
+
+def _settings(text: str | None) -> dict:
+    if not text:
+        return {}
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise SystemExit(f"lem data: --settings is not valid JSON ({err}): {text[:200]!r}") from err
+    if not isinstance(data, dict):
+        raise SystemExit("lem data: --settings must be a JSON object")
+    return data
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="lem data", description=__doc__)
+    sub = p.add_subparsers(dest="verb", required=True)
+
+    v = sub.add_parser("news", help="news gold-alignment benchmark (real sites or generated GEN)")
+    v.add_argument("--root", required=True)
+    v.add_argument("--site", required=True)
+    v.add_argument("--pair", required=True, choices=["si-en", "si-ta", "ta-en"])
+    v.add_argument("--doc-pairs", default="gold", choices=["gold", "all"])
+    v.add_argument("--out-dir", required=True)
+
+    v = sub.add_parser("sentiment", help="labelled CSV/TSV into stratified train/valid/test")
+    v.add_argument("--input", required=True)
+    v.add_argument("--settings", default=None)
+    v.add_argument("--out-dir", required=True)
+
+    v = sub.add_parser("lines", help="line-aligned parallel files into src<TAB>tgt")
+    v.add_argument("--src", required=True)
+    v.add_argument("--tgt", required=True)
+    v.add_argument("--format", default="plain", choices=["plain", "nlpc"])
+    v.add_argument("--out", required=True)
+    v.add_argument("--stats", default=None, help="optional JSON file for the defect counts")
+
+    v = sub.add_parser("multiner", help="multiNER 3-way parallel CoNLL into a seeded split")
+    v.add_argument("--dir", required=True)
+    v.add_argument("--settings", default=None)
+    v.add_argument("--out-dir", required=True)
+
+    v = sub.add_parser("fetch-url", help="download a pinned URL, checked by sha256, resumable")
+    v.add_argument("--url", required=True)
+    v.add_argument("--sha256", default=None)
+    v.add_argument("--out", required=True)
+    v.add_argument("--settings", default=None, help="download settings JSON (retries, backoff_s, ...)")
+
+    v = sub.add_parser("fetch-hf", help="snapshot a hub model or dataset at a pinned revision")
+    v.add_argument("--repo", required=True)
+    v.add_argument("--revision", required=True)
+    v.add_argument("--kind", required=True, choices=["model", "dataset"])
+    v.add_argument("--out", required=True)
+    v.add_argument(
+        "--include", nargs="*", default=None, help="allow patterns (e.g. '*.json' '*.safetensors')"
+    )
+
+    v = sub.add_parser("madlad", help="MADLAD-400 sentence extraction with the paper's filters")
+    v.add_argument("--lang", required=True, choices=["en", "si", "ta"])
+    v.add_argument("--settings", default=None)
+    v.add_argument("--out", required=True)
+    v.add_argument("--local-jsonl", nargs="*", default=None, help="local MADLAD-layout JSONL(.gz) files")
+    v.add_argument("--stats", default=None, help="optional JSON file for the filter counts")
+
+    v = sub.add_parser("leakage", help="count/drop training lines that occur in evaluation sets")
+    v.add_argument("--train", nargs="+", required=True)
+    v.add_argument("--eval", nargs="+", required=True)
+    v.add_argument("--out-clean", nargs="*", default=None)
+    v.add_argument("--settings", default=None)
+    v.add_argument("--report", required=True)
+    return p
+
+
+def main(argv: list[str]) -> int:
+    args = build_parser().parse_args(argv)
+    if not logging.getLogger().handlers:
+        logging.basicConfig(
+            level=logging.INFO, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr
+        )
+    from lem.files import write_json
+
+    if args.verb == "news":
+        from lem.data.news import load_news, write_news
+
+        write_news(load_news(args.root, args.site, args.pair, args.doc_pairs), args.out_dir)
+    elif args.verb == "sentiment":
+        from lem.data.sentiment import SentimentSettings, prepare_sentiment
+
+        prepare_sentiment(args.input, SentimentSettings.from_dict(_settings(args.settings)), args.out_dir)
+    elif args.verb == "lines":
+        from lem.data.parallel import read_parallel, write_pairs
+
+        pairs, stats = read_parallel(args.src, args.tgt, args.format)
+        write_pairs(pairs, args.out)
+        if args.stats:
+            write_json(args.stats, stats)
+    elif args.verb == "multiner":
+        from lem.data.ner import MultinerSettings, split_multiner
+
+        split_multiner(args.dir, MultinerSettings.from_dict(_settings(args.settings)), args.out_dir)
+    elif args.verb == "fetch-url":
+        from lem.data.download import DownloadSettings, FetchError, fetch_url
+
+        try:
+            fetch_url(args.url, args.out, args.sha256, DownloadSettings.from_dict(_settings(args.settings)))
+        except FetchError as err:
+            print(f"lem data fetch-url: {err}", file=sys.stderr)
+            return 1
+    elif args.verb == "fetch-hf":
+        from lem.data.download import FetchError, fetch_hf
+
+        try:
+            fetch_hf(args.repo, args.revision, args.kind, args.out, args.include)
+        except FetchError as err:
+            print(f"lem data fetch-hf: {err}", file=sys.stderr)
+            return 1
+    elif args.verb == "madlad":
+        from lem.data.madlad import MadladSettings, extract_to_file
+
+        counts = extract_to_file(
+            args.lang, MadladSettings.from_dict(_settings(args.settings)), args.out, args.local_jsonl
+        )
+        if args.stats:
+            write_json(args.stats, counts)
+    elif args.verb == "leakage":
+        from lem.data.leakage import LeakageSettings, guard, write_report
+
+        report = guard(
+            args.train, args.eval, args.out_clean, LeakageSettings.from_dict(_settings(args.settings))
+        )
+        write_report(report, args.report)
+    return 0

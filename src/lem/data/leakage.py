@@ -1,0 +1,133 @@
+"""Leakage guard: training lines that also occur in an evaluation set are counted and (by default) dropped.
+
+Two matches: exact (after stripping) and normalised (NFKC, case-folded, punctuation, zero-width joiners
+and spacing removed), so "The road, closed." in training hides "the road closed" in evaluation too.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import time
+import unicodedata
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from lem.data import settings_from_dict
+from lem.files import atomic_path, write_json
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class LeakageSettings:
+    drop: bool = True  # drop overlapping training lines (False: only report)
+    normalised: bool = True  # also match after normalisation (else exact only)
+    min_chars: int = 0  # evaluation sentences shorter than this (normalised) are not matched
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any] | None) -> LeakageSettings:
+        return settings_from_dict(cls, data, "leakage settings")
+
+
+def normalise(text: str) -> str:
+    """Comparison key: NFKC, case-folded, punctuation/symbols/format chars (ZWJ) dropped, spaces collapsed."""
+    text = unicodedata.normalize("NFKC", text).casefold()
+    kept = [
+        " " if unicodedata.category(c)[0] in "PSZ" else c for c in text if unicodedata.category(c) != "Cf"
+    ]
+    return re.sub(r"\s+", " ", "".join(kept)).strip()
+
+
+def read_eval_sentences(path: str | os.PathLike) -> list[str]:
+    """Sentences of an evaluation file: `.txt` lines; `.tsv` the `text`/`src`/`tgt`/`Sentence` columns of a
+    headed file, else every column; `.conll` tokens (first column) joined by spaces."""
+    path = Path(path)
+    lines = path.read_text(encoding="utf-8-sig").splitlines()
+    if path.suffix in (".conll", ".conllu"):
+        out, cur = [], []
+        for line in lines + [""]:
+            if not line.strip():
+                if cur:
+                    out.append(" ".join(cur))
+                cur = []
+            elif not line.startswith("#"):
+                cur.append(line.split()[1] if path.suffix == ".conllu" else line.split()[0])
+        return out
+    if path.suffix == ".tsv" and lines:
+        header = lines[0].split("\t")
+        cols = [i for i, h in enumerate(header) if h in ("text", "src", "tgt", "Sentence", "sentence")]
+        if cols:
+            return [f[i] for line in lines[1:] for f in [line.split("\t")] for i in cols if i < len(f)]
+        return [c for line in lines for c in line.split("\t")]
+    return lines
+
+
+def guard(
+    train: list[str | os.PathLike],
+    evals: list[str | os.PathLike],
+    out_clean: list[str | os.PathLike] | None,
+    settings: LeakageSettings,
+) -> dict[str, Any]:
+    """Count (and drop) training lines overlapping any eval set; a `.tsv` training line is checked per column."""
+    started = time.monotonic()
+    exact: dict[str, set[str]] = {}
+    norm: dict[str, set[str]] = {}
+    for e in evals:
+        for s in read_eval_sentences(e):
+            key = normalise(s)
+            if not s.strip() or len(key) < settings.min_chars:
+                continue
+            exact.setdefault(s.strip(), set()).add(str(e))
+            norm.setdefault(key, set()).add(str(e))
+    if out_clean is not None and len(out_clean) != len(train):
+        raise ValueError(f"--out-clean needs one path per --train file ({len(train)}), got {len(out_clean)}")
+    report: dict[str, Any] = {"train": {}, "eval_sentences_seen_in_training": {str(e): 0 for e in evals}}
+    hit_eval: dict[str, set[str]] = {str(e): set() for e in evals}
+    for k, t in enumerate(train):
+        lines = Path(t).read_text(encoding="utf-8").splitlines()
+        keep: list[str] = []
+        n_exact = n_norm = 0
+        for line in lines:
+            cols = line.split("\t") if str(t).endswith(".tsv") else [line]
+            ex = [exact[c.strip()] for c in cols if c.strip() in exact]
+            no = [norm[normalise(c)] for c in cols if settings.normalised and normalise(c) in norm]
+            if ex:
+                n_exact += 1
+            if ex or no:
+                n_norm += 1
+                for sets in ex + no:
+                    for e in sets:
+                        hit_eval[e].update(normalise(c) for c in cols)
+                if settings.drop:
+                    continue
+            keep.append(line)
+        report["train"][str(t)] = {
+            "lines": len(lines),
+            "exact_overlap": n_exact,
+            "normalised_overlap": n_norm if settings.normalised else None,
+            "dropped": len(lines) - len(keep),
+        }
+        if out_clean is not None:
+            with atomic_path(out_clean[k]) as tmp:
+                tmp.write_text("".join(x + "\n" for x in keep), encoding="utf-8")
+    for e in evals:
+        report["eval_sentences_seen_in_training"][str(e)] = len(hit_eval[str(e)] & set(norm))
+    report["settings"] = settings.__dict__
+    log.info(
+        "leakage: %d eval sentences from %d files; %s; %.1fs",
+        len(norm),
+        len(evals),
+        {
+            Path(k).name: (v["exact_overlap"], v["normalised_overlap"], v["dropped"])
+            for k, v in report["train"].items()
+        },
+        time.monotonic() - started,
+    )
+    return report
+
+
+def write_report(report: dict[str, Any], path: str | os.PathLike) -> None:
+    write_json(path, report)

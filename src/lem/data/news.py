@@ -1,0 +1,245 @@
+"""The comparable-news gold-alignment benchmark (Fernando et al., KAIS 2023) and its generated twin.
+
+Layout: `<root>/<Pair folder>/<site>/{<Lang>,<Lang>}/<docid>` plus a gold file ending in `.<pair>` inside
+the site folder. Document lines are `<lang>_<docid>_<k>\\t<sentence>`; gold lines `<srcID>\\t<tgtID>`.
+Every defect of the real files is repaired or dropped here and counted in `stats.json`.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from lem.files import atomic_path, write_json
+
+log = logging.getLogger(__name__)
+
+PAIRS: dict[str, tuple[str, str, str]] = {
+    "si-en": ("Sinhala-English", "Sinhala", "English"),
+    "si-ta": ("Sinhala-Tamil", "Sinhala", "Tamil"),
+    "ta-en": ("Tamil-English", "Tamil", "English"),
+}
+SITES = ("Army_News", "Hiru", "ITN", "Newsfirst")
+ID_RE = re.compile(r"^([A-Za-z]{2})_(\w+?)_(\d+(?:,\d+)*)$")
+
+
+@dataclass
+class NewsBenchmark:
+    """Sentences of the selected document pairs and the cleaned gold links."""
+
+    pair: str
+    site: str
+    src: list[tuple[str, str, str]]  # (id, doc, text)
+    tgt: list[tuple[str, str, str]]
+    gold: list[tuple[str, str]]
+    stats: dict[str, Any] = field(default_factory=dict)
+
+
+def _key(name: str) -> str:
+    return re.sub(r"[\s_\-]", "", name).lower()
+
+
+def find_dir(parent: Path, name: str) -> Path:
+    """`parent/name`, matched ignoring case, spaces, `-` and `_` (`Army_News` = `ArmyNews`, `Sinhala - English`)."""
+    exact = parent / name
+    if exact.is_dir():
+        return exact
+    if parent.is_dir():
+        for child in sorted(parent.iterdir()):
+            if child.is_dir() and _key(child.name) == _key(name):
+                return child
+    raise FileNotFoundError(f"no folder {name!r} in {parent} (matched ignoring case, spaces, '-' and '_')")
+
+
+def find_gold(site_dir: Path, pair: str) -> Path:
+    """The gold file: the one file in the site folder whose name ends in `.<pair>` (`Armynews.si-en`)."""
+    hits = sorted(p for p in site_dir.iterdir() if p.is_file() and p.name.lower().endswith("." + pair))
+    if len(hits) != 1:
+        raise FileNotFoundError(
+            f"expected one gold file '*.{pair}' in {site_dir}, found {[p.name for p in hits]}"
+        )
+    return hits[0]
+
+
+def normalise_id(raw: str, counts: Counter[str]) -> str:
+    """Lower-case the 2-letter language prefix (`Si_12_3` -> `si_12_3`); strip stray spaces and a BOM."""
+    sid = raw.strip().lstrip("\ufeff")
+    if len(sid) > 2 and sid[2] == "_" and sid[:2] != sid[:2].lower():
+        counts["id_prefix_case_fixed"] += 1
+        sid = sid[:2].lower() + sid[2:]
+    return sid
+
+
+def expand_id(sid: str, counts: Counter[str]) -> list[str]:
+    """`ta_311285_6,7` -> [`ta_311285_6`, `ta_311285_7`] (a one-to-two link written in one ID)."""
+    m = ID_RE.match(sid)
+    if not m or "," not in m.group(3):
+        return [sid]
+    counts["multi_id_expanded"] += 1
+    return [f"{m.group(1)}_{m.group(2)}_{k}" for k in m.group(3).split(",")]
+
+
+def read_document(path: Path, lang: str, counts: Counter[str]) -> list[tuple[str, str]]:
+    """(id, text) of one document file; CRLF, a BOM, bad lines and repeated IDs are handled and counted."""
+    raw = path.read_bytes()
+    if b"\r\n" in raw:
+        counts["crlf_files"] += 1
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        raise ValueError(f"{path}: not UTF-8 ({err})") from err
+    out: list[tuple[str, str]] = []
+    for lineno, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            counts["doc_blank_lines"] += 1
+            continue
+        sid, tab, sentence = line.partition("\t")
+        if not tab:
+            counts["doc_malformed_lines"] += 1
+            log.debug("%s:%d: expected '<id>\\t<sentence>', got %r", path, lineno, line[:80])
+            continue
+        sid = normalise_id(sid, counts)
+        if not sid.startswith(lang + "_"):
+            counts["doc_wrong_language_ids"] += 1
+        sentence = " ".join(sentence.split())  # inner tabs/newlines would break the TSV outputs
+        if not sentence:
+            counts["doc_empty_sentences"] += 1
+            continue
+        out.append((sid, sentence))
+    return out
+
+
+def read_gold(path: Path, counts: Counter[str]) -> list[tuple[str, str]]:
+    """Raw gold links (IDs normalised, `_6,7` expanded), before checking them against the documents."""
+    raw = path.read_bytes()
+    if b"\r\n" in raw:
+        counts["gold_crlf"] = 1
+    links: list[tuple[str, str]] = []
+    for lineno, line in enumerate(raw.decode("utf-8-sig").splitlines(), 1):
+        if not line.strip():
+            continue
+        parts = line.split("\t") if "\t" in line else line.split()
+        parts = [p for p in parts if p.strip()]
+        if len(parts) != 2:
+            counts["gold_malformed_lines"] += 1
+            log.warning("%s:%d: expected '<srcID>\\t<tgtID>', got %r (dropped)", path, lineno, line[:80])
+            continue
+        counts["gold_lines"] += 1
+        srcs = expand_id(normalise_id(parts[0], counts), counts)
+        tgts = expand_id(normalise_id(parts[1], counts), counts)
+        links.extend((s, t) for s in srcs for t in tgts)
+    return links
+
+
+def _doc_of(sid: str) -> str:
+    m = ID_RE.match(sid)
+    return m.group(2) if m else ""
+
+
+def load_news(root: str | os.PathLike, site: str, pair: str, doc_pairs: str = "gold") -> NewsBenchmark:
+    """Load one site and pair; `doc_pairs` = `gold` (document pairs covered by gold, the paper) or `all`."""
+    if pair not in PAIRS:
+        raise ValueError(f"pair must be one of {sorted(PAIRS)}, got {pair!r}")
+    if doc_pairs not in ("gold", "all"):
+        raise ValueError(f"doc_pairs must be 'gold' or 'all', got {doc_pairs!r}")
+    started = time.monotonic()
+    folder, src_lang_name, tgt_lang_name = PAIRS[pair]
+    src, tgt = pair.split("-")
+    site_dir = find_dir(find_dir(Path(root), folder), site)
+    counts: Counter[str] = Counter()
+
+    docs: dict[str, dict[str, list[tuple[str, str]]]] = {}
+    for lang, name in ((src, src_lang_name), (tgt, tgt_lang_name)):
+        lang_dir = find_dir(site_dir, name)
+        docs[lang] = {
+            p.name: read_document(p, lang, counts) for p in sorted(lang_dir.iterdir()) if p.is_file()
+        }
+    common = sorted(set(docs[src]) & set(docs[tgt]))
+    counts["docs_only_src"] = len(set(docs[src]) - set(docs[tgt]))
+    counts["docs_only_tgt"] = len(set(docs[tgt]) - set(docs[src]))
+
+    # sentence ID -> (doc, text); the first of a repeated ID wins
+    index: dict[str, dict[str, tuple[str, str]]] = {src: {}, tgt: {}}
+    for lang in (src, tgt):
+        for doc in common:
+            for sid, text in docs[lang][doc]:
+                if sid in index[lang]:
+                    counts[f"duplicate_{'src' if lang == src else 'tgt'}_sentence_ids"] += 1
+                    continue
+                if _doc_of(sid) != doc:
+                    counts["id_doc_mismatch"] += 1
+                index[lang][sid] = (doc, text)
+
+    raw_links = read_gold(find_gold(site_dir, pair), counts)
+    seen: set[tuple[str, str]] = set()
+    gold: list[tuple[str, str]] = []
+    for s, t in raw_links:
+        if s not in index[src] or t not in index[tgt]:
+            counts["gold_missing_src_id" if s not in index[src] else "gold_missing_tgt_id"] += 1
+            continue
+        if (s, t) in seen:
+            counts["gold_duplicate_links"] += 1
+            continue
+        seen.add((s, t))
+        if index[src][s][0] != index[tgt][t][0]:
+            counts["gold_cross_document_links"] += 1
+        gold.append((s, t))
+    counts["gold_src_ids_repeated"] = sum(c - 1 for c in Counter(s for s, _ in gold).values() if c > 1)
+    counts["gold_tgt_ids_repeated"] = sum(c - 1 for c in Counter(t for _, t in gold).values() if c > 1)
+
+    gold_docs = sorted({index[src][s][0] for s, _ in gold} | {index[tgt][t][0] for _, t in gold})
+    selected = set(common if doc_pairs == "all" else gold_docs)
+    rows = {
+        lang: [(sid, doc, text) for sid, (doc, text) in index[lang].items() if doc in selected]
+        for lang in (src, tgt)
+    }
+    stats: dict[str, Any] = {
+        "site": site_dir.name,
+        "pair": pair,
+        "doc_pairs": doc_pairs,
+        "doc_pairs_total": len(common),
+        "doc_pairs_with_gold": len(gold_docs),
+        "doc_pairs_used": len(selected),
+        "src_sentences": len(rows[src]),
+        "tgt_sentences": len(rows[tgt]),
+        "gold_links": len(gold),
+        "defects": {k: v for k, v in sorted(counts.items()) if k != "gold_lines"},
+        "gold_lines": counts["gold_lines"],
+    }
+    log.info(
+        "news %s %s: %d/%d doc pairs (%s), %d+%d sentences, %d gold links from %d lines; defects %s; %.1fs",
+        site_dir.name,
+        pair,
+        len(selected),
+        len(common),
+        doc_pairs,
+        len(rows[src]),
+        len(rows[tgt]),
+        len(gold),
+        counts["gold_lines"],
+        {k: v for k, v in stats["defects"].items() if v},
+        time.monotonic() - started,
+    )
+    return NewsBenchmark(pair, site_dir.name, rows[src], rows[tgt], gold, stats)
+
+
+def write_news(bench: NewsBenchmark, out_dir: str | os.PathLike) -> None:
+    """`{src}.tsv`, `{tgt}.tsv` (id, doc, text), `gold.tsv` (src_id, tgt_id) and `stats.json` in `out_dir`."""
+    out_dir = Path(out_dir)
+    src, tgt = bench.pair.split("-")
+    for lang, rows in ((src, bench.src), (tgt, bench.tgt)):
+        with atomic_path(out_dir / f"{lang}.tsv") as tmp:
+            with open(tmp, "w", encoding="utf-8", newline="\n") as f:
+                f.write("id\tdoc\ttext\n")
+                f.writelines(f"{sid}\t{doc}\t{text}\n" for sid, doc, text in rows)
+    with atomic_path(out_dir / "gold.tsv") as tmp:
+        with open(tmp, "w", encoding="utf-8", newline="\n") as f:
+            f.write("src_id\ttgt_id\n")
+            f.writelines(f"{s}\t{t}\n" for s, t in bench.gold)
+    write_json(out_dir / "stats.json", bench.stats)

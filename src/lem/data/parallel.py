@@ -1,0 +1,80 @@
+"""Line-aligned parallel files (FLoRes/Tatoeba style, NLPC government corpora) into `src<TAB>tgt` pairs.
+
+The NLPC format: UTF-8 with a BOM, `#` header lines at the top of both files, empty lines at matching
+positions. Both formats: CRLF, leading/trailing spaces, inner tabs; a pair with an empty side is dropped.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections import Counter
+from pathlib import Path
+
+from lem.files import atomic_path
+
+log = logging.getLogger(__name__)
+
+FORMATS = ("plain", "nlpc")
+
+
+def read_lines(path: str | os.PathLike, fmt: str, counts: Counter[str]) -> list[str]:
+    """Lines of one side: BOM dropped, line endings stripped; `nlpc` also drops the leading `#` header block."""
+    raw = Path(path).read_bytes()
+    if raw.startswith(b"\xef\xbb\xbf"):
+        counts["bom"] += 1
+    if b"\r\n" in raw:
+        counts["crlf_files"] += 1
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        raise ValueError(f"{path}: not UTF-8 ({err})") from err
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()  # final newline
+    lines = [line.rstrip("\r") for line in lines]
+    if fmt == "nlpc":
+        n = 0
+        while n < len(lines) and lines[n].lstrip().startswith("#"):
+            n += 1
+        counts["header_lines"] += n
+        lines = lines[n:]
+    return lines
+
+
+def read_parallel(
+    src: str | os.PathLike, tgt: str | os.PathLike, fmt: str = "plain"
+) -> tuple[list[tuple[str, str]], dict[str, int]]:
+    """Aligned (src, tgt) pairs and the defect counts; unequal line counts are an error naming both files."""
+    if fmt not in FORMATS:
+        raise ValueError(f"format must be one of {FORMATS}, got {fmt!r}")
+    started = time.monotonic()
+    counts: Counter[str] = Counter()
+    a, b = read_lines(src, fmt, counts), read_lines(tgt, fmt, counts)
+    if len(a) != len(b):
+        raise ValueError(f"{src} has {len(a)} lines but {tgt} has {len(b)} (after headers): not line-aligned")
+    pairs: list[tuple[str, str]] = []
+    for x, y in zip(a, b, strict=True):
+        x2, y2 = " ".join(x.split()), " ".join(y.split())  # also removes inner tabs
+        if (x2 != x.strip()) or (y2 != y.strip()):
+            counts["inner_whitespace_fixed"] += 1
+        if x != x.strip() or y != y.strip():
+            counts["edge_whitespace_stripped"] += 1
+        if not x2 and not y2:
+            counts["empty_both"] += 1
+            continue
+        if not x2 or not y2:
+            counts["empty_one_side"] += 1
+            continue
+        pairs.append((x2, y2))
+    stats = {"lines": len(a), "pairs": len(pairs), **dict(sorted(counts.items()))}
+    log.info("lines %s | %s (%s): %s; %.1fs", src, tgt, fmt, stats, time.monotonic() - started)
+    return pairs, stats
+
+
+def write_pairs(pairs: list[tuple[str, str]], out: str | os.PathLike) -> None:
+    """`src<TAB>tgt` per line, no header (the corpus para format)."""
+    with atomic_path(out) as tmp:
+        with open(tmp, "w", encoding="utf-8", newline="\n") as f:
+            f.writelines(f"{x}\t{y}\n" for x, y in pairs)

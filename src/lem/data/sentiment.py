@@ -1,0 +1,157 @@
+"""Sentence-classification datasets (CSV/TSV) into seeded, stratified train/valid/test splits.
+
+The CMCS code-mixed sentiment CSV has no official split, a row-index first column, duplicate texts and a
+rare `Conflict` label; the column names, label mapping and split are settings so a user's own file fits.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from lem.data import settings_from_dict
+from lem.files import atomic_path, write_json
+
+log = logging.getLogger(__name__)
+
+SPLITS = ("train", "valid", "test")
+
+
+@dataclass
+class SentimentSettings:
+    text_column: str = "Sentence"
+    label_column: str = "Sentiment"
+    label_map: dict[str, str | None] | None = None  # None keeps labels; a label mapped to null is dropped
+    drop_labels: list[str] = field(default_factory=list)  # dropped after mapping (e.g. ["Conflict"])
+    train: float = 0.8
+    valid: float = 0.1
+    test: float = 0.1
+    seed: int = 13
+    dedupe: bool = True  # a repeated text is kept once, so it lands in one split only
+    delimiter: str | None = None  # None: "\t" for .tsv/.tab, "," otherwise
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any] | None) -> SentimentSettings:
+        s = settings_from_dict(cls, data, "sentiment settings")
+        total = s.train + s.valid + s.test
+        if min(s.train, s.valid, s.test) < 0 or abs(total - 1.0) > 1e-6:
+            raise ValueError(f"sentiment settings: train/valid/test must be >= 0 and sum to 1, got {total}")
+        return s
+
+
+def read_labelled(
+    path: str | os.PathLike, settings: SentimentSettings
+) -> tuple[list[tuple[str, str]], Counter]:
+    """(text, label) rows after mapping, dropping and deduplication, with the counts of what was removed."""
+    path = Path(path)
+    sep = settings.delimiter or ("\t" if path.suffix.lower() in (".tsv", ".tab") else ",")
+    frame = pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False, encoding="utf-8-sig")
+    for col in (settings.text_column, settings.label_column):
+        if col not in frame.columns:
+            raise ValueError(f"{path}: no column {col!r}; columns are {list(frame.columns)}")
+    counts: Counter[str] = Counter()
+    if settings.label_map is not None:
+        unknown = sorted(set(frame[settings.label_column]) - set(settings.label_map))
+        if unknown:
+            raise ValueError(f"{path}: labels {unknown} are not in label_map {sorted(settings.label_map)}")
+    rows: list[tuple[str, str]] = []
+    for text, label in zip(frame[settings.text_column], frame[settings.label_column], strict=True):
+        text = " ".join(str(text).split())  # tabs/newlines inside a comment would break the TSV outputs
+        label = str(label).strip()
+        if settings.label_map is not None:
+            mapped = settings.label_map[label]
+            if mapped is None:
+                counts[f"dropped_label_{label}"] += 1
+                continue
+            label = mapped
+        if label in settings.drop_labels:
+            counts[f"dropped_label_{label}"] += 1
+            continue
+        if not text or not label:
+            counts["empty_text_or_label"] += 1
+            continue
+        rows.append((text, label))
+    if settings.dedupe:
+        labels_of: dict[str, set[str]] = {}
+        for text, label in rows:
+            labels_of.setdefault(text, set()).add(label)
+        kept: list[tuple[str, str]] = []
+        seen: set[str] = set()
+        for text, label in rows:
+            if len(labels_of[text]) > 1:  # the same text with two labels: no way to know which is right
+                counts["duplicate_conflicting_labels_dropped"] += 1
+                continue
+            if text in seen:
+                counts["duplicate_texts_dropped"] += 1
+                continue
+            seen.add(text)
+            kept.append((text, label))
+        rows = kept
+    counts["rows_in"] = len(frame)
+    return rows, counts
+
+
+def stratified_split(labels: list[str], fractions: tuple[float, float, float], seed: int) -> list[str]:
+    """Split name of each row: per label, a seeded shuffle cut at the cumulative fractions."""
+    rng = np.random.default_rng(seed)
+    out = [""] * len(labels)
+    for label in sorted(set(labels)):
+        idx = np.array([i for i, lab in enumerate(labels) if lab == label])
+        rng.shuffle(idx)
+        n = len(idx)
+        n_train = int(round(n * fractions[0]))
+        n_valid = int(round(n * fractions[1]))
+        if fractions[2] > 0 and n_train + n_valid >= n and n >= 3:
+            n_train = n - n_valid - 1  # keep every class in test when it has a few rows
+        for k, i in enumerate(idx):
+            out[i] = "train" if k < n_train else "valid" if k < n_train + n_valid else "test"
+    return out
+
+
+def prepare_sentiment(
+    path: str | os.PathLike, settings: SentimentSettings, out_dir: str | os.PathLike
+) -> dict[str, Any]:
+    """Write `{train,valid,test}.tsv` (header `text<TAB>label`) and `stats.json`; return the stats."""
+    started = time.monotonic()
+    rows, counts = read_labelled(path, settings)
+    if not rows:
+        raise ValueError(f"{path}: no labelled rows left after mapping/dropping")
+    splits = stratified_split(
+        [lab for _, lab in rows], (settings.train, settings.valid, settings.test), settings.seed
+    )
+    out_dir = Path(out_dir)
+    sizes: dict[str, dict[str, int]] = {}
+    for name in SPLITS:
+        part = [r for r, s in zip(rows, splits, strict=True) if s == name]
+        sizes[name] = dict(sorted(Counter(lab for _, lab in part).items()))
+        with atomic_path(out_dir / f"{name}.tsv") as tmp:
+            with open(tmp, "w", encoding="utf-8", newline="\n") as f:
+                f.write("text\tlabel\n")
+                f.writelines(f"{t}\t{lab}\n" for t, lab in part)
+    stats = {
+        "input": str(path),
+        "rows_in": counts.pop("rows_in"),
+        "rows_kept": len(rows),
+        "removed": dict(sorted(counts.items())),
+        "splits": sizes,
+        "settings": settings.__dict__,
+    }
+    write_json(out_dir / "stats.json", stats)
+    log.info(
+        "sentiment %s: %d rows -> %d kept (%s); split %s; %.1fs",
+        path,
+        stats["rows_in"],
+        len(rows),
+        stats["removed"],
+        {k: sum(v.values()) for k, v in sizes.items()},
+        time.monotonic() - started,
+    )
+    return stats
