@@ -1,0 +1,78 @@
+from __future__ import annotations
+
+import json
+
+import pyarrow.parquet as pq
+import pytest
+
+pytest.importorskip("transformers")
+
+from lem.annotate.cli import main  # noqa: E402
+
+
+def tiny_xlmr(out, texts):
+    """A random tiny XLM-R and a tiny fast Unigram tokenizer with XLM-R's special tokens."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
+    from transformers import PreTrainedTokenizerFast, XLMRobertaConfig, XLMRobertaForMaskedLM
+
+    tok = Tokenizer(models.Unigram())
+    tok.pre_tokenizer = pre_tokenizers.Metaspace()
+    tok.decoder = decoders.Metaspace()
+    trainer = trainers.UnigramTrainer(
+        vocab_size=60, special_tokens=["<s>", "<pad>", "</s>", "<unk>"], unk_token="<unk>"
+    )
+    tok.train_from_iterator(texts, trainer)
+    tok.add_special_tokens(["<mask>"])
+    tok.post_processor = processors.TemplateProcessing(
+        single="<s> $A </s>", pair="<s> $A </s> </s> $B </s>", special_tokens=[("<s>", 0), ("</s>", 2)]
+    )
+    fast = PreTrainedTokenizerFast(
+        tokenizer_object=tok, bos_token="<s>", eos_token="</s>", unk_token="<unk>", pad_token="<pad>",
+        mask_token="<mask>", cls_token="<s>", sep_token="</s>",
+    )  # fmt: skip
+    fast.save_pretrained(out)
+    cfg = XLMRobertaConfig(
+        vocab_size=len(fast), hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=64,
+        max_position_embeddings=64, pad_token_id=1, bos_token_id=0, eos_token_id=2,
+    )  # fmt: skip
+    XLMRobertaForMaskedLM(cfg).save_pretrained(out)
+
+
+def test_train_ner_then_annotate(tmp_path):
+    import torch
+
+    torch.manual_seed(0)
+    conll = "John B-PER\nlives O\nin O\nColombo B-LOC\n.\tO\n\nMary B-PER\nworks O\nat O\nUNICEF B-ORG\n"
+    (tmp_path / "train.conll").write_text(conll * 1, encoding="utf-8")
+    tiny_xlmr(tmp_path / "base", ["John lives in Colombo .", "Mary works at UNICEF"] * 20)
+    settings = {"epochs": 30, "learning_rate": 0.01, "batch_size": 2, "max_length": 32, "device": "cpu"}
+    rc = main([
+        "train-ner", "--base-model", str(tmp_path / "base"), "--train", str(tmp_path / "train.conll"),
+        "--valid", str(tmp_path / "train.conll"), "--settings", json.dumps(settings), "--out", str(tmp_path / "ner"),
+    ])  # fmt: skip
+    assert rc == 0
+    assert (tmp_path / "ner" / "model.safetensors").is_file() and not list((tmp_path / "ner").glob("*.bin"))
+    metrics = json.loads((tmp_path / "ner" / "train_metrics.json").read_text())
+    assert metrics["valid"]["f1"] > 0.5  # memorises its 2 training sentences
+    (tmp_path / "in.txt").write_text("John lives in Colombo.\n\n", encoding="utf-8")
+    ner = {"backend": "hf_ner", "path": str(tmp_path / "ner"), "device": "cpu", "batch_size": 2}
+    out = tmp_path / "a.parquet"
+    assert (
+        main(
+            [
+                "run",
+                "--lang",
+                "en",
+                "--input",
+                str(tmp_path / "in.txt"),
+                "--settings",
+                json.dumps({"ner": ner}),
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
+    rows = pq.read_table(out).to_pylist()
+    assert rows[0]["words"] == ["John", "lives", "in", "Colombo", "."] and len(rows[0]["ner"]) == 5
+    assert all(x == "O" or x[:2] in ("B-", "I-") for x in rows[0]["ner"]) and rows[1]["ner"] == []
