@@ -1,0 +1,199 @@
+"""Properties of the LEM collator over random word/flag layouts, plus the standard baseline and statistics."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from lem.masking import (
+    MaskingSettings,
+    fixed_masked_examples,
+    make_collator,
+    masking_budget,
+    masking_stats,
+)
+
+PAD, CLS, SEP, UNK, MASK, VOCAB = 1, 0, 2, 3, 99, 100
+
+
+class StubTokenizer:
+    """What the LEM collator reads from a tokenizer: special ids and vocabulary size."""
+
+    pad_token_id, mask_token_id, all_special_ids = PAD, MASK, [CLS, PAD, SEP, UNK, MASK]
+
+    def __len__(self) -> int:
+        return VOCAB
+
+
+def make_row(sides: list[list[tuple[int, int]]], rng: np.random.Generator, lang: str = "en") -> dict:
+    """A feature row from sides of (subwords, flags) words: `<s> A </s>` or `<s> A </s></s> B </s>`."""
+    ids, word_ids, flags, w = [CLS], [-1], [], 0
+    for k, side in enumerate(sides):
+        if k:
+            ids += [SEP]
+            word_ids += [-1]
+        for size, flag in side:
+            ids += rng.integers(5, MASK, size=size).tolist()
+            word_ids += [w] * size
+            flags.append(flag)
+            w += 1
+        ids += [SEP]
+        word_ids += [-1]
+    return {"input_ids": ids, "word_ids": word_ids, "word_flags": flags, "lang": lang}
+
+
+word = st.tuples(st.integers(1, 4), st.integers(0, 7))
+side = st.lists(word, min_size=0, max_size=25)
+example = st.lists(side, min_size=1, max_size=2)
+types = st.lists(st.sampled_from(["ne", "noun", "verb"]), unique=True, max_size=3)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(example, min_size=1, max_size=6),
+    types,
+    st.sampled_from(["non_special", "all_tokens"]),
+    st.integers(0, 2**31),
+)
+def test_lem_invariants(layouts, entity_types, count_rule, seed):
+    rng = np.random.default_rng(seed)
+    rows = [make_row(sides, rng) for sides in layouts]
+    s = MaskingSettings.from_dict(
+        {"entity_types": entity_types, "count_rule": count_rule, "mask_prob": 1.0, "random_prob": 0.0}
+    )
+    out = make_collator(StubTokenizer(), s, seed)(rows)
+    labels, ids, att = out["labels"].numpy(), out["input_ids"].numpy(), out["attention_mask"].numpy()
+    for i, row in enumerate(rows):
+        n = len(row["input_ids"])
+        assert att[i, :n].all() and not att[i, n:].any()
+        masked = labels[i, :n] != -100
+        assert (labels[i, n:] == -100).all() and (ids[i, n:] == PAD).all()
+        wid = np.array(row["word_ids"])
+        assert not masked[wid < 0].any(), "special token masked"
+        assert (labels[i, :n][masked] == np.array(row["input_ids"])[masked]).all()
+        assert (ids[i, :n][masked] == MASK).all() and (
+            ids[i, :n][~masked] == np.array(row["input_ids"])[~masked]
+        ).all()
+        n_words = len(row["word_flags"])
+        want = masking_budget(wid[None, :], np.array([n]), s.budget, count_rule)[0]
+        # budget met exactly when there are enough words, never more than one subword per word
+        assert masked.sum() == min(want, n_words)
+        hit_words = wid[masked]
+        assert len(set(hit_words)) == len(hit_words)
+        flags = np.array(row["word_flags"], dtype=np.uint8)
+        entity = (flags & s.entity_mask) != 0
+        if entity.sum() >= want:
+            assert entity[hit_words].all(), "a non-entity word was masked although entity words sufficed"
+        else:
+            assert entity[hit_words].sum() == entity.sum(), "pass 2 ran before pass 1 used every entity word"
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(example, min_size=1, max_size=5), st.integers(0, 2**31))
+def test_whole_word_masks_whole_words_and_reaches_budget(layouts, seed):
+    rng = np.random.default_rng(seed)
+    rows = [make_row(sides, rng) for sides in layouts]
+    s = MaskingSettings.from_dict({"whole_word": True, "mask_prob": 1.0, "random_prob": 0.0})
+    labels = make_collator(StubTokenizer(), s, seed)(rows)["labels"].numpy()
+    for i, row in enumerate(rows):
+        wid = np.array(row["word_ids"])
+        masked = labels[i, : len(wid)] != -100
+        hit = set(wid[masked])
+        assert all(masked[wid == w].all() for w in hit)
+        want = masking_budget(wid[None, :], np.array([len(wid)]), s.budget, s.count_rule)[0]
+        content = int((wid >= 0).sum())
+        assert masked.sum() >= min(want, content)
+        if hit:
+            assert masked.sum() - max((wid == w).sum() for w in hit) < want
+
+
+def test_same_seed_same_masks_and_different_seed_differs():
+    rng = np.random.default_rng(0)
+    rows = [make_row([[(2, 1), (1, 2), (3, 0)] * 5, [(1, 4), (2, 0)] * 6], rng) for _ in range(8)]
+    s = MaskingSettings()
+    a = [make_collator(StubTokenizer(), s, 7)(rows) for _ in range(2)]
+    b = make_collator(StubTokenizer(), s, 8)(rows)
+    assert all(torch.equal(a[0][k], a[1][k]) for k in a[0])
+    assert not torch.equal(a[0]["labels"], b["labels"])
+
+
+def test_replacement_split_within_tolerance():
+    rng = np.random.default_rng(1)
+    rows = [make_row([[(int(rng.integers(1, 4)), 0) for _ in range(60)]], rng) for _ in range(32)]
+    collator = make_collator(StubTokenizer(), MaskingSettings(), seed=3)
+    mask = rand = keep = 0
+    for _ in range(30):
+        out = collator(rows)
+        ids, labels = out["input_ids"].numpy(), out["labels"].numpy()
+        m = labels != -100
+        mask += int((ids[m] == MASK).sum())
+        keep += int((ids[m] == labels[m]).sum())
+        rand += int(((ids[m] != MASK) & (ids[m] != labels[m])).sum())
+        specials = np.isin(ids[m], StubTokenizer.all_special_ids)
+        assert not (specials & (ids[m] != MASK)).any(), "random replacement drew a special token"
+    total = mask + rand + keep
+    # about 3e4 draws: 4 standard deviations of a share around 0.8 / 0.1 is < 0.01
+    assert abs(mask / total - 0.8) < 0.015 and abs(keep / total - 0.1) < 0.015
+    assert abs(rand / total - 0.1) < 0.015 + 1 / VOCAB  # a random draw can equal the original token
+
+
+def test_settings_reject_unknown_and_bad_values_and_select_variants():
+    with pytest.raises(ValueError, match="unknown key"):
+        MaskingSettings.from_dict({"budjet": 0.2})
+    with pytest.raises(ValueError, match="entity_types"):
+        MaskingSettings.from_dict({"entity_types": ["ner"]})
+    with pytest.raises(ValueError, match="exceeds 1"):
+        MaskingSettings.from_dict({"mask_prob": 0.9, "random_prob": 0.2})
+    assert MaskingSettings.for_variant("lem_ne").entity_types == ("ne",)
+    assert MaskingSettings.for_variant("lem_noun_verb").entity_mask == 6
+    assert MaskingSettings.for_variant("lem").entity_mask == 7
+    assert MaskingSettings.for_variant("mlm_tlm").strategy == "standard"
+    assert MaskingSettings.from_dict({}).count_rule == "non_special"
+
+
+@pytest.fixture(scope="module")
+def tokenizer(tmp_path_factory):
+    from lem.tokenizer import train_tokenizer
+
+    root = tmp_path_factory.mktemp("tok")
+    rng = np.random.default_rng(0)
+    vocab = "the road bank river Kamal went Colombo city market saw big house walked".split()
+    text = "\n".join(" ".join(rng.choice(vocab, 8)) + "." for _ in range(300))
+    (root / "en.txt").write_text(text + "\n", encoding="utf-8")
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(str(train_tokenizer([root / "en.txt"], 80, root / "tok", seed=0)))
+
+
+def test_standard_baseline_is_seeded_and_returns_only_model_inputs(tokenizer):
+    rng = np.random.default_rng(0)
+    rows = [make_row([[(1, 1)] * 30], rng) for _ in range(16)]
+    for r in rows:
+        r["input_ids"] = [CLS] + rng.integers(5, len(tokenizer) - 1, len(r["input_ids"]) - 2).tolist() + [SEP]
+    s = MaskingSettings.for_variant("mlm_tlm")
+    a, b = (make_collator(tokenizer, s, 5)(rows) for _ in range(2))
+    assert set(a) == {"input_ids", "attention_mask", "labels"}
+    assert all(torch.equal(a[k], b[k]) for k in a)
+    labels = a["labels"].numpy()
+    assert (labels[:, 0] == -100).all() and (labels != -100).sum() > 0
+
+
+def test_fixed_validation_masks_pass_through_and_stats(tokenizer):
+    rng = np.random.default_rng(2)
+    rows = [make_row([[(2, 1), (1, 0)] * 6], rng, "en") for _ in range(20)]
+    rows += [make_row([[(1, 2)] * 5, [(2, 4)] * 5], rng, "si-en") for _ in range(20)]
+    for r in rows:  # ids from the real vocabulary
+        r["input_ids"] = [i if i in (CLS, SEP) else 5 + i % 40 for i in r["input_ids"]]
+    collator = make_collator(tokenizer, MaskingSettings.for_variant("lem_ne"), seed=1)
+    fixed = fixed_masked_examples(collator, rows, batch_size=8, seed=0)
+    assert fixed == fixed_masked_examples(collator, rows, batch_size=8, seed=0)
+    again = collator(fixed[:4])
+    assert torch.equal(again["labels"][0, : len(fixed[0]["labels"])], torch.tensor(fixed[0]["labels"]))
+    stats = masking_stats(collator, rows, tokenizer, n_examples=40, batch_size=8)
+    en, pair = stats["per_lang"]["en"], stats["per_lang"]["si-en"]
+    assert en["budget_hit_rate"] == 1.0 and en["max_subwords_masked_per_word"] == 1
+    assert en["entity_share"]["ne"]["masked"] == 1.0  # NE words suffice in every en row
+    assert pair["entity_share"]["ne"]["text"] == 0.0 and pair["n_examples"] == 20
