@@ -146,3 +146,35 @@ def test_cli_bad_settings_message(tmp_path, capsys):
         ]
     )
     assert rc == 1 and "pos.backend must be one of" in capsys.readouterr().err
+
+
+def test_score_against_gold_conll(tmp_path, capsys):
+    (tmp_path / "pos.tsv").write_text("road\tNN\nruns\tVBZ\n", encoding="utf-8")
+    (tmp_path / "ner.tsv").write_text("Galle\tLOC\n", encoding="utf-8")
+    (tmp_path / "in.txt").write_text("Galle road runs.\n", encoding="utf-8")
+    gold = "Galle\tNNP\tB-LOC\nroad\tNN\tO\nruns\tVBZ\tO\n.\t.\tO\n"
+    (tmp_path / "g.conll").write_text(gold, encoding="utf-8")
+    settings = {
+        "pos": {"backend": "lexicon", "path": str(tmp_path / "pos.tsv"), "format": "tsv"},
+        "ner": {"backend": "lexicon", "path": str(tmp_path / "ner.tsv"), "format": "gazetteer_tsv"},
+    }
+    pred = str(tmp_path / "p.parquet")
+    assert (
+        main(
+            [
+                "run",
+                "--lang",
+                "en",
+                "--input",
+                str(tmp_path / "in.txt"),
+                "--settings",
+                json.dumps(settings),
+                "--out",
+                pred,
+            ]
+        )
+        == 0
+    )
+    assert main(["score", "--pred", pred, "--gold", str(tmp_path / "g.conll"), "--lang", "en"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["pos"]["accuracy"] == 0.5 and out["pos"]["coarse_accuracy"] == 0.75 and out["ner"]["f1"] == 1.0
