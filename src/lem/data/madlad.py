@@ -64,6 +64,10 @@ EN_ABBREV = set(
     "mr mrs ms dr prof sr jr st no vs etc e.g i.e fig vol pp inc ltd co corp dept gen col capt lt sgt rev hon "
     "jan feb mar apr jun jul aug sep sept oct nov dec u.s u.k a.m p.m".split()
 )
+ABBREV = {  # short forms written with a stop that do not end a sentence
+    "si": {"ශු", "පෙ", "ප", "ව", "ක්‍රි", "පූ", "ඩී", "ඩො", "මහ", "අංක"},
+    "ta": {"திரு", "டாக்", "டாக்டர்", "க", "மு", "பி", "கி", "இ", "எண்"},
+}
 
 
 @dataclass
@@ -104,8 +108,7 @@ def split_sentences(text: str, lang: str) -> list[str]:
     """Rule-based splitter: after `.`, `!`, `?` (and Sinhala kunddaliya `෴`) plus closing quotes, then space.
 
     A split is undone after an abbreviation: English titles/months/initials (`Dr.`, `J.`), and for Sinhala
-    and Tamil a short token of at most two letters before the stop (`පෙ.ව.`, `ශු.`, `டாக்.` stays whole
-    only when short), since no Punkt model exists for them.
+    and Tamil a dotted or listed short form (`පෙ.ව.`, `ශු.`), since no Punkt model exists for them.
     """
     parts: list[str] = []
     start = 0
@@ -115,6 +118,8 @@ def split_sentences(text: str, lang: str) -> list[str]:
         last = chunk.rstrip("\"'”’)]").split()[-1] if chunk.split() else ""
         if chunk.rstrip("\"'”’)]").endswith(".") and _is_abbrev(last, lang):
             continue
+        if re.fullmatch(r"\(?\d+[.):]", chunk.strip()):
+            continue  # a numeric prefix (`1. ...`) is stripped later, not a sentence of its own
         if lang == "en" and not re.match(r"[\"'“‘(\[]?[A-Z0-9]", text[m.end() :]):
             continue  # English sentences start upper-case or with a digit
         parts.append(chunk.strip())
@@ -133,8 +138,9 @@ def _is_abbrev(token: str, lang: str) -> bool:
             or (len(core) == 1 and core.isalpha())
             or bool(re.fullmatch(r"\w(\.\w)+", core))
         )
-    letters = [c for c in core.split(".")[-1] if unicodedata.category(c).startswith("L")]
-    return 0 < len(letters) <= 2
+    # Sinhala/Tamil: dotted forms (පෙ.ව.) or a listed short form; a bare one-syllable word is not enough,
+    # since the Sinhala sentence-final particle `ය.` is one syllable too.
+    return "." in core or core in ABBREV.get(lang, set())
 
 
 # --- language identification --------------------------------------------------------------------------------
@@ -193,10 +199,16 @@ def make_lid(lang: str, settings: MadladSettings) -> LanguageId:
 # --- filters ------------------------------------------------------------------------------------------------
 
 
+def _spaced(text: str) -> str:
+    """Punctuation other than `.` becomes a space (vowel signs and viramas stay: `\\w` would drop them)."""
+    chars = [" " if c != "." and unicodedata.category(c)[0] in "PS" else c for c in text]
+    return " " + " ".join("".join(chars).split()) + " "
+
+
 def mentions_any(text: str, names: Iterable[str]) -> bool:
     """True when a name (one or more words) occurs as whole words, e.g. `Song of Solomon`, `1 Samuel`."""
-    padded = " " + " ".join(re.sub(r"[^\w\s.]", " ", text).split()) + " "
-    return any(f" {n} " in padded or f" {n}." in padded or f" {n}," in padded for n in names)
+    padded = _spaced(text)
+    return any(f" {n} " in padded or f" {n}. " in padded for n in (" ".join(n.split()) for n in names))
 
 
 @dataclass

@@ -1,0 +1,56 @@
+"""Sentiment CSV/TSV: label mapping, dedupe, seeded stratified split."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from lem.data.cli import main
+from lem.data.sentiment import SentimentSettings, prepare_sentiment
+
+
+def test_fixture_split_is_stratified_and_seeded(tmp_path: Path) -> None:
+    rows = [f"{i},text {i},{['Positive', 'Negative', 'Neutral'][i % 3]}" for i in range(60)]
+    rows += ["60,text 0,Positive", "61,dup label,Positive", "62,dup label,Negative", "63,c,Conflict"]
+    (tmp_path / "d.csv").write_text(",Sentence,Sentiment\n" + "\n".join(rows) + "\n")
+    s = SentimentSettings.from_dict({"drop_labels": ["Conflict"], "seed": 3})
+    a = prepare_sentiment(tmp_path / "d.csv", s, tmp_path / "a")
+    assert a["removed"] == {"dropped_label_Conflict": 1, "duplicate_conflicting_labels_dropped": 2,
+                            "duplicate_texts_dropped": 1}  # fmt: skip
+    assert a["splits"]["test"] == {"Negative": 2, "Neutral": 2, "Positive": 2}
+    prepare_sentiment(tmp_path / "d.csv", s, tmp_path / "b")
+    assert (tmp_path / "a" / "train.tsv").read_text() == (tmp_path / "b" / "train.tsv").read_text()
+    texts = [
+        set((tmp_path / "a" / f"{k}.tsv").read_text().splitlines()[1:]) for k in ("train", "valid", "test")
+    ]
+    assert not (texts[0] & texts[1]) and not (texts[0] & texts[2])
+
+
+def test_settings_reject_unknown_keys_and_unmapped_labels(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="unknown key"):
+        SentimentSettings.from_dict({"text_col": "x"})
+    (tmp_path / "d.tsv").write_text("text\tlab\nhello\tA\nbye\tB\n")
+    s = SentimentSettings.from_dict({"text_column": "text", "label_column": "lab", "label_map": {"A": "pos"}})
+    with pytest.raises(ValueError, match=r"labels \['B'\]"):
+        prepare_sentiment(tmp_path / "d.tsv", s, tmp_path / "o")
+
+
+def test_real_cmcs(shared_data: Path, tmp_path: Path) -> None:
+    csv = shared_data / "cmcs-si-en-sentiment" / "sentence-level-annotation.csv"
+    settings = json.dumps({"label_map": {"Positive": "Positive", "Negative": "Negative", "Neutral": "Neutral",
+                                         "Conflict": None}})  # fmt: skip
+    assert main(["sentiment", "--input", str(csv), "--settings", settings, "--out-dir", str(tmp_path)]) == 0
+    stats = json.loads((tmp_path / "stats.json").read_text())
+    assert stats["rows_in"] == 13518
+    assert stats["removed"] == {"dropped_label_Conflict": 124, "duplicate_conflicting_labels_dropped": 2,
+                                "duplicate_texts_dropped": 6}  # fmt: skip
+    total = Counter()
+    for split in stats["splits"].values():
+        total.update(split)
+    assert total == {"Neutral": 8591, "Negative": 3641, "Positive": 1154} and stats["rows_kept"] == 13386
+    assert stats["splits"]["test"] == {"Negative": 364, "Neutral": 859, "Positive": 116}
+    header = (tmp_path / "valid.tsv").read_text(encoding="utf-8").splitlines()[0]
+    assert header == "text\tlabel"
