@@ -47,7 +47,7 @@ def test_filters_each_counted() -> None:
     c = ex.counts
     assert (c["duplicate"], c["too_short"], c["bad_ending"], c["bible_book"], c["wrong_language"]) == (
         1,
-        1,
+        2,
         1,
         1,
         1,
