@@ -22,6 +22,7 @@ import json
 import logging
 import time
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,6 +38,7 @@ NEIGHBOURHOODS = ("mean", "pooled")
 CANDIDATES = ("all", "knn")
 RETRIEVALS = ("forward", "backward", "intersection", "max")
 INDEXES = ("exact", "ivf", "hnsw", "ivfpq")
+_POOL = ThreadPoolExecutor(max_workers=2)
 _BOUND_GROUP = 2048  # columns per group when bounding the k-th best of a row (see `_group_bound`)
 
 
@@ -120,9 +122,20 @@ class Neighbours:
         return cls(np.full((n, k), -np.inf, np.float32), np.full((n, k), -1, np.int64))
 
 
-def _topk_groups(group: np.ndarray, other: np.ndarray, vals: np.ndarray, k: int):
-    """Per group, the k best (value desc, other asc) of the given triplets: (group, other, vals, rank)."""
-    order = np.lexsort((other, -vals, group))
+def _desc_key(vals: np.ndarray) -> np.ndarray:
+    """uint32 keys that sort float32 values in descending order (exact: the float bits, flipped)."""
+    u = (np.asarray(vals, np.float32) + np.float32(0)).view(np.uint32)  # + 0 turns -0.0 into +0.0
+    asc = np.where(u >> 31 == 1, ~u, u | np.uint32(1 << 31))
+    return ~asc
+
+
+def _topk_groups(group: np.ndarray, other: np.ndarray, vals: np.ndarray, k: int, other_sorted: bool = False):
+    """Per group, the k best (value desc, other asc) of the given triplets: (group, other, vals, rank).
+
+    `other_sorted`: the triplets already come in ascending (group, other) order, so one stable sort suffices.
+    """
+    key = (group.astype(np.int64) << 32) | _desc_key(vals).astype(np.int64)
+    order = np.argsort(key, kind="stable") if other_sorted else np.lexsort((other, key))
     g = group[order]
     first = np.flatnonzero(np.r_[True, g[1:] != g[:-1]])
     rank = np.arange(len(g)) - np.repeat(first, np.diff(np.r_[first, len(g)]))
@@ -137,6 +150,26 @@ def _group_bound(s: np.ndarray, k: int, axis: int) -> np.ndarray:
     if axis == 1:
         return s[:, : k * g].reshape(s.shape[0], k, g).max(axis=2).min(axis=1)
     return s[: k * g].reshape(k, g, s.shape[1]).max(axis=1).min(axis=0)
+
+
+def _candidates(s: np.ndarray, bound_r: np.ndarray, col_thr: np.ndarray, col_strict: bool):
+    """Flat indices of the entries that may be in a row's or a column's top k, and which are column ones.
+
+    Works on row chunks that stay in cache, on two threads (numpy releases the GIL in these loops).
+    """
+    ny = s.shape[1]
+    step = max(1, (2 << 20) // max(ny, 1))  # ~8 MB of float32 per chunk
+
+    def chunk(r0: int) -> tuple[np.ndarray, np.ndarray]:
+        sc = s[r0 : r0 + step]
+        col = sc > col_thr if col_strict else sc >= col_thr
+        m = sc >= bound_r[r0 : r0 + step, None]
+        m |= col
+        f = np.flatnonzero(m)
+        return f + r0 * ny, col.reshape(-1)[f]
+
+    parts = list(_POOL.map(chunk, range(0, len(s), step))) if len(s) > step else [chunk(0)]
+    return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
 
 
 def knn_both(
@@ -169,25 +202,22 @@ def knn_both(
         s = buf[:b]
         np.matmul(xb, yt, out=s)
         bound_r = _group_bound(s, kx, axis=1)
-        mask = s >= bound_r[:, None]
         if seen >= ky:
-            col_ok = s > thr  # a later row only displaces on a strictly better value
+            col_thr, col_strict = thr, True  # a later row only displaces on a strictly better value
         elif b >= ky:
-            bound_c = _group_bound(s, ky, axis=0)
-            col_ok = s >= bound_c
+            col_thr, col_strict = _group_bound(s, ky, axis=0), False
         else:
-            col_ok = np.ones_like(mask)
-        mask |= col_ok
-        flat = np.flatnonzero(mask)
+            col_thr, col_strict = np.full(ny, -np.inf, np.float32), False
+        flat, col_ok = _candidates(s, bound_r, col_thr, col_strict)
         r, c = np.divmod(flat, ny)
         v = s.reshape(-1)[flat]
         # rows: every candidate of a row is in this block, so its top-k is final
         sel = v >= bound_r[r]
-        g, o, val, rank = _topk_groups(r[sel], c[sel], v[sel], kx)
+        g, o, val, rank = _topk_groups(r[sel], c[sel], v[sel], kx, other_sorted=True)
         fwd.sims[start + g, rank] = val
         fwd.idx[start + g, rank] = o + y_offset
         # columns: merge this block's candidates into the running lists
-        sel = col_ok.reshape(-1)[flat]
+        sel = col_ok
         cc, rr, vv = c[sel], r[sel] + start + x_offset, v[sel]
         if len(cc):
             touched = np.unique(cc)
