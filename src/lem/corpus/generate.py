@@ -49,7 +49,7 @@ TEMPLATES: dict[str, tuple[str, str, str]] = {
     ),
     "said_adj": (
         "{P} {VS:past} that/IN the/DT {NF} in/IN {L} is/VBZ {A} ./.",
-        "{L} පිහිටි/VP {NF} {A} බව/POST {P} {VS:past} ./FS",
+        "{L:gen} පිහිටි/VP {NF} {A} බව/POST {P} {VS:past} ./FS",
         "{L:loc} உள்ள/ADJ {NF} {A:adv} உள்ளது/AUX என்று/PART {P} {VS:past} ./PUNCT",
     ),
     "met": (
@@ -59,12 +59,12 @@ TEMPLATES: dict[str, tuple[str, str, str]] = {
     ),
     "given": (
         "{Q} {NI:pl} were/VBD given/VBN to/TO the/DT people/NNS of/IN {L} ./.",
-        "{L} ජනතාවට/NNC {NI:pl} {Q:cnt} ලබා/VNF දෙන/VP ලදී/VFM ./FS",
-        "{L} மக்களுக்கு/NOUN {Q} {NI:pl} வழங்கப்பட்டன/VERB ./PUNCT",
+        "{L:gen} ජනතාවට/NNC {NI:pl} {Q:cnt} ලබා/VNF දෙන/VP ලදී/VFM ./FS",
+        "{L:loc} உள்ள/ADJ மக்களுக்கு/NOUN {Q} {NI:pl} வழங்கப்பட்டன/VERB ./PUNCT",
     ),
     "act_facility": (
         "{S} {VA:past} the/DT {NF} in/IN {L} {T} ./.",
-        "{S} {T} {L} පිහිටි/VP {NF} {VA:past} ./FS",
+        "{S} {T} {L:gen} පිහිටි/VP {NF} {VA:past} ./FS",
         "{S} {T} {L:loc} உள்ள/ADJ {NF:acc} {VA:past} ./PUNCT",
     ),
     "act_plan": (
@@ -74,7 +74,7 @@ TEMPLATES: dict[str, tuple[str, str, str]] = {
     ),
     "closed": (
         "the/DT {A} {NF} in/IN {L} was/VBD closed/VBN {T} ./.",
-        "{L} පිහිටි/VP {A} {NF} {T} වසා/VNF දමන/VP ලදී/VFM ./FS",
+        "{L:gen} පිහිටි/VP {A} {NF} {T} වසා/VNF දමන/VP ලදී/VFM ./FS",
         "{L:loc} உள்ள/ADJ {A} {NF} {T} மூடப்பட்டது/VERB ./PUNCT",
     ),
     "price": (
@@ -104,17 +104,17 @@ TEMPLATES: dict[str, tuple[str, str, str]] = {
     ),
     "spent": (
         "{S} spent/VBD {Q} million/CD rupees/NNS on/IN the/DT {NF} in/IN {L} ./.",
-        "{S} {L} පිහිටි/VP {NF} සඳහා/POST රුපියල්/NNC මිලියන/NUM {Q:cnt} වැය/NCV කළේය/VFM ./FS",
+        "{S} {L:gen} පිහිටි/VP {NF} සඳහා/POST රුපියල්/NNC මිලියන/NUM {Q:cnt} වැය/NCV කළේය/VFM ./FS",
         "{S} {L:loc} உள்ள/ADJ {NF:dat} {Q} மில்லியன்/NUM ரூபாவை/NOUN செலவிட்டார்|செலவிட்டது/VERB ./PUNCT",
     ),
     "donated": (
         "{S} donated/VBD {Q} {NI:pl} to/TO the/DT {NF} in/IN {L} ./.",
-        "{S} {L} පිහිටි/VP {NF} වෙත/POST {NI:pl} {Q:cnt} පරිත්‍යාග/NCV කළේය/VFM ./FS",
+        "{S} {L:gen} පිහිටි/VP {NF} වෙත/POST {NI:pl} {Q:cnt} පරිත්‍යාග/NCV කළේය/VFM ./FS",
         "{S} {L:loc} உள்ள/ADJ {NF:dat} {Q} {NI:placc} நன்கொடையாக/ADV வழங்கினார்|வழங்கியது/VERB ./PUNCT",
     ),
     "very_adj": (
         "the/DT {NF} in/IN {L} is/VBZ very/RB {A} ./.",
-        "{L} පිහිටි/VP {NF} ඉතා/RP {A} තත්ත්වයක/NNC පවතී/VFM ./FS",
+        "{L:gen} පිහිටි/VP {NF} ඉතා/RP {A} තත්ත්වයක/NNC පවතී/VFM ./FS",
         "{L:loc} உள்ள/ADJ {NF} மிகவும்/ADV {A:adv} உள்ளது/AUX ./PUNCT",
     ),
     "discussed": (
@@ -129,12 +129,12 @@ TEMPLATES: dict[str, tuple[str, str, str]] = {
     ),
     "arrived": (
         "{P} arrived/VBD in/IN {L} from/IN {L2} {T} ./.",
-        "{P} {T} {L2} සිට/POST {L:dat} පැමිණියේය/VFM ./FS",
+        "{P} {T} {L2:gen} සිට/POST {L:dat} පැමිණියේය/VFM ./FS",
         "{P} {T} {L2:loc} இருந்து/ADP {L:dat} வந்தார்/VERB ./PUNCT",
     ),
     "head_office": (
         "the/DT head/JJ office/NN of/IN {O} is/VBZ in/IN {L} ./.",
-        "{O:gen} ප්‍රධාන/JJ කාර්යාලය/NNC {L} පිහිටා/VNF ඇත/VFM ./FS",
+        "{O:gen} ප්‍රධාන/JJ කාර්යාලය/NNC {L:gen} පිහිටා/VNF ඇත/VFM ./FS",
         "{O:gen} தலைமை/NOUN அலுவலகம்/NOUN {L:loc} அமைந்துள்ளது/VERB ./PUNCT",
     ),
     "praised": (
@@ -144,7 +144,7 @@ TEMPLATES: dict[str, tuple[str, str, str]] = {
     ),
     "criticised": (
         "{P} criticised/VBD the/DT {AN} {NF} in/IN {L} ./.",
-        "{L} පිහිටි/VP {AN} {NF} පිළිබඳව/POST {P} විවේචනය/NNC කළේය/VFM ./FS",
+        "{L:gen} පිහිටි/VP {AN} {NF} පිළිබඳව/POST {P} විවේචනය/NNC කළේය/VFM ./FS",
         "{L:loc} உள்ள/ADJ {AN} {NF} குறித்து/ADP {P} விமர்சித்தார்/VERB ./PUNCT",
     ),
     "festival": (
@@ -159,7 +159,7 @@ TEMPLATES: dict[str, tuple[str, str, str]] = {
     ),
     "students": (
         "{Q} students/NNS from/IN {L} passed/VBD the/DT examination/NN ./.",
-        "{L} ප්‍රදේශයේ/NNC සිසුන්/NNC {Q} දෙනෙකු/NUM විභාගය/NNC සමත්/JJ වූහ/VFM ./FS",
+        "{L:gen} ප්‍රදේශයේ/NNC සිසුන්/NNC {Q} දෙනෙකු/NUM විභාගය/NNC සමත්/JJ වූහ/VFM ./FS",
         "{L} பகுதியைச்/NOUN சேர்ந்த/VERB {Q} மாணவர்கள்/NOUN பரீட்சையில்/NOUN சித்தியடைந்தனர்/VERB ./PUNCT",
     ),
     "appointed": (
@@ -169,12 +169,12 @@ TEMPLATES: dict[str, tuple[str, str, str]] = {
     ),
     "visited_together": (
         "{P} and/CC {P2} visited/VBD the/DT {NF} in/IN {L} ./.",
-        "{P} සහ/CC {P2} {L} පිහිටි/VP {NF} නිරීක්ෂණය/NNC කළහ/VFM ./FS",
+        "{P} සහ/CC {P2} {L:gen} පිහිටි/VP {NF} නිරීක්ෂණය/NNC කළහ/VFM ./FS",
         "{P} மற்றும்/CCONJ {P2} ஆகியோர்/NOUN {L:loc} உள்ள/ADJ {NF:acc} பார்வையிட்டனர்/VERB ./PUNCT",
     ),
     "opened_by": (
         "the/DT new/JJ {NF} in/IN {L} was/VBD opened/VBN by/IN {P} {T} ./.",
-        "{L} පිහිටි/VP නව/JJ {NF} {T} {P} විසින්/POST විවෘත/JCV කරන/VP ලදී/VFM ./FS",
+        "{L:gen} පිහිටි/VP නව/JJ {NF} {T} {P} විසින්/POST විවෘත/JCV කරන/VP ලදී/VFM ./FS",
         "{L:loc} உள்ள/ADJ புதிய/ADJ {NF} {T} {P} அவர்களால்/PRON திறந்து/VERB வைக்கப்பட்டது/AUX ./PUNCT",
     ),
 }
@@ -577,16 +577,20 @@ def sentiment_comment(rng: random.Random, label: str, negation: float) -> str:
 
 def sentiment_set(s: GenerateSettings) -> list[tuple[str, str]]:
     rng = random.Random(f"{s.seed}/sentiment")
-    labels, weights = list(SENTIMENT_PRIORS), list(SENTIMENT_PRIORS.values())
+    labels = list(SENTIMENT_PRIORS)
+    n = s.sentiment_examples
+    want = {lb: round(p * n) for lb, p in SENTIMENT_PRIORS.items()}
+    want["Neutral"] += n - sum(want.values())
+    order = [lb for lb in labels for _ in range(want[lb])]
+    rng.shuffle(order)
     rows, seen = [], set()
-    while len(rows) < s.sentiment_examples:
-        label = rng.choices(labels, weights)[0]
-        text = sentiment_comment(rng, label, s.sentiment_negation)
-        if text in seen:
-            if len(seen) > 50 * (s.sentiment_examples + 100):
-                raise RuntimeError("sentiment: too few distinct comments")
-            seen.add(text + "\0")  # count the try so a tiny world cannot loop forever
-            continue
+    for label in order:  # exact class shares before noise; distinct comments
+        for _ in range(1000):
+            text = sentiment_comment(rng, label, s.sentiment_negation)
+            if text not in seen:
+                break
+        else:
+            raise RuntimeError(f"sentiment: too few distinct {label} comments for {n} examples")
         seen.add(text)
         if rng.random() < s.sentiment_label_noise:
             label = rng.choice([lb for lb in labels if lb != label])

@@ -1010,7 +1010,8 @@ def _entries() -> list[Entry]:
     for en, si, si_dat, si_loc, ta, ta_dat, ta_loc in _PLACES:
         forms = {
             "en": {"base": en},
-            "si": {"base": si, "dat": si_dat, "loc": si_loc},
+            # genitive (attributive) form: the locative without its -දී ("යාපනයේදී" -> "යාපනයේ")
+            "si": {"base": si, "dat": si_dat, "loc": si_loc, "gen": si_loc.removesuffix("දී")},
             "ta": {"base": ta, "dat": ta_dat, "loc": ta_loc},
         }
         out.append(Entry("LOC", en, forms))
