@@ -108,6 +108,11 @@ class Side:
     word_counts: np.ndarray  # SP words per example
 
 
+def starts_of(counts: np.ndarray) -> np.ndarray:
+    """Start offsets of consecutive groups of the given sizes (an exclusive cumulative sum)."""
+    return np.cumsum(counts) - counts
+
+
 def word_start_table(tokenizer) -> np.ndarray:
     """Per vocabulary id: does the piece start a SentencePiece word (begins with `▁`)?"""
     vocab = tokenizer.get_vocab()
@@ -119,6 +124,8 @@ def word_start_table(tokenizer) -> np.ndarray:
 
 def tokenize_side(tokenizer, ann: Annotations) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Token ids, per-token flags (OR of overlapped annotation words) and token counts, flat over examples."""
+    if len(ann) == 0:  # the tokenizer cannot encode an empty batch
+        return np.zeros(0, np.int64), np.zeros(0, np.uint8), np.zeros(0, np.int64)
     enc = tokenizer(
         ann.texts, add_special_tokens=False, return_offsets_mapping=True, return_attention_mask=False
     )
@@ -150,7 +157,7 @@ def build_side(
     ids: np.ndarray, token_flags: np.ndarray, counts: np.ndarray, keep: np.ndarray, starts_word
 ) -> Side:
     """Cut each example to `keep` tokens and group tokens into SP words with OR-ed flags."""
-    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    starts = starts_of(counts)
     pos = np.arange(len(ids)) - np.repeat(starts, counts)
     kept = pos < np.repeat(keep, counts)
     ids, token_flags, pos = ids[kept], token_flags[kept], pos[kept]
@@ -158,7 +165,7 @@ def build_side(
     word_global = np.cumsum(is_start) - 1
     word_counts = np.bincount(np.repeat(np.arange(len(keep)), keep), weights=is_start, minlength=len(keep))
     word_counts = word_counts.astype(np.int64)
-    first_word = np.concatenate([[0], np.cumsum(word_counts)[:-1]])
+    first_word = starts_of(word_counts)
     word_ids = word_global - np.repeat(first_word, keep)
     heads = np.flatnonzero(is_start)
     word_flags = np.bitwise_or.reduceat(token_flags, heads) if len(heads) else np.zeros(0, np.uint8)
@@ -187,12 +194,12 @@ def assemble(sides: Sequence[Side], cls_id: int, sep_id: int, lang: str) -> pa.T
     tok_base = out_off[:-1] + 1
     word_base = np.zeros(n_ex, dtype=np.int64)
     for side in sides:
-        starts = np.concatenate([[0], np.cumsum(side.counts)[:-1]])
+        starts = starts_of(side.counts)
         pos = np.arange(len(side.ids)) - np.repeat(starts, side.counts)
         at = np.repeat(tok_base, side.counts) + pos
         ids[at] = side.ids
         word_ids[at] = side.word_ids + np.repeat(word_base, side.counts)
-        wstarts = np.concatenate([[0], np.cumsum(side.word_counts)[:-1]])
+        wstarts = starts_of(side.word_counts)
         wpos = np.arange(len(side.word_flags)) - np.repeat(wstarts, side.word_counts)
         flags[np.repeat(flag_off[:-1] + word_base, side.word_counts) + wpos] = side.word_flags
         tok_base = tok_base + side.counts + 2
@@ -244,7 +251,9 @@ def save_splits(train: pa.Table, valid: pa.Table, out: str | os.PathLike) -> Non
     from datasets import DatasetDict
 
     with atomic_path(out) as tmp:
-        DatasetDict({"train": to_dataset(train), "valid": to_dataset(valid)}).save_to_disk(str(tmp))
+        splits = DatasetDict({"train": to_dataset(train), "valid": to_dataset(valid)})
+        # an empty split saved with the default 0 shards cannot be loaded back
+        splits.save_to_disk(str(tmp), num_shards={k: 1 for k, d in splits.items() if d.num_rows == 0} or None)
 
 
 def load_tokenizer(path: str | os.PathLike):
