@@ -290,3 +290,21 @@ def test_mine_cli_rejects_mismatched_embeddings(tmp_path):
             "--out-pairs", str(tmp_path / "p.tsv"), "--out-metrics", str(tmp_path / "m.json")]  # fmt: skip
     with pytest.raises(ValueError, match="expected 2 rows"):
         mining.main(args)
+
+
+def test_shard_cli_jobs_and_merge(tmp_path):
+    rng = np.random.default_rng(9)
+    x, y = unit(rng, 12), unit(rng, 10)
+    np.save(tmp_path / "x0.npy", x[:5])
+    np.save(tmp_path / "x1.npy", x[5:])
+    np.save(tmp_path / "y.npy", y)
+    for i, off in ((0, 0), (1, 5)):
+        args = ["knn-shard", "--src-emb", str(tmp_path / f"x{i}.npy"), "--src-offset", str(off),
+                "--tgt-emb", str(tmp_path / "y.npy"), "--tgt-offset", "0", "--k", "3",
+                "--out-fwd", str(tmp_path / f"f{i}.npz"), "--out-bwd", str(tmp_path / f"b{i}.npz")]  # fmt: skip
+        assert mining.main(args) == 0
+    args = ["merge-neighbours", "--parts", str(tmp_path / "b0.npz"), str(tmp_path / "b1.npz"), "--k", "3",
+            "--out", str(tmp_path / "b.npz")]  # fmt: skip
+    assert mining.main(args) == 0
+    _, full_b = mining.knn_both(x, y, 3)
+    assert (mining.load_neighbours(tmp_path / "b.npz").idx == full_b.idx).all()

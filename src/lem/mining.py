@@ -556,7 +556,50 @@ def load_embeddings(emb_path: str | Path, ids: Sequence[str], sents_path: str | 
     return np.asarray(e, dtype=np.float32)
 
 
+def shard_main(argv: list[str]) -> int:
+    """`lem mine knn-shard` (one job per pair of shards) and `lem mine merge-neighbours` (one per shard)."""
+    ap = argparse.ArgumentParser(prog="lem mine", description="sharded exact k-NN for corpus-scale mining")
+    sub = ap.add_subparsers(dest="verb", required=True)
+    a1 = sub.add_parser("knn-shard", help="k-NN both ways between one source shard and one target shard")
+    a1.add_argument("--src-emb", required=True)
+    a1.add_argument("--src-offset", type=int, required=True, help="global index of the shard's first row")
+    a1.add_argument("--tgt-emb", required=True)
+    a1.add_argument("--tgt-offset", type=int, required=True)
+    a1.add_argument("--k", type=int, required=True)
+    a1.add_argument("--block-size", type=int, default=1024)
+    a1.add_argument("--out-fwd", required=True, help="neighbours of the source rows (.npz)")
+    a1.add_argument("--out-bwd", required=True, help="neighbours of the target rows (.npz)")
+    a2 = sub.add_parser(
+        "merge-neighbours", help="merge one shard's neighbour lists found in every other shard"
+    )
+    a2.add_argument("--parts", nargs="+", required=True)
+    a2.add_argument("--k", type=int, required=True)
+    a2.add_argument("--out", required=True)
+    a = ap.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    t0 = time.perf_counter()
+    if a.verb == "knn-shard":
+        x = np.load(a.src_emb, mmap_mode="r", allow_pickle=False)
+        y = np.load(a.tgt_emb, allow_pickle=False)
+        fwd, bwd = knn_both(x, y, a.k, a.k, a.block_size, a.src_offset, a.tgt_offset)
+        save_neighbours(a.out_fwd, fwd)
+        save_neighbours(a.out_bwd, bwd)
+        log.info("mine knn-shard: %d x %d, k %d; %.1fs", len(x), len(y), a.k, time.perf_counter() - t0)
+    else:
+        merged = merge_neighbours([load_neighbours(p) for p in a.parts], a.k)
+        save_neighbours(a.out, merged)
+        log.info(
+            "mine merge-neighbours: %d parts, %d rows; %.1fs",
+            len(a.parts),
+            len(merged.idx),
+            time.perf_counter() - t0,
+        )
+    return 0
+
+
 def main(argv: list[str]) -> int:
+    if argv and argv[0] in ("knn-shard", "merge-neighbours"):
+        return shard_main(argv)
     from lem.embed import read_sentences
 
     ap = argparse.ArgumentParser(prog="lem mine", description=__doc__.splitlines()[0])
