@@ -85,7 +85,7 @@ def curate(
     x = encode(model_dir, src, emb)
     y = encode(model_dir, tgt, emb)
     scores = pair_margin_scores(
-        x, y, k=settings.k, margin=settings.margin, neighbourhood=settings.neighbourhood
+        x, y, k=settings.k, margin_kind=settings.margin, neighbourhood=settings.neighbourhood
     )
     order = np.argsort(-scores, kind="stable")
     with atomic_path(out_scores) as tmp, open(tmp, "w", encoding="utf-8") as fh:

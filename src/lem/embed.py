@@ -105,7 +105,9 @@ def encode(model_dir: str | Path, sentences: list[str], settings: EmbedSettings 
         raise ValueError(
             f"embed setting layer={settings.layer}: the model has hidden states 0..{n_hidden - 1}"
         )
-    enc = tok(sentences, truncation=True, max_length=settings.max_length, add_special_tokens=True)
+    # XLM-R numbers positions from padding_idx + 1: a model with P position embeddings takes P - 2 tokens.
+    max_length = min(settings.max_length, model.config.max_position_embeddings - 2)
+    enc = tok(sentences, truncation=True, max_length=max_length, add_special_tokens=True)
     lengths = [len(ids) for ids in enc["input_ids"]]
     order = sorted(range(len(sentences)), key=lambda i: (lengths[i], i))
     out = np.zeros((len(sentences), model.config.hidden_size), np.float32)

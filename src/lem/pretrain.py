@@ -19,7 +19,7 @@ import os
 import shutil
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -81,11 +81,6 @@ class ModelSettings:
         return _from_dict(cls, d, "model settings")
 
 
-@dataclass
-class StageInputs:
-    features: list[Path] = field(default_factory=list)
-
-
 def set_threads(threads: int | None) -> None:
     import torch
 
@@ -109,62 +104,34 @@ def load_features(dirs: list[str | Path]):
 
 
 class PipelineCollator:
-    """Masks training batches with a per-batch seed; pads pre-masked validation examples as they are.
+    """Masks training batches with a per-batch seed; pads pre-masked validation rows as they are.
 
-    The seed of batch b is (seed, b), so the masks do not depend on how many batches a resumed run
-    skipped: `batches_seen` is set from the restored global step (see `ResumeBatchCounter`).
+    The seed of batch b is derived from (seed, b), so the masks do not depend on how many batches a
+    resumed run skipped: `batches_seen` is set from the restored global step (`ResumeBatchCounter`).
     """
 
-    def __init__(self, tokenizer, masking, seed: int):
-        from lem.masking import make_collator
-
-        self.tokenizer = tokenizer
-        self.masking = masking
+    def __init__(self, collator, seed: int):
+        self.collator = collator
         self.seed = seed
         self.batches_seen = 0
-        self.pad_id = tokenizer.pad_token_id
-        self._make = make_collator
 
-    def __call__(self, examples: list[dict]) -> dict:
-        if "labels" in examples[0]:
-            return pad_masked(examples, self.pad_id)
+    def __call__(self, rows: list[dict]) -> dict:
+        if "labels" in rows[0]:
+            return self.collator(rows)  # pre-masked validation rows: padded, never re-masked
         seed = int(np.random.SeedSequence([self.seed, self.batches_seen]).generate_state(1)[0])
         self.batches_seen += 1
-        return self._make(self.tokenizer, self.masking, seed)(examples)
+        return self.collator.with_seed(seed)(rows)
 
 
-def pad_masked(examples: list[dict], pad_id: int) -> dict:
-    import torch
-
-    n = max(len(e["input_ids"]) for e in examples)
-    ids = torch.full((len(examples), n), pad_id, dtype=torch.long)
-    att = torch.zeros((len(examples), n), dtype=torch.long)
-    lab = torch.full((len(examples), n), -100, dtype=torch.long)
-    for i, e in enumerate(examples):
-        m = len(e["input_ids"])
-        ids[i, :m] = torch.as_tensor(e["input_ids"])
-        att[i, :m] = torch.as_tensor(e["attention_mask"])
-        lab[i, :m] = torch.as_tensor(e["labels"])
-    return {"input_ids": ids, "attention_mask": att, "labels": lab}
-
-
-def fixed_masked_validation(valid, tokenizer, masking, seed: int, limit: int | None, batch_size: int = 64):
+def fixed_masked_validation(valid, collator, seed: int, limit: int | None):
     """Mask the validation set once, with a fixed seed, so every checkpoint sees the same masks."""
     from datasets import Dataset
 
-    from lem.masking import make_collator
+    from lem.masking import fixed_masked_examples
 
     if limit is not None and len(valid) > limit:
         valid = valid.shuffle(seed=seed).select(range(limit))
-    rows: dict[str, list] = {"input_ids": [], "attention_mask": [], "labels": []}
-    collate = make_collator(tokenizer, masking, seed)
-    for start in range(0, len(valid), batch_size):
-        batch = collate([valid[i] for i in range(start, min(start + batch_size, len(valid)))])
-        for i in range(batch["input_ids"].shape[0]):
-            m = int(batch["attention_mask"][i].sum())
-            for k in rows:
-                rows[k].append(batch[k][i, :m].tolist())
-    return Dataset.from_dict(rows)
+    return Dataset.from_list(fixed_masked_examples(collator, valid, batch_size=64, seed=seed))
 
 
 def _precision_flags(precision: str) -> dict[str, bool]:
@@ -218,13 +185,12 @@ def train_stage(
 
     t0 = time.time()
     resume = prepare_checkpoint_dir(ckpt_dir, fp)
-    eval_ds = fixed_masked_validation(
-        valid_ds, tokenizer, masking, settings.seed + 1, settings.valid_examples
-    )
+    base_collator = make_collator(tokenizer, masking, settings.seed)
+    eval_ds = fixed_masked_validation(valid_ds, base_collator, settings.seed + 1, settings.valid_examples)
     train_ds = train_ds.remove_columns(
         [c for c in train_ds.column_names if c not in {"input_ids", "word_ids", "word_flags", "lang"}]
     )
-    collator = PipelineCollator(tokenizer, masking, settings.seed)
+    collator = PipelineCollator(base_collator, settings.seed)
 
     class ResumeBatchCounter(TrainerCallback):
         def on_train_begin(self, args, state, control, **kw):
@@ -241,7 +207,7 @@ def train_stage(
         gradient_accumulation_steps=settings.grad_accum,
         learning_rate=settings.learning_rate,
         weight_decay=settings.weight_decay,
-        warmup_ratio=settings.warmup_ratio,
+        warmup_steps=settings.warmup_ratio,  # a float < 1 is a share of the steps
         lr_scheduler_type=settings.scheduler,
         eval_strategy=strategy,
         save_strategy=strategy,

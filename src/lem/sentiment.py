@@ -107,8 +107,10 @@ def finetune(
         trust_remote_code=False,
     )
 
+    max_length = min(settings.max_length, model.config.max_position_embeddings - 2)
+
     def encode(texts, labels):
-        enc = tokenizer(texts, truncation=True, max_length=settings.max_length)
+        enc = tokenizer(texts, truncation=True, max_length=max_length)
         return Dataset.from_dict({**enc, "labels": [index[x] for x in labels]})
 
     data = {name: encode(*split) for name, split in splits.items()}
@@ -129,7 +131,7 @@ def finetune(
             per_device_eval_batch_size=max(64, settings.batch_size),
             learning_rate=settings.learning_rate,
             weight_decay=settings.weight_decay,
-            warmup_ratio=settings.warmup_ratio,
+            warmup_steps=settings.warmup_ratio,  # a float < 1 is a share of the steps
             eval_strategy="epoch",
             save_strategy="epoch",
             save_total_limit=2,
