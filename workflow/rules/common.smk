@@ -68,6 +68,12 @@ def scope_pairs(scope):
     return PAIRS if scope == "tri" else [scope]
 
 
+def para_files(pair, split):
+    """The pair files of `corpus.files.para.<pair>.<split>` (a path or a list of paths)."""
+    spec = config["corpus"]["files"]["para"][pair].get(split, [])
+    return [spec] if isinstance(spec, str) else list(spec)
+
+
 def tokenizer_dir():
     if config["tokenizer"]["source"] == "train":
         return "results/tokenizer"

@@ -33,20 +33,27 @@ else:
         conda:
             "../../envs/core.yaml"
         shell:
-            "lem data lines --src {input} --format plain --out {output} > {log} 2>&1"
+            "lem data mono --input {input} --out {output} > {log} 2>&1"
 
     rule para_from_files:
         input:
-            lambda w: config["corpus"]["files"]["para"][w.pair][w.split],
+            train=lambda w: para_files(w.pair, "train"),
+            valid=lambda w: para_files(w.pair, "valid"),
         output:
-            "results/corpus/para/{pair}.{split}.tsv",
+            train="results/corpus/para/{pair}.train.tsv",
+            valid="results/corpus/para/{pair}.valid.tsv",
         log:
-            "logs/corpus/para_{pair}.{split}.log",
+            "logs/corpus/para_{pair}.log",
+        params:
+            valid_size=lambda w: config["corpus"]["files"]["para"][w.pair].get("valid_size", 0),
+            seed=config["seed"],
         threads: 1
         conda:
             "../../envs/core.yaml"
         shell:
-            "lem data lines --tsv {input} --out {output} > {log} 2>&1"
+            "lem data pairs --inputs {input.train} --valid-input {input.valid} "
+            "--valid-size {params.valid_size} --seed {params.seed} "
+            "--out-train {output.train} --out-valid {output.valid} > {log} 2>&1"
 
 
 rule prepare_news:

@@ -45,6 +45,26 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--out", required=True)
     v.add_argument("--stats", default=None, help="optional JSON file for the defect counts")
 
+    v = sub.add_parser("mono", help="a one-sentence-per-line text file, cleaned (BOM, CRLF, blanks)")
+    v.add_argument("--input", required=True)
+    v.add_argument("--out", required=True)
+
+    v = sub.add_parser("pairs", help="merge src<TAB>tgt files, drop duplicates, seeded train/valid split")
+    v.add_argument("--inputs", nargs="+", required=True)
+    v.add_argument("--valid-size", type=int, default=0, help="pairs held out (0: use --valid-input)")
+    v.add_argument("--valid-input", nargs="*", default=None, help="given validation pair files")
+    v.add_argument("--seed", type=int, default=13)
+    v.add_argument("--out-train", required=True)
+    v.add_argument("--out-valid", required=True)
+
+    v = sub.add_parser("conll-text", help="sentences of a CoNLL file as text lines (tokens joined by spaces)")
+    v.add_argument("--input", required=True)
+    v.add_argument("--out", required=True)
+
+    v = sub.add_parser("unpack", help="extract a zip or tar archive safely into a folder")
+    v.add_argument("--archive", required=True)
+    v.add_argument("--out", required=True)
+
     v = sub.add_parser("multiner", help="multiNER 3-way parallel CoNLL into a seeded split")
     v.add_argument("--dir", required=True)
     v.add_argument("--settings", default=None)
@@ -104,6 +124,35 @@ def main(argv: list[str]) -> int:
         write_pairs(pairs, args.out)
         if args.stats:
             write_json(args.stats, stats)
+    elif args.verb == "mono":
+        from lem.data.parallel import read_mono, write_lines
+
+        write_lines(read_mono(args.input)[0], args.out)
+    elif args.verb == "pairs":
+        from lem.data.parallel import merge_and_split, read_pairs_tsv, write_pairs
+
+        if not args.valid_input and args.valid_size < 1:
+            print(
+                "lem data pairs: give validation pair files (--valid-input) or --valid-size > 0",
+                file=sys.stderr,
+            )
+            return 2
+        if args.valid_input:
+            train, _, _ = merge_and_split(args.inputs, 0, args.seed)
+            valid = [p for path in args.valid_input for p in read_pairs_tsv(path)]
+        else:
+            train, valid, _ = merge_and_split(args.inputs, args.valid_size, args.seed)
+        write_pairs(train, args.out_train)
+        write_pairs(valid, args.out_valid)
+    elif args.verb == "conll-text":
+        from lem.annotate.readers import read_conll_ner
+        from lem.data.parallel import write_lines
+
+        write_lines([" ".join(tok for tok, _ in sent) for sent in read_conll_ner(args.input)], args.out)
+    elif args.verb == "unpack":
+        from lem.data.download import unpack
+
+        unpack(args.archive, args.out)
     elif args.verb == "multiner":
         from lem.data.ner import MultinerSettings, split_multiner
 

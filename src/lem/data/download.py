@@ -199,3 +199,31 @@ def fetch_hf(
     write_fetch_marker(out, record)
     log.info("fetch-hf: %s@%s -> %s in %.1fs", repo, revision, out, time.monotonic() - started)
     return out
+
+
+def unpack(archive: str | os.PathLike, out: str | os.PathLike) -> Path:
+    """Extract a zip or tar(.gz) archive into `out` atomically, refusing members that escape it."""
+    import tarfile
+    import zipfile
+
+    from lem.files import atomic_path
+
+    archive, out = Path(archive), Path(out)
+    with atomic_path(out) as tmp:
+        tmp.mkdir()
+        root = tmp.resolve()
+        if zipfile.is_zipfile(archive):
+            with zipfile.ZipFile(archive) as z:
+                for name in z.namelist():
+                    if not (root / name).resolve().is_relative_to(root):
+                        raise FetchError(f"{archive}: member {name!r} would be written outside {out}")
+                z.extractall(tmp)
+        elif tarfile.is_tarfile(archive):
+            with tarfile.open(archive) as t:
+                t.extractall(
+                    tmp, filter="data"
+                )  # the "data" filter refuses absolute paths, links out, devices
+        else:
+            raise FetchError(f"{archive}: not a zip or tar archive")
+    log.info("unpacked %s into %s", archive, out)
+    return out

@@ -78,3 +78,75 @@ def write_pairs(pairs: list[tuple[str, str]], out: str | os.PathLike) -> None:
     with atomic_path(out) as tmp:
         with open(tmp, "w", encoding="utf-8", newline="\n") as f:
             f.writelines(f"{x}\t{y}\n" for x, y in pairs)
+
+
+def read_mono(path: str | os.PathLike) -> tuple[list[str], dict[str, int]]:
+    """Sentences of a one-sentence-per-line file: BOM, CRLF and edge/inner whitespace cleaned, empty lines dropped."""
+    counts: Counter[str] = Counter()
+    lines = read_lines(path, "plain", counts)
+    out = []
+    for line in lines:
+        clean = " ".join(line.split())
+        if not clean:
+            counts["empty"] += 1
+            continue
+        out.append(clean)
+    stats = {"lines": len(lines), "sentences": len(out), **dict(sorted(counts.items()))}
+    log.info("mono %s: %s", path, stats)
+    return out, stats
+
+
+def write_lines(lines: list[str], out: str | os.PathLike) -> None:
+    with atomic_path(out) as tmp:
+        with open(tmp, "w", encoding="utf-8", newline="\n") as f:
+            f.writelines(f"{x}\n" for x in lines)
+
+
+def read_pairs_tsv(path: str | os.PathLike) -> list[tuple[str, str]]:
+    """A header-less `src<TAB>tgt` file; a line without exactly two non-empty fields is an error naming it."""
+    pairs = []
+    with open(path, encoding="utf-8-sig", newline="") as f:
+        for lineno, line in enumerate(f, start=1):
+            fields = line.rstrip("\r\n").split("\t")
+            if len(fields) != 2 or not fields[0].strip() or not fields[1].strip():
+                raise ValueError(
+                    f"{path}:{lineno}: expected 'source<TAB>target' (two non-empty fields), got {line[:80]!r}"
+                )
+            pairs.append((" ".join(fields[0].split()), " ".join(fields[1].split())))
+    return pairs
+
+
+def merge_and_split(
+    inputs: list[str | os.PathLike], valid_size: int, seed: int
+) -> tuple[list[tuple[str, str]], list[tuple[str, str]], dict[str, int]]:
+    """Concatenate pair files, drop exact duplicate pairs, and hold out a seeded validation sample."""
+    import random
+
+    seen: set[tuple[str, str]] = set()
+    pairs: list[tuple[str, str]] = []
+    dup = 0
+    for path in inputs:
+        for pair in read_pairs_tsv(path):
+            if pair in seen:
+                dup += 1
+                continue
+            seen.add(pair)
+            pairs.append(pair)
+    if valid_size >= len(pairs):
+        raise ValueError(
+            f"valid size {valid_size} leaves no training pairs out of {len(pairs)} from {inputs}"
+        )
+    order = list(range(len(pairs)))
+    random.Random(seed).shuffle(order)
+    held = set(order[:valid_size])
+    train = [p for i, p in enumerate(pairs) if i not in held]
+    valid = [p for i, p in enumerate(pairs) if i in held]
+    stats = {
+        "inputs": len(inputs),
+        "pairs": len(pairs),
+        "duplicates_dropped": dup,
+        "train": len(train),
+        "valid": len(valid),
+    }
+    log.info("merged %d files: %s", len(inputs), stats)
+    return train, valid, stats

@@ -1,0 +1,76 @@
+"""Bring-your-own-data verbs: mono text cleaning, pair merging/splitting, archive unpacking."""
+
+from __future__ import annotations
+
+import io
+import tarfile
+import zipfile
+
+import pytest
+
+from lem.data.cli import main as data_main
+from lem.data.download import FetchError, unpack
+from lem.data.parallel import merge_and_split, read_mono, read_pairs_tsv
+
+
+def test_read_mono_cleans_bom_crlf_and_blanks(tmp_path):
+    f = tmp_path / "m.txt"
+    f.write_bytes("\ufeffone  two\r\n\r\n  three\r\n".encode())
+    sents, stats = read_mono(f)
+    assert sents == ["one two", "three"]
+    assert stats["empty"] == 1 and stats["bom"] == 1
+
+
+def test_pairs_file_errors_name_file_and_line(tmp_path):
+    f = tmp_path / "p.tsv"
+    f.write_text("a\tb\nonly-one-field\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"p\.tsv:2: expected 'source<TAB>target'"):
+        read_pairs_tsv(f)
+
+
+def test_merge_and_split_is_seeded_and_drops_duplicates(tmp_path):
+    a, b = tmp_path / "a.tsv", tmp_path / "b.tsv"
+    a.write_text("".join(f"s{i}\tt{i}\n" for i in range(20)), encoding="utf-8")
+    b.write_text("s0\tt0\ns20\tt20\n", encoding="utf-8")
+    train, valid, stats = merge_and_split([a, b], valid_size=5, seed=3)
+    assert stats["duplicates_dropped"] == 1 and len(train) == 16 and len(valid) == 5
+    assert not set(train) & set(valid)
+    assert merge_and_split([a, b], 5, 3)[1] == valid
+    with pytest.raises(ValueError, match="leaves no training pairs"):
+        merge_and_split([a], 20, 3)
+
+
+def test_pairs_verb_writes_train_and_valid(tmp_path):
+    a = tmp_path / "a.tsv"
+    a.write_text("".join(f"s{i}\tt{i}\n" for i in range(10)), encoding="utf-8")
+    tr, va = tmp_path / "tr.tsv", tmp_path / "va.tsv"
+    assert (
+        data_main(
+            ["pairs", "--inputs", str(a), "--valid-size", "2", "--out-train", str(tr), "--out-valid", str(va)]
+        )
+        == 0
+    )
+    assert len(tr.read_text().splitlines()) == 8 and len(va.read_text().splitlines()) == 2
+
+
+def test_unpack_zip_and_tar(tmp_path):
+    z = tmp_path / "x.zip"
+    with zipfile.ZipFile(z, "w") as zf:
+        zf.writestr("d/Final_English.txt", "Colombo B-LOC\n")
+    assert (unpack(z, tmp_path / "z") / "d" / "Final_English.txt").read_text() == "Colombo B-LOC\n"
+    t = tmp_path / "x.tar.gz"
+    with tarfile.open(t, "w:gz") as tf:
+        data = b"hello"
+        info = tarfile.TarInfo("top/a.txt")
+        info.size = len(data)
+        tf.addfile(info, io.BytesIO(data))
+    assert (unpack(t, tmp_path / "t") / "top" / "a.txt").read_bytes() == b"hello"
+
+
+def test_unpack_refuses_escaping_members(tmp_path):
+    z = tmp_path / "evil.zip"
+    with zipfile.ZipFile(z, "w") as zf:
+        zf.writestr("../escape.txt", "x")
+    with pytest.raises(FetchError, match="outside"):
+        unpack(z, tmp_path / "out")
+    assert not (tmp_path / "escape.txt").exists() and not (tmp_path / "out").exists()
