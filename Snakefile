@@ -7,6 +7,7 @@ configfile: "config/config.yaml"
 
 
 include: "workflow/rules/common.smk"
+include: "workflow/rules/download.smk"
 include: "workflow/rules/corpus.smk"
 include: "workflow/rules/annotate.smk"
 include: "workflow/rules/pretrain.smk"

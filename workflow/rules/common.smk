@@ -40,6 +40,8 @@ wildcard_constraints:
     evalset="|".join(config["mining"].get("evalsets", {})) or "none",
     dataset="|".join(config["sentiment"].get("datasets", {})) or "none",
     seed=r"\d+",
+    source=r"[A-Za-z0-9_.-]+",
+    name=r"[A-Za-z0-9_.-]+",
 
 
 def as_json(obj):
@@ -72,6 +74,32 @@ def para_files(pair, split):
     """The pair files of `corpus.files.para.<pair>.<split>` (a path or a list of paths)."""
     spec = config["corpus"]["files"]["para"][pair].get(split, [])
     return [spec] if isinstance(spec, str) else list(spec)
+
+
+def source_dep(spec):
+    """The file a source spec depends on: `raw:<name>` (a fetched file), `unpacked:<archive>/<path>`
+    (the unpacked archive folder), or a plain path."""
+    if spec.startswith("raw:"):
+        return f"resources/raw/{spec[4:]}"
+    if spec.startswith("unpacked:"):
+        return f"resources/unpacked/{spec[9:].split('/', 1)[0]}"
+    return spec
+
+
+def source_file(spec):
+    """The path a source spec names (inside an unpacked archive where it says so)."""
+    if spec.startswith("unpacked:"):
+        return f"resources/unpacked/{spec[9:]}"
+    return source_dep(spec)
+
+
+def sha256_arg(spec):
+    return f"--sha256 {spec['sha256']}" if spec.get("sha256") else ""
+
+
+def ner_base_model():
+    base = config["ner_model"].get("base", "base_model")
+    return base_model_dir() if base == "base_model" else base
 
 
 def tokenizer_dir():

@@ -58,7 +58,7 @@ else:
 
 rule prepare_news:
     input:
-        lambda w: config["mining"]["evalsets"][w.evalset]["root"],
+        lambda w: source_dep(config["mining"]["evalsets"][w.evalset]["root"]),
     output:
         src="results/eval/prepared/{evalset}/{src}-{tgt}/{src}.tsv",
         tgt="results/eval/prepared/{evalset}/{src}-{tgt}/{tgt}.tsv",
@@ -67,19 +67,20 @@ rule prepare_news:
     log:
         "logs/eval/prepare_{evalset}_{src}-{tgt}.log",
     params:
+        root=lambda w: source_file(config["mining"]["evalsets"][w.evalset]["root"]),
         site=lambda w: config["mining"]["evalsets"][w.evalset]["site"],
         doc_pairs=lambda w: config["mining"]["evalsets"][w.evalset].get("doc_pairs", "gold"),
     threads: 1
     conda:
         "../../envs/core.yaml"
     shell:
-        "lem data news --root {input} --site {params.site} --pair {wildcards.src}-{wildcards.tgt} "
+        "lem data news --root {params.root:q} --site {params.site} --pair {wildcards.src}-{wildcards.tgt} "
         "--doc-pairs {params.doc_pairs} --out-dir $(dirname {output.gold}) > {log} 2>&1"
 
 
 rule prepare_sentiment:
     input:
-        lambda w: config["sentiment"]["datasets"][w.dataset]["input"],
+        lambda w: source_dep(config["sentiment"]["datasets"][w.dataset]["input"]),
     output:
         train="results/eval/prepared/sentiment/{dataset}/train.tsv",
         valid="results/eval/prepared/sentiment/{dataset}/valid.tsv",
@@ -88,10 +89,11 @@ rule prepare_sentiment:
     log:
         "logs/eval/prepare_sentiment_{dataset}.log",
     params:
+        input=lambda w: source_file(config["sentiment"]["datasets"][w.dataset]["input"]),
         settings=lambda w: as_json(config["sentiment"]["datasets"][w.dataset].get("prepare", {})),
     threads: 1
     conda:
         "../../envs/core.yaml"
     shell:
-        "lem data sentiment --input {input} --settings '{params.settings}' "
+        "lem data sentiment --input {params.input:q} --settings '{params.settings}' "
         "--out-dir $(dirname {output.train}) > {log} 2>&1"

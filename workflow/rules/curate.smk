@@ -1,7 +1,7 @@
 rule curate:
     input:
         model=lambda w: model_for(w.variant, w.pair),
-        corpus=lambda w: config["curation"]["corpora"][w.pair],
+        corpus=lambda w: source_dep(config["curation"]["corpora"][w.pair]),
     output:
         scores="results/curation/{variant}/{pair}/scores.tsv",
         metrics="results/curation/{variant}/{pair}/metrics.json",

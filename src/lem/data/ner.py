@@ -55,6 +55,16 @@ def irregular_spacing_lines(path: str | os.PathLike) -> int:
     return sum(1 for x in lines if x.strip() and len(x.split(" ")) != 2)
 
 
+def find_file(root: Path, name: str) -> Path:
+    """`root/name`, or the one file of that name below `root` (archives add a top folder)."""
+    if (root / name).is_file():
+        return root / name
+    found = sorted(root.rglob(name))
+    if len(found) != 1:
+        raise FileNotFoundError(f"{root}: expected one {name} in this folder or below it, found {len(found)}")
+    return found[0]
+
+
 def split_multiner(
     root: str | os.PathLike, settings: MultinerSettings, out_dir: str | os.PathLike
 ) -> dict[str, Any]:
@@ -62,7 +72,8 @@ def split_multiner(
     started = time.monotonic()
     root, out_dir = Path(root), Path(out_dir)
     sents = {
-        lang: read_conll_ner(root / name, on_error=settings.on_error) for lang, name in MULTINER_FILES.items()
+        lang: read_conll_ner(find_file(root, name), on_error=settings.on_error)
+        for lang, name in MULTINER_FILES.items()
     }
     sizes = {lang: len(s) for lang, s in sents.items()}
     if len(set(sizes.values())) != 1:
@@ -84,7 +95,7 @@ def split_multiner(
         "split_sizes": {k: len(v) for k, v in splits.items()},
         "malformed_lines_skipped": {lang: s.skipped for lang, s in sents.items()},
         "irregular_spacing_lines": {
-            lang: irregular_spacing_lines(root / f) for lang, f in MULTINER_FILES.items()
+            lang: irregular_spacing_lines(find_file(root, f)) for lang, f in MULTINER_FILES.items()
         },
         "settings": settings.__dict__,
     }
