@@ -116,7 +116,11 @@ def slurm_run(cluster: str, tmp_path_factory) -> tuple[Path, str]:
     cmd += ["--configfile", str(workdir / "config.yaml"), "--workflow-profile", str(PROFILE)]
     # The cluster here has no accounting database (sacct would hang), 2 CPUs, and a local disk.
     cmd += ["--slurm-status-command", "squeue", "--cores", "2", "--jobs", "4", "--latency-wait", "10"]
-    cmd += ["--slurm-keep-successful-logs", "--slurm-init-seconds-before-status-checks", "2"]
+    cmd += [
+        "--slurm-keep-successful-logs",
+        "--slurm-init-seconds-before-status-checks",
+        "2",
+    ]
     cmd += ["--seconds-between-status-checks", "3", "--show-failed-logs", TARGET]
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=workdir)
     out = proc.stdout + proc.stderr
