@@ -21,7 +21,12 @@ pytestmark = pytest.mark.slow
 def small_config() -> dict:
     cfg = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
     cfg["corpus"]["generate"].update(
-        mono_sentences=400, para_train=300, para_valid=40, news_docs=8, sentiment_examples=300, noisy_pairs=80
+        mono_sentences=400,
+        para_train=300,
+        para_valid=40,
+        news_documents=8,
+        sentiment_examples=300,
+        noisy_pairs=80,
     )
     cfg["tokenizer"]["vocab_size"] = 800
     cfg["base_model"]["model"].update(hidden_size=32, intermediate_size=64)
@@ -60,7 +65,9 @@ def run_dir(tmp_path_factory) -> Path:
     log = workdir / "snakemake.out"
     log.write_text(proc.stdout + proc.stderr)
     if proc.returncode != 0:
-        logs = "\n".join(f"--- {p}\n{p.read_text()[-3000:]}" for p in sorted((workdir / "logs").rglob("*.log")))
+        logs = "\n".join(
+            f"--- {p}\n{p.read_text()[-3000:]}" for p in sorted((workdir / "logs").rglob("*.log"))
+        )
         pytest.fail(f"workflow failed:\n{(proc.stdout + proc.stderr)[-6000:]}\n{logs[-12000:]}")
     return workdir
 
@@ -86,8 +93,16 @@ def test_stage_outputs_are_sane(run_dir: Path):
         assert m["n_gold"] > 0 and 0 <= m["precision"] <= 1 and 0 <= m["recall"] <= 1
     sel = json.loads((run_dir / "results/models/lem/tri/para/selection.json").read_text())
     assert sel["best_step"] > 0 and sel["evaluations"]
-    stats = json.loads((run_dir / "results/models/lem/tri/mono/masking_stats.json").read_text())
-    assert stats
+    # entity-first masking for lem (NE share of masked positions far above its share of tokens), not mlm_tlm
+    for lang in ("en", "si", "ta"):
+        lem = json.loads((run_dir / "results/models/lem/tri/mono/masking_stats.json").read_text())[
+            "per_lang"
+        ][lang]
+        std = json.loads((run_dir / "results/models/mlm_tlm/tri/mono/masking_stats.json").read_text())[
+            "per_lang"
+        ][lang]
+        assert lem["entity_share"]["ne"]["masked"] > 1.5 * lem["entity_share"]["ne"]["text"], lang
+        assert std["entity_share"]["ne"]["masked"] < 1.3 * std["entity_share"]["ne"]["text"], lang
     assert (run_dir / "results/models/lem/tri/para/model.safetensors").exists()
     assert not list((run_dir / "results").rglob("*.bin")), "models must be safetensors"
 
@@ -111,5 +126,13 @@ def test_pretrain_change_reruns_training_and_downstream_only(run_dir: Path):
     changed.write_text(yaml.safe_dump(cfg))
     rules = planned_rules(snakemake(run_dir, "-n", config=changed))
     assert {"pretrain_para", "embed", "mine", "sentiment", "curate", "report"} <= rules
-    assert not rules & {"generate_corpus", "annotate_mono", "annotate_para", "train_tokenizer", "features_mono",
-                        "features_para", "pretrain_base", "pretrain_mono"}
+    assert not rules & {
+        "generate_corpus",
+        "annotate_mono",
+        "annotate_para",
+        "train_tokenizer",
+        "features_mono",
+        "features_para",
+        "pretrain_base",
+        "pretrain_mono",
+    }
