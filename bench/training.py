@@ -1,0 +1,140 @@
+"""Training throughput: our training step vs a bare PyTorch loop over the same model and batches.
+
+Ours = `lem.pretrain`'s Trainer set-up (the per-batch-seeded LEM collator, forward, backward, AdamW,
+linear schedule, gradient clipping, as the pipeline trains). Bare = a hand-written loop that calls the
+same collator, forward, backward, AdamW and scheduler, nothing else. Both start from the same weights
+and see the same examples in the same order; tokens are the non-padding input tokens. One thread by
+default; median of several passes. The last line reads `train_vs_bare_ratio=<float>`.
+
+    python bench/training.py [--steps 60] [--passes 3] [--threads 1] [--hidden 128 --layers 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+
+def build_inputs(work: Path, sentences: int, vocab: int, max_length: int):
+    from lem.annotate.run import annotate_file
+    from lem.annotate.settings import AnnotateSettings
+    from lem.corpus.generate import GenerateSettings, generate
+    from lem.features import build_mono_features
+    from lem.tokenizer import train_tokenizer
+
+    generate(
+        GenerateSettings.from_dict(
+            {"mono_sentences": sentences, "para_train": 20, "para_valid": 5, "news_documents": 2,
+             "sentiment_examples": 20, "noisy_pairs": 8}
+        ),
+        work / "corpus", work / "eval",
+    )  # fmt: skip
+    lex = work / "corpus" / "lexicon"
+    mono = work / "corpus" / "mono"
+    train_tokenizer([mono / f"{lang}.txt" for lang in ("en", "si", "ta")], vocab, work / "tok", seed=1)
+    feats = []
+    for lang in ("en", "si", "ta"):
+        settings = AnnotateSettings.from_dict(
+            {"pos": {"backend": "lexicon", "format": "tsv", "path": str(lex / f"{lang}.pos.tsv")},
+             "ner": {"backend": "lexicon", "format": "gazetteer_tsv", "path": str(lex / f"{lang}.ner.tsv")}}
+        )  # fmt: skip
+        annotate_file(lang, mono / f"{lang}.txt", work / f"{lang}.parquet", settings)
+        build_mono_features(work / "tok", work / f"{lang}.parquet", lang, max_length, 0.05, 1, work / f"feat-{lang}")
+        feats.append(work / f"feat-{lang}")
+    return work / "tok", feats
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--steps", type=int, default=60)
+    p.add_argument("--passes", type=int, default=3)
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--batch-size", type=int, default=32)
+    p.add_argument("--max-length", type=int, default=64)
+    p.add_argument("--hidden", type=int, default=128)
+    p.add_argument("--layers", type=int, default=2)
+    p.add_argument("--vocab", type=int, default=8000)
+    p.add_argument("--sentences", type=int, default=1500)
+    args = p.parse_args()
+
+    import torch
+    from transformers import AutoTokenizer, Trainer, TrainerCallback, TrainingArguments, get_linear_schedule_with_warmup
+
+    from lem.masking import MaskingSettings, make_collator
+    from lem.pretrain import ModelSettings, PipelineCollator, load_features, new_model
+
+    torch.set_num_threads(args.threads)
+    work = Path(tempfile.mkdtemp(prefix="lem-bench-train-"))
+    tok_dir, feats = build_inputs(work, args.sentences, args.vocab, args.max_length)
+    tokenizer = AutoTokenizer.from_pretrained(str(tok_dir))
+    train, _ = load_features(feats)
+    masking = MaskingSettings.from_dict({"strategy": "lem"})
+    arch = ModelSettings(hidden_size=args.hidden, num_hidden_layers=args.layers, num_attention_heads=2,
+                         intermediate_size=2 * args.hidden, max_length=args.max_length)  # fmt: skip
+    n_params = sum(p.numel() for p in new_model(tokenizer, arch, 0).parameters())
+    order = torch.randperm(len(train), generator=torch.Generator().manual_seed(0)).tolist()
+    rows = [train[i] for i in order[: args.steps * args.batch_size]]
+    batches = [rows[i : i + args.batch_size] for i in range(0, len(rows), args.batch_size)]
+    tokens = [sum(len(r["input_ids"]) for r in b) for b in batches]
+    warm = 5  # steps excluded from timing (allocator and kernel warm-up)
+
+    def bare() -> float:
+        model = new_model(tokenizer, arch, 0)
+        model.train()
+        collate = PipelineCollator(make_collator(tokenizer, masking, 0), 0)
+        opt = torch.optim.AdamW(model.parameters(), lr=5e-5, weight_decay=0.0)
+        sched = get_linear_schedule_with_warmup(opt, 0, len(batches))
+        for i, b in enumerate(batches):
+            if i == warm:
+                t0 = time.perf_counter()
+            batch = collate(b)
+            loss = model(**batch).loss
+            loss.backward()
+            opt.step()
+            sched.step()
+            opt.zero_grad(set_to_none=True)
+        return sum(tokens[warm:]) / (time.perf_counter() - t0)
+
+    def ours() -> float:
+        from datasets import Dataset
+
+        model = new_model(tokenizer, arch, 0)
+        marks: dict[str, float] = {}
+
+        class Clock(TrainerCallback):
+            def on_step_end(self, a, state, control, **kw):
+                if state.global_step == warm:
+                    marks["t0"] = time.perf_counter()
+                marks["t1"] = time.perf_counter()
+
+        targs = TrainingArguments(
+            output_dir=str(work / "trainer"), max_steps=len(batches), per_device_train_batch_size=args.batch_size,
+            learning_rate=5e-5, lr_scheduler_type="linear", save_strategy="no", eval_strategy="no",
+            logging_strategy="no", report_to="none", remove_unused_columns=False, disable_tqdm=True,
+            dataloader_num_workers=0, seed=0, use_cpu=not torch.cuda.is_available(),
+        )  # fmt: skip
+        ds = Dataset.from_list(rows)
+        trainer = Trainer(model=model, args=targs, train_dataset=ds,
+                          data_collator=PipelineCollator(make_collator(tokenizer, masking, 0), 0), callbacks=[Clock()])  # fmt: skip
+        trainer._get_train_sampler = lambda *a, **k: torch.utils.data.SequentialSampler(ds)  # same order as bare
+        trainer.train()
+        return sum(tokens[warm:]) / (marks["t1"] - marks["t0"])
+
+    results = {"bare": [], "ours": []}
+    for _ in range(args.passes):
+        results["bare"].append(bare())
+        results["ours"].append(ours())
+    med = {k: statistics.median(v) for k, v in results.items()}
+    print(f"model: XLM-R architecture, hidden {args.hidden}, {args.layers} layers, vocab {len(tokenizer)}, "
+          f"{n_params / 1e6:.2f}M parameters; batch {args.batch_size}, max length {args.max_length}, "
+          f"{args.threads} thread(s), {len(batches)} steps ({warm} untimed), median of {args.passes}")  # fmt: skip
+    for k in ("bare", "ours"):
+        print(f"{k:>5}: {med[k]:9.0f} tokens/s   passes: {', '.join(f'{x:.0f}' for x in results[k])}")
+    print(f"train_vs_bare_ratio={med['ours'] / med['bare']:.3f}")
+
+
+if __name__ == "__main__":
+    main()
