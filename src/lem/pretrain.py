@@ -258,10 +258,12 @@ def train_stage(
         "seconds": round(time.time() - t0, 1),
         **(extra_selection or {}),
     }
-    stats_collate = make_collator(tokenizer, masking, settings.seed + 2)
+    # what this variant's collator actually masks (a fresh copy, seeded apart from training)
     stats = masking_stats(
-        stats_collate, train_ds, tokenizer, n_examples=settings.stats_examples, seed=settings.seed
+        base_collator, train_ds, tokenizer, n_examples=settings.stats_examples, seed=settings.seed + 2
     )
+    if not trainer.is_world_process_zero():  # under torchrun, rank 0 alone writes the outputs
+        return selection
     with atomic_path(out_dir) as tmp:
         trainer.save_model(str(tmp))
         tokenizer.save_pretrained(str(tmp))
