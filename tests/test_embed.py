@@ -80,7 +80,7 @@ def test_embed_cli_writes_npy_and_ids(model_dir, tmp_path):
 
 
 def test_settings_and_sentence_file_errors(tmp_path):
-    with pytest.raises(ValueError, match="unknown embed settings"):
+    with pytest.raises(ValueError, match="embed settings: unknown key"):
         EmbedSettings.from_dict({"pool": "mean"})
     with pytest.raises(ValueError, match="pooling"):
         EmbedSettings.from_dict({"pooling": "max"})

@@ -216,7 +216,7 @@ def test_ivf_with_every_list_probed_equals_exact():
 
 
 def test_settings_reject_unknown_and_bad_values():
-    with pytest.raises(ValueError, match="unknown mining settings"):
+    with pytest.raises(ValueError, match="mining settings: unknown key"):
         MineSettings.from_dict({"kk": 3})
     with pytest.raises(ValueError, match="margin"):
         MineSettings.from_dict({"margin": "cosine"})

@@ -12,7 +12,10 @@ import sys
 STAGES: dict[str, tuple[str, str]] = {
     "corpus": ("lem.corpus.cli", "generate the embedded trilingual corpus and evaluation sets"),
     "data": ("lem.data.cli", "download sources, load real datasets, prepare evaluation sets"),
-    "annotate": ("lem.annotate.cli", "POS / NER annotation of a text file into the word-level Parquet format"),
+    "annotate": (
+        "lem.annotate.cli",
+        "POS / NER annotation of a text file into the word-level Parquet format",
+    ),
     "tokenizer": ("lem.tokenizer", "train a SentencePiece tokenizer in XLM-R format"),
     "features": ("lem.features", "tokenize annotated text into training features with entity flags"),
     "masking": ("lem.masking", "masking statistics of a collator over a features dataset"),

@@ -21,7 +21,8 @@ from typing import Any
 import numpy as np
 
 from lem.files import atomic_path, write_json
-from lem.pretrain import _from_dict, set_threads
+from lem.pretrain import set_threads
+from lem.settings import settings_from_dict
 
 log = logging.getLogger("lem.curation")
 
@@ -36,7 +37,7 @@ class CurationSettings:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any] | None) -> CurationSettings:
-        return _from_dict(cls, d, "curation settings")
+        return settings_from_dict(cls, d, "curation settings")
 
 
 def read_noisy(path: str | Path) -> tuple[list[str], list[str], list[str] | None]:

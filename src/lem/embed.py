@@ -8,7 +8,6 @@ order and L2-normalised, so that a dot product is a cosine.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import logging
 import time
@@ -19,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from lem.files import atomic_path
+from lem.settings import known_keys
 
 log = logging.getLogger(__name__)
 
@@ -36,12 +36,7 @@ class EmbedSettings:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any] | None) -> EmbedSettings:
-        d = dict(d or {})
-        names = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(d) - names)
-        if unknown:
-            raise ValueError(f"unknown embed settings {unknown}; expected some of {sorted(names)}")
-        s = cls(**d)
+        s = cls(**known_keys(cls, d, "embed settings"))
         if s.pooling not in ("mean", "cls"):
             raise ValueError(f"embed setting pooling={s.pooling!r}: expected 'mean' or 'cls'")
         if s.batch_size < 1 or s.max_length < 2:

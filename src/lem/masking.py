@@ -33,12 +33,13 @@ import json
 import logging
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
 
 from lem.files import write_json
+from lem.settings import known_keys
 
 log = logging.getLogger(__name__)
 
@@ -63,11 +64,7 @@ class MaskingSettings:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any] | None) -> MaskingSettings:
-        d = dict(d or {})
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(d) - known)
-        if unknown:
-            raise ValueError(f"masking settings: unknown key(s) {unknown}; expected some of {sorted(known)}")
+        d = known_keys(cls, d, "masking settings")
         if "entity_types" in d:
             d["entity_types"] = tuple(d["entity_types"])
         settings = cls(**d)

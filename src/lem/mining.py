@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from lem.files import atomic_path, write_json
+from lem.settings import known_keys
 
 log = logging.getLogger(__name__)
 
@@ -64,11 +65,7 @@ class MineSettings:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any] | None) -> MineSettings:
-        d = dict(d or {})
-        names = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(d) - names)
-        if unknown:
-            raise ValueError(f"unknown mining settings {unknown}; expected some of {sorted(names)}")
+        d = known_keys(cls, d, "mining settings")
         if "retrieval" in d:
             r = d["retrieval"]
             d["retrieval"] = (r,) if isinstance(r, str) else tuple(r)

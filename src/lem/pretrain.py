@@ -11,7 +11,6 @@ checkpoint (model, optimizer, scheduler, RNG and data position) instead of step 
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import hashlib
 import json
 import logging
@@ -25,20 +24,9 @@ from typing import Any
 
 import numpy as np
 
+from lem.settings import settings_from_dict
+
 log = logging.getLogger("lem.pretrain")
-
-
-class SettingsError(ValueError):
-    pass
-
-
-def _from_dict(cls, d: dict[str, Any] | None, where: str):
-    d = dict(d or {})
-    names = {f.name for f in dataclasses.fields(cls)}
-    unknown = sorted(set(d) - names)
-    if unknown:
-        raise SettingsError(f"{where}: unknown key(s) {unknown}; expected some of {sorted(names)}")
-    return cls(**d)
 
 
 @dataclass
@@ -63,7 +51,7 @@ class TrainSettings:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any] | None) -> TrainSettings:
-        return _from_dict(cls, d, "training settings")
+        return settings_from_dict(cls, d, "training settings")
 
 
 @dataclass
@@ -78,7 +66,7 @@ class ModelSettings:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any] | None) -> ModelSettings:
-        return _from_dict(cls, d, "model settings")
+        return settings_from_dict(cls, d, "model settings")
 
 
 def set_threads(threads: int | None) -> None:
@@ -95,7 +83,7 @@ def load_features(dirs: list[str | Path]):
     parts = [load_from_disk(str(d)) for d in dirs]
     for d, p in zip(dirs, parts, strict=True):
         if "train" not in p or "valid" not in p:
-            raise SettingsError(
+            raise ValueError(
                 f"{d}: expected a DatasetDict with 'train' and 'valid' splits, found {list(p)}"
             )
     train = concatenate_datasets([p["train"] for p in parts])

@@ -22,7 +22,8 @@ from typing import Any
 import numpy as np
 
 from lem.files import write_json
-from lem.pretrain import _from_dict, _precision_flags, set_threads
+from lem.pretrain import _precision_flags, set_threads
+from lem.settings import settings_from_dict
 
 log = logging.getLogger("lem.sentiment")
 
@@ -39,7 +40,7 @@ class SentimentSettings:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any] | None) -> SentimentSettings:
-        return _from_dict(cls, d, "sentiment settings")
+        return settings_from_dict(cls, d, "sentiment settings")
 
 
 def read_split(path: str | Path) -> tuple[list[str], list[str]]:
