@@ -83,9 +83,7 @@ def load_features(dirs: list[str | Path]):
     parts = [load_from_disk(str(d)) for d in dirs]
     for d, p in zip(dirs, parts, strict=True):
         if "train" not in p or "valid" not in p:
-            raise ValueError(
-                f"{d}: expected a DatasetDict with 'train' and 'valid' splits, found {list(p)}"
-            )
+            raise ValueError(f"{d}: expected a DatasetDict with 'train' and 'valid' splits, found {list(p)}")
     train = concatenate_datasets([p["train"] for p in parts])
     valid = concatenate_datasets([p["valid"] for p in parts])
     return train, valid
@@ -303,46 +301,27 @@ def load_model(path: str | Path):
     return model, tokenizer
 
 
-def run_base(args: argparse.Namespace) -> int:
-    """Pre-train the embedded default's tiny base model from scratch with standard MLM."""
+def run(args: argparse.Namespace) -> int:
+    """`lem pretrain base` (a tiny model from scratch, standard MLM) or `lem pretrain continue` (a
+    variant's stage from `--init`): the same training stage, different starting points."""
     from transformers import AutoTokenizer
 
     from lem.masking import MaskingSettings
 
     cfg = json.loads(args.settings)
-    arch = ModelSettings.from_dict(cfg.get("model"))
     train = TrainSettings.from_dict(cfg.get("training"))
-    masking = MaskingSettings.from_dict(cfg.get("masking", {"strategy": "standard"}))
-    tokenizer = AutoTokenizer.from_pretrained(args.tokenizer)
-    train_ds, valid_ds = load_features(args.features)
-    model = new_model(tokenizer, arch, train.seed)
-    fp = fingerprint({"cmd": "base", "cfg": cfg, "features": [str(f) for f in args.features]})
-    train_stage(
-        model=model,
-        tokenizer=tokenizer,
-        train_ds=train_ds,
-        valid_ds=valid_ds,
-        masking=masking,
-        settings=train,
-        out_dir=Path(args.out),
-        ckpt_dir=Path(args.checkpoints),
-        fp=fp,
-        extra_selection={"init": "random (from scratch)", "stage": "base"},
-    )
-    return 0
-
-
-def run_continue(args: argparse.Namespace) -> int:
-    """Continue pre-training `--init` on `--features` with the variant's masking."""
-    from lem.masking import MaskingSettings
-
-    cfg = json.loads(args.settings)
-    train = TrainSettings.from_dict(cfg.get("training"))
-    masking = MaskingSettings.from_dict(cfg.get("masking"))
-    model, tokenizer = load_model(args.init)
+    if args.verb == "base":
+        masking = MaskingSettings.from_dict(cfg.get("masking", {"strategy": "standard"}))
+        tokenizer = AutoTokenizer.from_pretrained(args.tokenizer)
+        model = new_model(tokenizer, ModelSettings.from_dict(cfg.get("model")), train.seed)
+        init, stage = "random (from scratch)", "base"
+    else:
+        masking = MaskingSettings.from_dict(cfg.get("masking"))
+        model, tokenizer = load_model(args.init)
+        init, stage = str(args.init), args.stage
     train_ds, valid_ds = load_features(args.features)
     fp = fingerprint(
-        {"cmd": "continue", "cfg": cfg, "init": str(args.init), "features": [str(f) for f in args.features]}
+        {"cmd": args.verb, "cfg": cfg, "init": init, "features": [str(f) for f in args.features]}
     )
     train_stage(
         model=model,
@@ -354,7 +333,7 @@ def run_continue(args: argparse.Namespace) -> int:
         out_dir=Path(args.out),
         ckpt_dir=Path(args.checkpoints),
         fp=fp,
-        extra_selection={"init": str(args.init), "stage": args.stage},
+        extra_selection={"init": init, "stage": stage},
     )
     return 0
 
@@ -385,4 +364,4 @@ def main(argv: list[str] | None = None) -> int:
     )
     set_threads(args.threads)
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    return run_base(args) if args.verb == "base" else run_continue(args)
+    return run(args)
