@@ -36,6 +36,7 @@ def small_config() -> dict:
     cfg["pretrain"]["max_length"] = 48
     cfg["embedding"]["max_length"] = 48
     cfg["sentiment"]["training"]["max_length"] = 48
+    cfg["variants"] = ["base", *cfg["pretrain"]["variants"]]  # every variant of the ablation grid trains
     cfg["sentiment"]["seeds"] = [1]
     cfg["sentiment"]["training"]["epochs"] = 1
     return cfg
@@ -104,6 +105,12 @@ def test_stage_outputs_are_sane(run_dir: Path):
         assert lem["entity_share"]["ne"]["masked"] > 1.5 * lem["entity_share"]["ne"]["text"], lang
         assert std["entity_share"]["ne"]["masked"] < 1.3 * std["entity_share"]["ne"]["text"], lang
     assert (run_dir / "results/models/lem/tri/para/model.safetensors").exists()
+    for variant in small_config()["pretrain"]["variants"]:
+        for stage in ("mono", "para"):
+            sel = json.loads((run_dir / f"results/models/{variant}/tri/{stage}/selection.json").read_text())
+            assert sel["best_step"] == min(sel["evaluations"], key=lambda e: e["eval_loss"])["step"]
+    leakage = json.loads((run_dir / "results/corpus/leakage.json").read_text())
+    assert all(v["dropped"] == 0 for v in leakage["train"].values())  # the generator keeps eval text out
     assert not list((run_dir / "results").rglob("*.bin")), "models must be safetensors"
 
 

@@ -1,6 +1,6 @@
 rule annotate_mono:
     input:
-        text="results/corpus/mono/{lang}.txt",
+        text="results/corpus/guarded/mono/{lang}.txt",
         resources=lambda w: annotation_inputs(w.lang),
     output:
         "results/annotations/mono/{lang}.parquet",
@@ -20,7 +20,7 @@ rule annotate_mono:
 
 rule annotate_para:
     input:
-        text="results/corpus/para/{src}-{tgt}.{split}.tsv",
+        text=lambda w: para_text(f"{w.src}-{w.tgt}", w.split),
         resources=lambda w: annotation_inputs(w.lang),
     output:
         "results/annotations/para/{src}-{tgt}.{split}.{lang}.parquet",

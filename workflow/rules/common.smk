@@ -157,6 +157,25 @@ def base_settings():
     return as_json({"model": model, "training": training, "masking": {"strategy": "standard"}})
 
 
+def para_text(pair, split):
+    """Parallel text as training reads it: the leakage-guarded train split, the valid split as it is."""
+    if split == "train":
+        return f"results/corpus/guarded/para/{pair}.train.tsv"
+    return f"results/corpus/para/{pair}.valid.tsv"
+
+
+def eval_text_files():
+    """Every evaluation text the pre-training data must not contain (the leakage guard's input)."""
+    files = []
+    for name, spec in config["mining"].get("evalsets", {}).items():
+        for pair in spec["pairs"]:
+            files += [f"results/eval/prepared/{name}/{pair}/{lang}.tsv" for lang in src_tgt(pair)]
+    for name in config["sentiment"].get("datasets", {}):
+        files += [f"results/eval/prepared/sentiment/{name}/{split}.tsv" for split in ("valid", "test")]
+    files += [source_dep(path) for path in config["curation"].get("corpora", {}).values()]
+    return files
+
+
 def mining_outputs():
     return [
         f"results/mining/{v}/{e}/{p}.metrics.json"

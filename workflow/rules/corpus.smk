@@ -97,3 +97,25 @@ rule prepare_sentiment:
     shell:
         "lem data sentiment --input {params.input:q} --settings '{params.settings}' "
         "--out-dir $(dirname {output.train}) > {log} 2>&1"
+
+
+rule leakage_guard:
+    input:
+        mono=expand("results/corpus/mono/{lang}.txt", lang=LANGS),
+        para=expand("results/corpus/para/{pair}.train.tsv", pair=PAIRS),
+        evals=eval_text_files(),
+    output:
+        mono=expand("results/corpus/guarded/mono/{lang}.txt", lang=LANGS),
+        para=expand("results/corpus/guarded/para/{pair}.train.tsv", pair=PAIRS),
+        report="results/corpus/leakage.json",
+    log:
+        "logs/corpus/leakage.log",
+    params:
+        settings=as_json(config["leakage"]),
+    threads: 1
+    conda:
+        "../../envs/core.yaml"
+    shell:
+        "lem data leakage --train {input.mono} {input.para} --eval {input.evals:q} "
+        "--out-clean {output.mono} {output.para} --settings '{params.settings}' "
+        "--report {output.report} > {log} 2>&1"

@@ -2,8 +2,8 @@ if config["tokenizer"]["source"] == "train":
 
     rule train_tokenizer:
         input:
-            mono=expand("results/corpus/mono/{lang}.txt", lang=LANGS),
-            para=expand("results/corpus/para/{pair}.train.tsv", pair=PAIRS),
+            mono=expand("results/corpus/guarded/mono/{lang}.txt", lang=LANGS),
+            para=expand("results/corpus/guarded/para/{pair}.train.tsv", pair=PAIRS),
         output:
             directory("results/tokenizer"),
         log:
