@@ -42,7 +42,9 @@ def build_inputs(work: Path, sentences: int, vocab: int, max_length: int):
              "ner": {"backend": "lexicon", "format": "gazetteer_tsv", "path": str(lex / f"{lang}.ner.tsv")}}
         )  # fmt: skip
         annotate_file(lang, mono / f"{lang}.txt", work / f"{lang}.parquet", settings)
-        build_mono_features(work / "tok", work / f"{lang}.parquet", lang, max_length, 0.05, 1, work / f"feat-{lang}")
+        build_mono_features(
+            work / "tok", work / f"{lang}.parquet", lang, max_length, 0.05, 1, work / f"feat-{lang}"
+        )
         feats.append(work / f"feat-{lang}")
     return work / "tok", feats
 
@@ -61,7 +63,13 @@ def main() -> None:
     args = p.parse_args()
 
     import torch
-    from transformers import AutoTokenizer, Trainer, TrainerCallback, TrainingArguments, get_linear_schedule_with_warmup
+    from transformers import (
+        AutoTokenizer,
+        Trainer,
+        TrainerCallback,
+        TrainingArguments,
+        get_linear_schedule_with_warmup,
+    )
 
     from lem.masking import MaskingSettings, make_collator
     from lem.pretrain import ModelSettings, PipelineCollator, load_features, new_model
@@ -119,7 +127,9 @@ def main() -> None:
         ds = Dataset.from_list(rows)
         trainer = Trainer(model=model, args=targs, train_dataset=ds,
                           data_collator=PipelineCollator(make_collator(tokenizer, masking, 0), 0), callbacks=[Clock()])  # fmt: skip
-        trainer._get_train_sampler = lambda *a, **k: torch.utils.data.SequentialSampler(ds)  # same order as bare
+        trainer._get_train_sampler = lambda *a, **k: torch.utils.data.SequentialSampler(
+            ds
+        )  # same order as bare
         trainer.train()
         return sum(tokens[warm:]) / (marks["t1"] - marks["t0"])
 

@@ -2,7 +2,18 @@ from lem.text import word_spans, words
 
 
 def test_punctuation_split_off_but_scripts_kept_whole():
-    assert words('The road. "Hi," said Kamal!') == ["The", "road", ".", '"', "Hi", ",", '"', "said", "Kamal", "!"]
+    assert words('The road. "Hi," said Kamal!') == [
+        "The",
+        "road",
+        ".",
+        '"',
+        "Hi",
+        ",",
+        '"',
+        "said",
+        "Kamal",
+        "!",
+    ]
     # zero-width joiner and vowel signs stay inside the Sinhala word
     assert words("ශ්\u200dරී ලංකා.") == ["ශ්\u200dරී", "ලංකා", "."]
     assert words("தமிழ்நாடு அரசு") == ["தமிழ்நாடு", "அரசு"]

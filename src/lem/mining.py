@@ -191,13 +191,13 @@ def knn_both(
         return fwd, bwd
     yt = np.ascontiguousarray(y, dtype=np.float32).T
     thr = np.full(ny, -np.inf, np.float32)  # k-th best similarity of each column so far
-    buf = np.empty((min(block_size, nx), ny), np.float32)
-    seen = 0
-    for start in range(0, nx, block_size):
-        xb = np.asarray(x[start : start + block_size], dtype=np.float32)
-        b = len(xb)
-        s = buf[:b]
-        np.matmul(xb, yt, out=s)
+    rows = min(block_size, nx)
+    # Two buffers: the matmul of block i+1 (compute-bound, BLAS threads) overlaps the candidate filtering
+    # of block i (memory-bound, a worker thread); peak memory 2 * block_size * ny floats.
+    bufs = [np.empty((rows, ny), np.float32) for _ in range(2 if nx > rows else 1)]
+
+    def process(start: int, s: np.ndarray, seen: int) -> None:
+        b = len(s)
         bound_r = _group_bound(s, kx, axis=1)
         if seen >= ky:
             col_thr, col_strict = thr, True  # a later row only displaces on a strictly better value
@@ -214,8 +214,7 @@ def knn_both(
         fwd.sims[start + g, rank] = val
         fwd.idx[start + g, rank] = o + y_offset
         # columns: merge this block's candidates into the running lists
-        sel = col_ok
-        cc, rr, vv = c[sel], r[sel] + start + x_offset, v[sel]
+        cc, rr, vv = c[col_ok], r[col_ok] + start + x_offset, v[col_ok]
         if len(cc):
             touched = np.unique(cc)
             old_v, old_i = bwd.sims[touched].reshape(-1), bwd.idx[touched].reshape(-1)
@@ -227,7 +226,20 @@ def knn_both(
             bwd.sims[g, rank] = val
             bwd.idx[g, rank] = o
             thr[touched] = bwd.sims[touched, ky - 1]
-        seen += b
+
+    pending = None
+    seen = 0
+    with ThreadPoolExecutor(max_workers=1) as worker:
+        for i, start in enumerate(range(0, nx, block_size)):
+            xb = np.asarray(x[start : start + block_size], dtype=np.float32)
+            s = bufs[i % len(bufs)][: len(xb)]
+            np.matmul(xb, yt, out=s)  # the other buffer is still being filtered meanwhile
+            if pending is not None:
+                pending.result()
+            pending = worker.submit(process, start, s, seen)
+            seen += len(xb)
+        if pending is not None:
+            pending.result()
     return fwd, bwd
 
 
