@@ -3,7 +3,11 @@ from snakemake.utils import min_version
 min_version("9.0")
 
 
-configfile: "config/config.yaml"
+# The embedded default, unless a --configfile is given: a given config replaces it whole (a merge would
+# leak the default's generated evaluation sets into a paper run).
+if not workflow.overwrite_configfiles:
+
+    configfile: "config/config.yaml"
 
 
 include: "workflow/rules/common.smk"

@@ -8,11 +8,11 @@ rule annotate_mono:
         "logs/annotate/mono_{lang}.log",
     benchmark:
         "benchmarks/annotate/mono_{lang}.tsv"
-    params:
-        settings=lambda w: as_json(config["annotation"][w.lang]),
-    threads: 1
     conda:
         "../../envs/annotate.yaml"
+    threads: 1
+    params:
+        settings=lambda w: as_json(config["annotation"][w.lang]),
     shell:
         "lem annotate run --lang {wildcards.lang} --input {input.text} "
         "--settings '{params.settings}' --out {output} > {log} 2>&1"
@@ -28,12 +28,12 @@ rule annotate_para:
         "logs/annotate/para_{src}-{tgt}.{split}.{lang}.log",
     benchmark:
         "benchmarks/annotate/para_{src}-{tgt}.{split}.{lang}.tsv"
+    conda:
+        "../../envs/annotate.yaml"
+    threads: 1
     params:
         settings=lambda w: as_json(config["annotation"][w.lang]),
         column=lambda w: 0 if w.lang == w.src else 1,
-    threads: 1
-    conda:
-        "../../envs/annotate.yaml"
     shell:
         "lem annotate run --lang {wildcards.lang} --input {input.text} --column {params.column} "
         "--settings '{params.settings}' --out {output} > {log} 2>&1"

@@ -1,10 +1,10 @@
 import json
+import re
 import shutil
 import sys
 from pathlib import Path
 
 from snakemake.utils import validate
-
 
 validate(config, schema="../schemas/config.schema.yaml", set_default=True)
 
@@ -19,11 +19,15 @@ VARIANTS = config["variants"]
 TRAINED = [v for v in VARIANTS if v != "base"]
 for _v in TRAINED:
     if _v not in config["pretrain"]["variants"]:
-        raise ValueError(f"variant {_v!r} is listed in `variants` but has no masking in pretrain.variants")
+        raise ValueError(
+            f"variant {_v!r} is listed in `variants` but has no masking in pretrain.variants"
+        )
 for _p in PAIRS:
     _s, _t = _p.split("-")
     if _s == _t or _s not in LANGS or _t not in LANGS:
-        raise ValueError(f"pair {_p!r} must join two different configured languages {LANGS}")
+        raise ValueError(
+            f"pair {_p!r} must join two different configured languages {LANGS}"
+        )
 SCOPES = ["tri"] if config["pretrain"]["scope"] == "tri" else PAIRS
 
 
@@ -131,7 +135,11 @@ def annotation_inputs(lang):
     def walk(node):
         if isinstance(node, dict):
             for key, value in node.items():
-                if key in ("path", "model") and isinstance(value, str) and not value.startswith("hub:"):
+                if (
+                    key in ("path", "model")
+                    and isinstance(value, str)
+                    and not value.startswith("hub:")
+                ):
                     found.append(value)
                 else:
                     walk(value)
@@ -147,14 +155,18 @@ def stage_settings(scope, variant, stage):
     st = config["pretrain"]["stages"][stage]
     epochs = st["epochs"].get(scope, st["epochs"]["default"])
     training = {"seed": config["seed"], **st.get("training", {}), "epochs": epochs}
-    return as_json({"training": training, "masking": config["pretrain"]["variants"][variant]})
+    return as_json(
+        {"training": training, "masking": config["pretrain"]["variants"][variant]}
+    )
 
 
 def base_settings():
     bm = config["base_model"]
     training = {"seed": config["seed"], **bm.get("training", {})}
     model = {**bm.get("model", {}), "max_length": config["pretrain"]["max_length"]}
-    return as_json({"model": model, "training": training, "masking": {"strategy": "standard"}})
+    return as_json(
+        {"model": model, "training": training, "masking": {"strategy": "standard"}}
+    )
 
 
 def para_text(pair, split):
@@ -169,10 +181,18 @@ def eval_text_files():
     files = []
     for name, spec in config["mining"].get("evalsets", {}).items():
         for pair in spec["pairs"]:
-            files += [f"results/eval/prepared/{name}/{pair}/{lang}.tsv" for lang in src_tgt(pair)]
+            files += [
+                f"results/eval/prepared/{name}/{pair}/{lang}.tsv"
+                for lang in src_tgt(pair)
+            ]
     for name in config["sentiment"].get("datasets", {}):
-        files += [f"results/eval/prepared/sentiment/{name}/{split}.tsv" for split in ("valid", "test")]
-    files += [source_dep(path) for path in config["curation"].get("corpora", {}).values()]
+        files += [
+            f"results/eval/prepared/sentiment/{name}/{split}.tsv"
+            for split in ("valid", "test")
+        ]
+    files += [
+        source_dep(path) for path in config["curation"].get("corpora", {}).values()
+    ]
     return files
 
 
@@ -195,8 +215,16 @@ def sentiment_outputs():
 
 
 def curation_outputs():
-    return [f"results/curation/{v}/{p}/metrics.json" for p in config["curation"].get("corpora", {}) for v in VARIANTS]
+    return [
+        f"results/curation/{v}/{p}/metrics.json"
+        for p in config["curation"].get("corpora", {})
+        for v in VARIANTS
+    ]
 
 
 def final_outputs():
-    return ["results/report/summary.tsv", "results/report/summary.md", "results/report/overview.png"]
+    return [
+        "results/report/summary.tsv",
+        "results/report/summary.md",
+        "results/report/overview.png",
+    ]

@@ -3,19 +3,27 @@ if config["corpus"]["source"] == "generate":
     rule generate_corpus:
         output:
             mono=expand("results/corpus/mono/{lang}.txt", lang=LANGS),
-            para=expand("results/corpus/para/{pair}.{split}.tsv", pair=PAIRS, split=["train", "valid"]),
+            para=expand(
+                "results/corpus/para/{pair}.{split}.tsv",
+                pair=PAIRS,
+                split=["train", "valid"],
+            ),
             gold=expand("results/corpus/gold/{lang}.conll", lang=LANGS),
-            lexicon=expand("results/corpus/lexicon/{lang}.{kind}.tsv", lang=LANGS, kind=["pos", "ner"]),
+            lexicon=expand(
+                "results/corpus/lexicon/{lang}.{kind}.tsv",
+                lang=LANGS,
+                kind=["pos", "ner"],
+            ),
             news=directory("results/eval/news"),
             sentiment="results/eval/sentiment/generated.csv",
             noisy=expand("results/eval/noisy/{pair}.tsv", pair=PAIRS),
         log:
             "logs/corpus/generate.log",
-        params:
-            settings=as_json({"seed": config["seed"], **config["corpus"]["generate"]}),
-        threads: 1
         conda:
             "../../envs/core.yaml"
+        threads: 1
+        params:
+            settings=as_json({"seed": config["seed"], **config["corpus"]["generate"]}),
         shell:
             "lem corpus generate --settings '{params.settings}' "
             "--out-dir results/corpus --eval-dir results/eval > {log} 2>&1"
@@ -29,9 +37,9 @@ else:
             "results/corpus/mono/{lang}.txt",
         log:
             "logs/corpus/mono_{lang}.log",
-        threads: 1
         conda:
             "../../envs/core.yaml"
+        threads: 1
         shell:
             "lem data mono --input {input} --out {output} > {log} 2>&1"
 
@@ -44,12 +52,14 @@ else:
             valid="results/corpus/para/{pair}.valid.tsv",
         log:
             "logs/corpus/para_{pair}.log",
-        params:
-            valid_size=lambda w: config["corpus"]["files"]["para"][w.pair].get("valid_size", 0),
-            seed=config["seed"],
-        threads: 1
         conda:
             "../../envs/core.yaml"
+        threads: 1
+        params:
+            valid_size=lambda w: config["corpus"]["files"]["para"][w.pair].get(
+                "valid_size", 0
+            ),
+            seed=config["seed"],
         shell:
             "lem data pairs --inputs {input.train} --valid-input {input.valid} "
             "--valid-size {params.valid_size} --seed {params.seed} "
@@ -66,13 +76,15 @@ rule prepare_news:
         stats="results/eval/prepared/{evalset}/{src}-{tgt}/stats.json",
     log:
         "logs/eval/prepare_{evalset}_{src}-{tgt}.log",
+    conda:
+        "../../envs/core.yaml"
+    threads: 1
     params:
         root=lambda w: source_file(config["mining"]["evalsets"][w.evalset]["root"]),
         site=lambda w: config["mining"]["evalsets"][w.evalset]["site"],
-        doc_pairs=lambda w: config["mining"]["evalsets"][w.evalset].get("doc_pairs", "gold"),
-    threads: 1
-    conda:
-        "../../envs/core.yaml"
+        doc_pairs=lambda w: config["mining"]["evalsets"][w.evalset].get(
+            "doc_pairs", "gold"
+        ),
     shell:
         "lem data news --root {params.root:q} --site {params.site} --pair {wildcards.src}-{wildcards.tgt} "
         "--doc-pairs {params.doc_pairs} --out-dir $(dirname {output.gold}) > {log} 2>&1"
@@ -88,12 +100,14 @@ rule prepare_sentiment:
         stats="results/eval/prepared/sentiment/{dataset}/stats.json",
     log:
         "logs/eval/prepare_sentiment_{dataset}.log",
-    params:
-        input=lambda w: source_file(config["sentiment"]["datasets"][w.dataset]["input"]),
-        settings=lambda w: as_json(config["sentiment"]["datasets"][w.dataset].get("prepare", {})),
-    threads: 1
     conda:
         "../../envs/core.yaml"
+    threads: 1
+    params:
+        input=lambda w: source_file(config["sentiment"]["datasets"][w.dataset]["input"]),
+        settings=lambda w: as_json(
+            config["sentiment"]["datasets"][w.dataset].get("prepare", {})
+        ),
     shell:
         "lem data sentiment --input {params.input:q} --settings '{params.settings}' "
         "--out-dir $(dirname {output.train}) > {log} 2>&1"
@@ -110,11 +124,11 @@ rule leakage_guard:
         report="results/corpus/leakage.json",
     log:
         "logs/corpus/leakage.log",
-    params:
-        settings=as_json(config["leakage"]),
-    threads: 1
     conda:
         "../../envs/core.yaml"
+    threads: 1
+    params:
+        settings=as_json(config["leakage"]),
     shell:
         "lem data leakage --train {input.mono} {input.para} --eval {input.evals:q} "
         "--out-clean {output.mono} {output.para} --settings '{params.settings}' "

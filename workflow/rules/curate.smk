@@ -9,11 +9,13 @@ rule curate:
         "logs/curation/{variant}/{pair}.log",
     benchmark:
         "benchmarks/curation/{variant}/{pair}.tsv"
-    params:
-        settings=as_json({**config["curation"]["settings"], "embed": config["embedding"]}),
-    threads: 1
     conda:
         "../../envs/mining.yaml"
+    threads: 1
+    params:
+        settings=as_json(
+            {**config["curation"]["settings"], "embed": config["embedding"]}
+        ),
     shell:
         "lem curate --model {input.model} --corpus {input.corpus} --settings '{params.settings}' "
         "--threads {threads} --out-scores {output.scores} --out-metrics {output.metrics} > {log} 2>&1"

@@ -8,13 +8,13 @@ rule fetch_file:
         "resources/raw/{source}",
     log:
         "logs/download/{source}.log",
-    params:
-        url=lambda w: config["sources"]["files"][w.source]["url"],
-        sha=lambda w: sha256_arg(config["sources"]["files"][w.source]),
-    threads: 1
     retries: 1
     conda:
         "../../envs/core.yaml"
+    threads: 1
+    params:
+        url=lambda w: config["sources"]["files"][w.source]["url"],
+        sha=lambda w: sha256_arg(config["sources"]["files"][w.source]),
     shell:
         "lem data fetch-url --url {params.url:q} {params.sha} "
         "--out {output} > {log} 2>&1"
@@ -27,9 +27,9 @@ rule unpack_archive:
         directory("resources/unpacked/{source}"),
     log:
         "logs/download/unpack_{source}.log",
-    threads: 1
     conda:
         "../../envs/core.yaml"
+    threads: 1
     shell:
         "lem data unpack --archive {input} --out {output} > {log} 2>&1"
 
@@ -42,15 +42,18 @@ rule madlad:
         "logs/download/madlad_{lang}.log",
     benchmark:
         "benchmarks/download/madlad_{lang}.tsv"
-    params:
-        settings=lambda w: as_json(
-            {**config["sources"]["madlad"].get("settings", {}), "size": config["sources"]["madlad"]["sizes"][w.lang]}
-        ),
+    conda:
+        "../../envs/core.yaml"
     threads: 1
     resources:
         runtime=24 * 60,
-    conda:
-        "../../envs/core.yaml"
+    params:
+        settings=lambda w: as_json(
+            {
+                **config["sources"]["madlad"].get("settings", {}),
+                "size": config["sources"]["madlad"]["sizes"][w.lang],
+            }
+        ),
     shell:
         "lem data madlad --lang {wildcards.lang} --settings '{params.settings}' "
         "--out {output.text} --stats {output.stats} > {log} 2>&1"
@@ -65,13 +68,16 @@ rule line_aligned_pairs:
         stats="resources/pairs/{name}.stats.json",
     log:
         "logs/download/pairs_{name}.log",
+    wildcard_constraints:
+        name="|".join(re.escape(n) for n in config["sources"].get("line_aligned", {}))
+        or "none",
+    conda:
+        "../../envs/core.yaml"
+    threads: 1
     params:
         src=lambda w: source_file(config["sources"]["line_aligned"][w.name]["src"]),
         tgt=lambda w: source_file(config["sources"]["line_aligned"][w.name]["tgt"]),
         fmt=lambda w: config["sources"]["line_aligned"][w.name].get("format", "plain"),
-    threads: 1
-    conda:
-        "../../envs/core.yaml"
     shell:
         "lem data lines --src {params.src:q} --tgt {params.tgt:q} --format {params.fmt} "
         "--out {output.pairs} --stats {output.stats} > {log} 2>&1"
@@ -81,16 +87,20 @@ rule multiner_split:
     input:
         lambda w: source_dep(config["sources"]["multiner"]["dir"]),
     output:
-        expand("resources/multiner/{lang}.{split}.conll", lang=["en", "si", "ta"], split=["train", "valid", "test"]),
+        expand(
+            "resources/multiner/{lang}.{split}.conll",
+            lang=["en", "si", "ta"],
+            split=["train", "valid", "test"],
+        ),
         stats="resources/multiner/stats.json",
     log:
         "logs/download/multiner_split.log",
+    conda:
+        "../../envs/core.yaml"
+    threads: 1
     params:
         dir=lambda w: source_file(config["sources"]["multiner"]["dir"]),
         settings=lambda w: as_json(config["sources"]["multiner"].get("settings", {})),
-    threads: 1
-    conda:
-        "../../envs/core.yaml"
     shell:
         "lem data multiner --dir {params.dir:q} --settings '{params.settings}' "
         "--out-dir resources/multiner > {log} 2>&1"
@@ -103,9 +113,9 @@ rule multiner_text:
         "resources/multiner/{lang}.{split}.txt",
     log:
         "logs/download/multiner_text_{lang}.{split}.log",
-    threads: 1
     conda:
         "../../envs/core.yaml"
+    threads: 1
     shell:
         "lem data conll-text --input {input} --out {output} > {log} 2>&1"
 
@@ -118,9 +128,9 @@ rule multiner_pairs:
         "resources/pairs/multiner_{src}-{tgt}.{split}.tsv",
     log:
         "logs/download/multiner_pairs_{src}-{tgt}.{split}.log",
-    threads: 1
     conda:
         "../../envs/core.yaml"
+    threads: 1
     shell:
         "lem data lines --src {input.src} --tgt {input.tgt} --out {output} > {log} 2>&1"
 
@@ -132,9 +142,9 @@ rule multiner_all:
         "resources/multiner/all.{split}.conll",
     log:
         "logs/download/multiner_all_{split}.log",
-    threads: 1
     conda:
         "../../envs/core.yaml"
+    threads: 1
     shell:
         "cat {input} > {output} 2> {log}"
 
@@ -150,35 +160,44 @@ rule train_ner:
         "logs/annotate/train_ner.log",
     benchmark:
         "benchmarks/annotate/train_ner.tsv"
-    params:
-        settings=lambda w: as_json({"seed": config["seed"], **config["ner_model"].get("settings", {})}),
-        valid=lambda w: f"--valid {config['ner_model']['valid']}" if config["ner_model"].get("valid") else "",
+    conda:
+        "../../envs/annotate.yaml"
     threads: workflow.cores
     resources:
         gpu=config["resources"]["gpu_training"],
         mem_mb=config["resources"]["mem_mb_training"],
         runtime=config["resources"]["runtime_training"],
-    conda:
-        "../../envs/annotate.yaml"
+    params:
+        settings=lambda w: as_json(
+            {"seed": config["seed"], **config["ner_model"].get("settings", {})}
+        ),
+        valid=lambda w: (
+            f"--valid {config['ner_model']['valid']}"
+            if config["ner_model"].get("valid")
+            else ""
+        ),
     shell:
         "lem annotate train-ner --base-model {input.base} --train {input.train} {params.valid} "
         "--settings '{params.settings}' --out {output} > {log} 2>&1"
 
 
-if config["base_model"]["source"] == "pretrained" and "path" not in config["base_model"]:
+if (
+    config["base_model"]["source"] == "pretrained"
+    and "path" not in config["base_model"]
+):
 
     rule fetch_base_model:
         output:
             directory(base_model_dir()),
         log:
             "logs/download/base_model.log",
-        params:
-            repo=config["base_model"]["hub"]["repo"],
-            revision=config["base_model"]["hub"]["revision"],
-        threads: 1
         retries: 1
         conda:
             "../../envs/core.yaml"
+        threads: 1
+        params:
+            repo=config["base_model"]["hub"]["repo"],
+            revision=config["base_model"]["hub"]["revision"],
         shell:
             "lem data fetch-hf --repo {params.repo} --revision {params.revision} --kind model "
             "--include '*.json' '*.safetensors' 'sentencepiece.bpe.model' --out {output} > {log} 2>&1"

@@ -9,11 +9,11 @@ rule embed:
         "logs/embed/{variant}/{evalset}/{src}-{tgt}/{lang}.log",
     benchmark:
         "benchmarks/embed/{variant}/{evalset}/{src}-{tgt}/{lang}.tsv"
-    params:
-        settings=as_json(config["embedding"]),
-    threads: 1
     conda:
         "../../envs/train.yaml"
+    threads: 1
+    params:
+        settings=as_json(config["embedding"]),
     shell:
         "lem embed --model {input.model} --sentences {input.sentences} "
         "--settings '{params.settings}' --out {output.emb} > {log} 2>&1"

@@ -12,11 +12,11 @@ rule mine:
         "logs/mining/{variant}/{evalset}/{src}-{tgt}.log",
     benchmark:
         "benchmarks/mining/{variant}/{evalset}/{src}-{tgt}.tsv"
-    params:
-        settings=as_json(config["mining"]["settings"]),
-    threads: 1
     conda:
         "../../envs/mining.yaml"
+    threads: 1
+    params:
+        settings=as_json(config["mining"]["settings"]),
     shell:
         "lem mine --src-emb {input.src_emb} --src-sents {input.src_sents} "
         "--tgt-emb {input.tgt_emb} --tgt-sents {input.tgt_sents} --gold {input.gold} "

@@ -8,12 +8,12 @@ if config["tokenizer"]["source"] == "train":
             directory("results/tokenizer"),
         log:
             "logs/pretrain/tokenizer.log",
+        conda:
+            "../../envs/train.yaml"
+        threads: 1
         params:
             vocab=config["tokenizer"]["vocab_size"],
             seed=config["seed"],
-        threads: 1
-        conda:
-            "../../envs/train.yaml"
         shell:
             "lem tokenizer train --inputs {input.mono} {input.para} --vocab-size {params.vocab} "
             "--seed {params.seed} --out {output} > {log} 2>&1"
@@ -27,13 +27,13 @@ rule features_mono:
         directory("results/features/mono/{lang}"),
     log:
         "logs/features/mono_{lang}.log",
+    conda:
+        "../../envs/train.yaml"
+    threads: 1
     params:
         max_length=config["pretrain"]["max_length"],
         valid=config["pretrain"]["valid_fraction"],
         seed=config["seed"],
-    threads: 1
-    conda:
-        "../../envs/train.yaml"
     shell:
         "lem features mono --tokenizer {input.tokenizer} --annotations {input.annotations} "
         "--lang {wildcards.lang} --max-length {params.max_length} --valid-fraction {params.valid} "
@@ -51,11 +51,11 @@ rule features_para:
         directory("results/features/para/{src}-{tgt}"),
     log:
         "logs/features/para_{src}-{tgt}.log",
-    params:
-        max_length=config["pretrain"]["max_length"],
-    threads: 1
     conda:
         "../../envs/train.yaml"
+    threads: 1
+    params:
+        max_length=config["pretrain"]["max_length"],
     shell:
         "lem features para --tokenizer {input.tokenizer} --pair {wildcards.src}-{wildcards.tgt} "
         "--train-src {input.train_src} --train-tgt {input.train_tgt} "
@@ -75,16 +75,16 @@ if config["base_model"]["source"] == "scratch":
             "logs/pretrain/base.log",
         benchmark:
             "benchmarks/pretrain/base.tsv"
-        params:
-            settings=base_settings(),
-            checkpoints="results/checkpoints/base",
+        conda:
+            "../../envs/train.yaml"
         threads: workflow.cores
         resources:
             gpu=config["resources"]["gpu_training"],
             mem_mb=config["resources"]["mem_mb_training"],
             runtime=config["resources"]["runtime_training"],
-        conda:
-            "../../envs/train.yaml"
+        params:
+            settings=base_settings(),
+            checkpoints="results/checkpoints/base",
         shell:
             "lem pretrain base --tokenizer {input.tokenizer} --features {input.features} "
             "--settings '{params.settings}' --checkpoints {params.checkpoints} "
@@ -94,23 +94,25 @@ if config["base_model"]["source"] == "scratch":
 rule pretrain_mono:
     input:
         init=base_model_dir(),
-        features=lambda w: expand("results/features/mono/{lang}", lang=scope_langs(w.scope)),
+        features=lambda w: expand(
+            "results/features/mono/{lang}", lang=scope_langs(w.scope)
+        ),
     output:
         directory("results/models/{tvariant}/{scope}/mono"),
     log:
         "logs/pretrain/{tvariant}/{scope}/mono.log",
     benchmark:
         "benchmarks/pretrain/{tvariant}/{scope}/mono.tsv"
-    params:
-        settings=lambda w: stage_settings(w.scope, w.tvariant, "mono"),
-        checkpoints="results/checkpoints/{tvariant}/{scope}/mono",
+    conda:
+        "../../envs/train.yaml"
     threads: workflow.cores
     resources:
         gpu=config["resources"]["gpu_training"],
         mem_mb=config["resources"]["mem_mb_training"],
         runtime=config["resources"]["runtime_training"],
-    conda:
-        "../../envs/train.yaml"
+    params:
+        settings=lambda w: stage_settings(w.scope, w.tvariant, "mono"),
+        checkpoints="results/checkpoints/{tvariant}/{scope}/mono",
     shell:
         "lem pretrain continue --stage mono --init {input.init} --features {input.features} "
         "--settings '{params.settings}' --checkpoints {params.checkpoints} "
@@ -120,23 +122,25 @@ rule pretrain_mono:
 rule pretrain_para:
     input:
         init="results/models/{tvariant}/{scope}/mono",
-        features=lambda w: expand("results/features/para/{pair}", pair=scope_pairs(w.scope)),
+        features=lambda w: expand(
+            "results/features/para/{pair}", pair=scope_pairs(w.scope)
+        ),
     output:
         directory("results/models/{tvariant}/{scope}/para"),
     log:
         "logs/pretrain/{tvariant}/{scope}/para.log",
     benchmark:
         "benchmarks/pretrain/{tvariant}/{scope}/para.tsv"
-    params:
-        settings=lambda w: stage_settings(w.scope, w.tvariant, "para"),
-        checkpoints="results/checkpoints/{tvariant}/{scope}/para",
+    conda:
+        "../../envs/train.yaml"
     threads: workflow.cores
     resources:
         gpu=config["resources"]["gpu_training"],
         mem_mb=config["resources"]["mem_mb_training"],
         runtime=config["resources"]["runtime_training"],
-    conda:
-        "../../envs/train.yaml"
+    params:
+        settings=lambda w: stage_settings(w.scope, w.tvariant, "para"),
+        checkpoints="results/checkpoints/{tvariant}/{scope}/para",
     shell:
         "lem pretrain continue --stage para --init {input.init} --features {input.features} "
         "--settings '{params.settings}' --checkpoints {params.checkpoints} "

@@ -4,16 +4,24 @@ rule report:
         sentiment=sentiment_outputs(),
         curation=curation_outputs(),
     output:
-        tsv=report("results/report/summary.tsv", caption="../report/summary.rst", category="Summary"),
+        tsv=report(
+            "results/report/summary.tsv",
+            caption="../report/summary.rst",
+            category="Summary",
+        ),
         md="results/report/summary.md",
-        png=report("results/report/overview.png", caption="../report/overview.rst", category="Summary"),
+        png=report(
+            "results/report/overview.png",
+            caption="../report/overview.rst",
+            category="Summary",
+        ),
     log:
         "logs/report/report.log",
-    params:
-        variants=VARIANTS,
-    threads: 1
     conda:
         "../../envs/core.yaml"
+    threads: 1
+    params:
+        variants=VARIANTS,
     shell:
         "lem report --mining {input.mining} --sentiment {input.sentiment} --curation {input.curation} "
         "--variants {params.variants} --out-dir $(dirname {output.tsv}) 2> {log}"

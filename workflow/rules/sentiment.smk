@@ -1,6 +1,8 @@
 rule sentiment:
     input:
-        model=lambda w: model_for(w.variant, config["sentiment"]["datasets"][w.dataset]["pair"]),
+        model=lambda w: model_for(
+            w.variant, config["sentiment"]["datasets"][w.dataset]["pair"]
+        ),
         train="results/eval/prepared/sentiment/{dataset}/train.tsv",
         valid="results/eval/prepared/sentiment/{dataset}/valid.tsv",
         test="results/eval/prepared/sentiment/{dataset}/test.tsv",
@@ -10,15 +12,15 @@ rule sentiment:
         "logs/sentiment/{variant}/{dataset}/seed{seed}.log",
     benchmark:
         "benchmarks/sentiment/{variant}/{dataset}/seed{seed}.tsv"
-    params:
-        settings=as_json(config["sentiment"]["training"]),
+    conda:
+        "../../envs/train.yaml"
     threads: 1
     resources:
         gpu=config["resources"]["gpu_training"],
         mem_mb=config["resources"]["mem_mb_training"],
         runtime=config["resources"]["runtime_training"],
-    conda:
-        "../../envs/train.yaml"
+    params:
+        settings=as_json(config["sentiment"]["training"]),
     shell:
         "lem sentiment --model {input.model} --train {input.train} --valid {input.valid} "
         "--test {input.test} --seed {wildcards.seed} --settings '{params.settings}' "

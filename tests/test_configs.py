@@ -1,0 +1,58 @@
+"""Both configurations validate against the schema and plan their DAGs (dry runs, nothing executed)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def dry_run(tmp_path: Path, configfile: Path, *extra: str) -> dict[str, int]:
+    cmd = [sys.executable, "-m", "snakemake", "-n", "--quiet", "rules", "--snakefile", str(REPO / "Snakefile"),
+           "--directory", str(tmp_path), "--configfile", str(configfile), *extra]  # fmt: skip
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return {
+        m.group(1): int(m.group(2))
+        for m in re.finditer(r"^(\w+)\s+(\d+)\s*$", proc.stdout + proc.stderr, re.M)
+    }
+
+
+def test_paper_config_plans_every_variant_for_every_pair(tmp_path):
+    jobs = dry_run(tmp_path, REPO / "config" / "paper.yaml")
+    paper = yaml.safe_load((REPO / "config" / "paper.yaml").read_text())
+    trained = len(paper["variants"]) - 1  # base is not trained
+    assert jobs["pretrain_mono"] == jobs["pretrain_para"] == trained * 3
+    assert jobs["mine"] == len(paper["variants"]) * 3 * len(paper["mining"]["evalsets"])
+    assert jobs["madlad"] == 3 and jobs["train_ner"] == 1 and jobs["fetch_base_model"] == 1
+    assert "pretrain_base" not in jobs and "train_tokenizer" not in jobs  # the hub model and its tokenizer
+
+
+def test_embedded_default_plans_the_whole_dag(tmp_path):
+    jobs = dry_run(tmp_path, REPO / "config" / "config.yaml")
+    assert jobs["generate_corpus"] == 1 and jobs["pretrain_base"] == 1 and jobs["report"] == 1
+    assert "fetch_file" not in jobs and "madlad" not in jobs  # offline
+
+
+def test_a_config_typo_fails_before_any_job(tmp_path):
+    cfg = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    cfg["mining"]["setings"] = {}
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(yaml.safe_dump(cfg))
+    cmd = [sys.executable, "-m", "snakemake", "-n", "--snakefile", str(REPO / "Snakefile"),
+           "--directory", str(tmp_path), "--configfile", str(bad)]  # fmt: skip
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    assert proc.returncode != 0
+    assert "setings" in proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize("variant", ["lem_ne", "lem_noun_verb"])
+def test_an_ablation_variant_is_selected_from_the_config(tmp_path, variant):
+    jobs = dry_run(tmp_path, REPO / "config" / "config.yaml", "--config", f"variants=[base,{variant}]")
+    assert jobs["pretrain_mono"] == jobs["pretrain_para"] == 1
