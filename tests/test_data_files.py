@@ -74,3 +74,15 @@ def test_unpack_refuses_escaping_members(tmp_path):
     with pytest.raises(FetchError, match="outside"):
         unpack(z, tmp_path / "out")
     assert not (tmp_path / "escape.txt").exists() and not (tmp_path / "out").exists()
+
+
+def test_conll_split_keeps_sentence_blocks_whole(tmp_path):
+    from lem.data.ner import split_conll
+
+    f = tmp_path / "g.conll"
+    f.write_text("".join(f"w{i}\tNN\tO\nx{i}\tVB\tO\n\n" for i in range(20)), encoding="utf-8")
+    train, valid = split_conll(f, 0.1, seed=4)
+    assert len(train) == 18 and len(valid) == 2
+    assert all(b.count("\n") == 1 for b in train + valid)
+    assert split_conll(f, 0.1, seed=4) == (train, valid)
+    assert sorted(train + valid) == sorted(f"w{i}\tNN\tO\nx{i}\tVB\tO" for i in range(20))

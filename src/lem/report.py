@@ -27,7 +27,9 @@ PATTERNS = {
         r"sentiment/(?P<variant>[^/]+)/(?P<dataset>[^/]+)/seed(?P<seed>\d+)/metrics\.json$"
     ),
     "curation": re.compile(r"curation/(?P<variant>[^/]+)/(?P<pair>[^/]+)/metrics\.json$"),
+    "annotation": re.compile(r"annotation_eval/(?P<dataset>[^/]+)/(?P<pair>[^/]+)\.json$"),
 }
+ANNOTATION_METRICS = [("pos", "accuracy"), ("pos", "coarse_accuracy"), ("ner", "f1")]
 # The headline metric of each task (first) and the others we tabulate.
 MINING_METRICS = [
     ("intersection", "f1"),
@@ -46,7 +48,9 @@ def _parse(task: str, path: str) -> dict[str, str]:
     return m.groupdict()
 
 
-def collect(mining: list[str], sentiment: list[str], curation: list[str]) -> pd.DataFrame:
+def collect(
+    mining: list[str], sentiment: list[str], curation: list[str], annotation: list[str] = ()
+) -> pd.DataFrame:
     """One row per (variant, task, dataset, pair, metric, seed) value."""
     rows = []
     for path in mining:
@@ -85,6 +89,20 @@ def collect(mining: list[str], sentiment: list[str], curation: list[str]) -> pd.
                         "seed": "",
                     }
                 )
+    for path in annotation:  # annotators scored on held-out gold: not per variant
+        key = _parse("annotation", path)
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        for part, metric in ANNOTATION_METRICS:
+            rows.append(
+                {
+                    **key,
+                    "variant": "-",
+                    "task": "annotation",
+                    "metric": f"{part}_{metric}",
+                    "value": data[part][metric],
+                    "seed": "",
+                }
+            )
     if not rows:
         raise ValueError("no metrics files given to the report")
     return pd.DataFrame(rows)
@@ -136,6 +154,18 @@ def markdown(summary: pd.DataFrame, variants: list[str]) -> str:
         table = _pivot_markdown(summary, task, metric, variants)
         if table:
             sections += [f"## {title}", "", table, ""]
+    ann = summary[summary.task == "annotation"]
+    if not ann.empty:
+        table = ann.pivot(index="dataset", columns=["pair", "metric"], values="mean").sort_index(axis=1)
+        cols = list(table.columns)
+        sections += [
+            "## Annotation against held-out gold tags (POS tag and coarse accuracy, NER entity F1)",
+            "",
+            "| annotator | " + " | ".join(f"{lang} {m.replace('_', ' ')}" for lang, m in cols) + " |",
+            "|---|" + "---|" * len(cols),
+        ]
+        sections += [f"| {a} | " + " | ".join(f"{v:.3f}" for v in row) + " |" for a, row in table.iterrows()]
+        sections.append("")
     return "\n".join(sections)
 
 
@@ -180,9 +210,14 @@ def figure(summary: pd.DataFrame, variants: list[str], path: Path) -> None:
 
 
 def build_report(
-    mining: list[str], sentiment: list[str], curation: list[str], variants: list[str], out_dir: Path
+    mining: list[str],
+    sentiment: list[str],
+    curation: list[str],
+    variants: list[str],
+    out_dir: Path,
+    annotation: list[str] = (),
 ) -> pd.DataFrame:
-    values = collect(mining, sentiment, curation)
+    values = collect(mining, sentiment, curation, annotation)
     summary = summarise(values)
     order = {v: i for i, v in enumerate(variants)}
     summary = summary.sort_values(
@@ -202,13 +237,18 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--mining", nargs="*", default=[])
     p.add_argument("--sentiment", nargs="*", default=[])
     p.add_argument("--curation", nargs="*", default=[])
+    p.add_argument(
+        "--annotation", nargs="*", default=[], help="annotation_eval/<annotator>/<lang>.json files"
+    )
     p.add_argument("--variants", nargs="+", required=True, help="row order of the tables")
     p.add_argument("--out-dir", required=True)
     args = p.parse_args(argv)
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s", stream=sys.stderr
     )
-    build_report(args.mining, args.sentiment, args.curation, args.variants, Path(args.out_dir))
+    build_report(
+        args.mining, args.sentiment, args.curation, args.variants, Path(args.out_dir), args.annotation
+    )
     out = Path(args.out_dir).resolve()
     print(
         f"report written: {out / 'summary.md'} (table: {out / 'summary.tsv'}, figure: {out / 'overview.png'})"

@@ -43,6 +43,7 @@ wildcard_constraints:
     stage="mono|para",
     evalset="|".join(config["mining"].get("evalsets", {})) or "none",
     dataset="|".join(config["sentiment"].get("datasets", {})) or "none",
+    annotator="|".join(config["annotation_eval"]["annotators"]) or "none",
     seed=r"\d+",
     source=r"[A-Za-z0-9_.-]+",
     name=r"[A-Za-z0-9_.-]+",
@@ -128,7 +129,7 @@ def model_for(variant, pair):
     return f"results/models/{variant}/{scope_of(pair)}/para"
 
 
-def annotation_inputs(lang):
+def annotation_inputs(lang, settings=None):
     """Every file a language's annotation settings point at (lexicons, tagger models)."""
     found = []
 
@@ -147,8 +148,18 @@ def annotation_inputs(lang):
             for item in node:
                 walk(item)
 
-    walk(config["annotation"].get(lang, {}))
+    walk(config["annotation"].get(lang, {}) if settings is None else settings)
     return found
+
+
+def eval_annotation(annotator, lang):
+    """Annotation settings of an evaluated annotator: the configured ones with its overrides."""
+    return {**config["annotation"][lang], **config["annotation_eval"]["annotators"][annotator]}
+
+
+def annotation_eval_outputs():
+    ev = config["annotation_eval"]
+    return [f"results/annotation_eval/{a}/{lang}.json" for a in ev["annotators"] for lang in LANGS if lang in ev["gold"]]
 
 
 def stage_settings(scope, variant, stage):

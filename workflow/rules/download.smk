@@ -149,38 +149,6 @@ rule multiner_all:
         "cat {input} > {output} 2> {log}"
 
 
-rule train_ner:
-    input:
-        base=lambda w: ner_base_model(),
-        train=lambda w: config["ner_model"]["train"],
-        valid=lambda w: config["ner_model"].get("valid", []),
-    output:
-        directory("results/ner/model"),
-    log:
-        "logs/annotate/train_ner.log",
-    benchmark:
-        "benchmarks/annotate/train_ner.tsv"
-    conda:
-        "../../envs/annotate.yaml"
-    threads: workflow.cores
-    resources:
-        gpu=config["resources"]["gpu_training"],
-        mem_mb=config["resources"]["mem_mb_training"],
-        runtime=config["resources"]["runtime_training"],
-    params:
-        settings=lambda w: as_json(
-            {"seed": config["seed"], **config["ner_model"].get("settings", {})}
-        ),
-        valid=lambda w: (
-            f"--valid {config['ner_model']['valid']}"
-            if config["ner_model"].get("valid")
-            else ""
-        ),
-    shell:
-        "lem annotate train-ner --base-model {input.base} --train {input.train} {params.valid} "
-        "--settings '{params.settings}' --out {output} > {log} 2>&1"
-
-
 if (
     config["base_model"]["source"] == "pretrained"
     and "path" not in config["base_model"]

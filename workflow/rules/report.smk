@@ -3,6 +3,7 @@ rule report:
         mining=mining_outputs(),
         sentiment=sentiment_outputs(),
         curation=curation_outputs(),
+        annotation=annotation_eval_outputs(),
     output:
         tsv=report(
             "results/report/summary.tsv",
@@ -23,5 +24,5 @@ rule report:
     params:
         variants=VARIANTS,
     shell:
-        "lem report --mining {input.mining} --sentiment {input.sentiment} --curation {input.curation} "
+        "lem report --mining {input.mining} --sentiment {input.sentiment} --curation {input.curation} --annotation {input.annotation} "
         "--variants {params.variants} --out-dir $(dirname {output.tsv}) 2> {log}"

@@ -61,6 +61,13 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--input", required=True)
     v.add_argument("--out", required=True)
 
+    v = sub.add_parser("conll-split", help="seeded train/valid split of a CoNLL file by sentence")
+    v.add_argument("--input", required=True)
+    v.add_argument("--valid-fraction", type=float, required=True)
+    v.add_argument("--seed", type=int, default=13)
+    v.add_argument("--out-train", required=True)
+    v.add_argument("--out-valid", required=True)
+
     v = sub.add_parser("unpack", help="extract a zip or tar archive safely into a folder")
     v.add_argument("--archive", required=True)
     v.add_argument("--out", required=True)
@@ -149,6 +156,12 @@ def main(argv: list[str]) -> int:
         from lem.data.parallel import write_lines
 
         write_lines([" ".join(tok for tok, _ in sent) for sent in read_conll_ner(args.input)], args.out)
+    elif args.verb == "conll-split":
+        from lem.data.ner import split_conll, write_conll_blocks
+
+        train, valid = split_conll(args.input, args.valid_fraction, args.seed)
+        write_conll_blocks(train, args.out_train)
+        write_conll_blocks(valid, args.out_valid)
     elif args.verb == "unpack":
         from lem.data.download import unpack
 

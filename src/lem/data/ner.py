@@ -110,3 +110,28 @@ def split_multiner(
         time.monotonic() - started,
     )
     return stats
+
+
+def split_conll(path: str | os.PathLike, valid_fraction: float, seed: int) -> tuple[list[str], list[str]]:
+    """Sentence blocks of a CoNLL file (any column count) split into seeded train / valid lists."""
+    blocks, cur = [], []
+    for line in Path(path).read_text(encoding="utf-8-sig").splitlines():
+        if line.strip():
+            cur.append(line.rstrip("\r"))
+        elif cur:
+            blocks.append("\n".join(cur))
+            cur = []
+    if cur:
+        blocks.append("\n".join(cur))
+    n_valid = int(round(valid_fraction * len(blocks)))
+    if not 0 < n_valid < len(blocks):
+        raise ValueError(f"{path}: {len(blocks)} sentences cannot give a valid share of {valid_fraction}")
+    held = set(np.random.default_rng(seed).permutation(len(blocks))[:n_valid].tolist())
+    train = [b for i, b in enumerate(blocks) if i not in held]
+    valid = [b for i, b in enumerate(blocks) if i in held]
+    return train, valid
+
+
+def write_conll_blocks(blocks: list[str], out: str | os.PathLike) -> None:
+    with atomic_path(out) as tmp:
+        tmp.write_text("".join(b + "\n\n" for b in blocks), encoding="utf-8")
