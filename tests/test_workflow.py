@@ -37,6 +37,7 @@ def small_config() -> dict:
     cfg["embedding"]["max_length"] = 48
     cfg["sentiment"]["training"]["max_length"] = 48
     cfg["variants"] = ["base", *cfg["pretrain"]["variants"]]  # every variant of the ablation grid trains
+    cfg["ner_model"]["settings"].update(epochs=1, max_length=48)
     cfg["sentiment"]["seeds"] = [1]
     cfg["sentiment"]["training"]["epochs"] = 1
     return cfg
@@ -83,6 +84,10 @@ def test_report_holds_every_variant_task_and_pair(run_dir: Path):
     mining = summary[(summary.task == "mining") & (summary.metric == "intersection_f1")]
     assert set(mining.pair) == set(cfg["pairs"])
     assert (run_dir / "results/report/overview.png").stat().st_size > 1000
+    ann = summary[summary.task == "annotation"]
+    assert set(ann.dataset) == {"configured", "hf_ner"} and set(ann.pair) == {"en", "si", "ta"}
+    lexicon_ner = ann[(ann.dataset == "configured") & (ann.metric == "ner_f1")]["mean"]
+    assert (lexicon_ner > 0.9).all()  # the gazetteer is the generator's own lexicon
     md = (run_dir / "results/report/summary.md").read_text()
     assert "Bitext mining F1" in md and "sentiment macro-F1" in md
 
