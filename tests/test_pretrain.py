@@ -80,6 +80,7 @@ def test_best_checkpoint_is_chosen_by_fixed_mask_validation_loss(tiny, tmp_path)
         > stats["per_lang"]["en"]["entity_share"]["enabled"]["text"]
     )
     assert (tmp_path / "model" / "model.safetensors").exists()
+    assert not list((tmp_path / "model").glob("*.bin")), "no pickled files next to the model"
 
 
 def test_killed_run_resumes_to_the_uninterrupted_result(tiny, tmp_path):

@@ -251,8 +251,10 @@ def train_stage(
     if not trainer.is_world_process_zero():  # under torchrun, rank 0 alone writes the outputs
         return selection
     with atomic_path(out_dir) as tmp:
-        trainer.save_model(str(tmp))
+        # the model as safetensors and the arguments as JSON (Trainer.save_model adds a pickled training_args.bin)
+        trainer.model.save_pretrained(str(tmp), safe_serialization=True)
         tokenizer.save_pretrained(str(tmp))
+        (tmp / "training_args.json").write_text(trainer.args.to_json_string(), encoding="utf-8")
         write_json(tmp / "selection.json", selection)
         write_json(tmp / "masking_stats.json", stats)
         with open(tmp / "train_log.jsonl", "w", encoding="utf-8") as fh:
