@@ -79,12 +79,12 @@ rule split_gold:
         valid="results/ner/gold/{lang}.valid.conll",
     log:
         "logs/annotate/split_gold_{lang}.log",
+    conda:
+        "../../envs/core.yaml"
+    threads: 1
     params:
         fraction=config["annotation_eval"]["valid_fraction"],
         seed=config["seed"],
-    threads: 1
-    conda:
-        "../../envs/core.yaml"
     shell:
         "lem data conll-split --input {input} --valid-fraction {params.fraction} --seed {params.seed} "
         "--out-train {output.train} --out-valid {output.valid} > {log} 2>&1"
@@ -97,9 +97,9 @@ rule gold_all:
         "results/ner/gold/all.{split}.conll",
     log:
         "logs/annotate/gold_all_{split}.log",
-    threads: 1
     conda:
         "../../envs/core.yaml"
+    threads: 1
     shell:
         "cat {input} > {output} 2> {log}"
 
@@ -111,9 +111,9 @@ rule gold_text:
         "results/ner/gold/{lang}.valid.txt",
     log:
         "logs/annotate/gold_text_{lang}.log",
-    threads: 1
     conda:
         "../../envs/core.yaml"
+    threads: 1
     shell:
         "lem data conll-text --input {input} --out {output} > {log} 2>&1"
 
@@ -122,17 +122,19 @@ rule annotation_eval:
     input:
         text="results/ner/gold/{lang}.valid.txt",
         gold="results/ner/gold/{lang}.valid.conll",
-        resources=lambda w: annotation_inputs(w.lang, eval_annotation(w.annotator, w.lang)),
+        resources=lambda w: annotation_inputs(
+            w.lang, eval_annotation(w.annotator, w.lang)
+        ),
     output:
         pred="results/annotation_eval/{annotator}/{lang}.parquet",
         metrics="results/annotation_eval/{annotator}/{lang}.json",
     log:
         "logs/annotate/eval_{annotator}_{lang}.log",
-    params:
-        settings=lambda w: as_json(eval_annotation(w.annotator, w.lang)),
-    threads: 1
     conda:
         "../../envs/annotate.yaml"
+    threads: 1
+    params:
+        settings=lambda w: as_json(eval_annotation(w.annotator, w.lang)),
     shell:
         "(lem annotate run --lang {wildcards.lang} --input {input.text} --settings '{params.settings}' "
         "--out {output.pred} && lem annotate score --pred {output.pred} --gold {input.gold} "

@@ -154,12 +154,20 @@ def annotation_inputs(lang, settings=None):
 
 def eval_annotation(annotator, lang):
     """Annotation settings of an evaluated annotator: the configured ones with its overrides."""
-    return {**config["annotation"][lang], **config["annotation_eval"]["annotators"][annotator]}
+    return {
+        **config["annotation"][lang],
+        **config["annotation_eval"]["annotators"][annotator],
+    }
 
 
 def annotation_eval_outputs():
     ev = config["annotation_eval"]
-    return [f"results/annotation_eval/{a}/{lang}.json" for a in ev["annotators"] for lang in LANGS if lang in ev["gold"]]
+    return [
+        f"results/annotation_eval/{a}/{lang}.json"
+        for a in ev["annotators"]
+        for lang in LANGS
+        if lang in ev["gold"]
+    ]
 
 
 def stage_settings(scope, variant, stage):
