@@ -7,17 +7,9 @@ import json
 import logging
 import sys
 
+from lem.settings import settings_json
+
 log = logging.getLogger("lem.annotate")
-
-
-def _settings_json(text: str) -> dict:
-    try:
-        d = json.loads(text) if text else {}
-    except json.JSONDecodeError as e:
-        raise SystemExit(f"--settings is not valid JSON: {e}") from e
-    if not isinstance(d, dict):
-        raise SystemExit("--settings must be a JSON object")
-    return d
 
 
 def parser() -> argparse.ArgumentParser:
@@ -79,7 +71,11 @@ def main(argv: list[str]) -> int:
             from lem.annotate.settings import AnnotateSettings
 
             stats = annotate_file(
-                a.lang, a.input, a.out, AnnotateSettings.from_dict(_settings_json(a.settings)), a.column
+                a.lang,
+                a.input,
+                a.out,
+                AnnotateSettings.from_dict(settings_json(a.settings, "lem annotate")),
+                a.column,
             )
             if a.stats:
                 write_json(a.stats, stats)
@@ -92,7 +88,7 @@ def main(argv: list[str]) -> int:
             from lem.annotate.hf_ner import TrainNERSettings, train_ner
             from lem.annotate.readers import read_conll_ner
 
-            s = TrainNERSettings.from_dict(_settings_json(a.settings))
+            s = TrainNERSettings.from_dict(settings_json(a.settings, "lem annotate"))
             valid = read_conll_ner(a.valid, s.on_error) if a.valid else None
             metrics = train_ner(a.base_model, read_conll_ner(a.train, s.on_error), a.out, s, valid)
             print(json.dumps(metrics, indent=2))

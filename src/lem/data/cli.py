@@ -3,23 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import sys
 
+from lem.settings import settings_json
+
 log = logging.getLogger(__name__)
-
-
-def _settings(text: str | None) -> dict:
-    if not text:
-        return {}
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise SystemExit(f"lem data: --settings is not valid JSON ({err}): {text[:200]!r}") from err
-    if not isinstance(data, dict):
-        raise SystemExit("lem data: --settings must be a JSON object")
-    return data
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -123,7 +112,9 @@ def main(argv: list[str]) -> int:
     elif args.verb == "sentiment":
         from lem.data.sentiment import SentimentSettings, prepare_sentiment
 
-        prepare_sentiment(args.input, SentimentSettings.from_dict(_settings(args.settings)), args.out_dir)
+        prepare_sentiment(
+            args.input, SentimentSettings.from_dict(settings_json(args.settings, "lem data")), args.out_dir
+        )
     elif args.verb == "lines":
         from lem.data.parallel import read_parallel, write_pairs
 
@@ -169,12 +160,19 @@ def main(argv: list[str]) -> int:
     elif args.verb == "multiner":
         from lem.data.ner import MultinerSettings, split_multiner
 
-        split_multiner(args.dir, MultinerSettings.from_dict(_settings(args.settings)), args.out_dir)
+        split_multiner(
+            args.dir, MultinerSettings.from_dict(settings_json(args.settings, "lem data")), args.out_dir
+        )
     elif args.verb == "fetch-url":
         from lem.data.download import DownloadSettings, FetchError, fetch_url
 
         try:
-            fetch_url(args.url, args.out, args.sha256, DownloadSettings.from_dict(_settings(args.settings)))
+            fetch_url(
+                args.url,
+                args.out,
+                args.sha256,
+                DownloadSettings.from_dict(settings_json(args.settings, "lem data")),
+            )
         except FetchError as err:
             print(f"lem data fetch-url: {err}", file=sys.stderr)
             return 1
@@ -190,7 +188,10 @@ def main(argv: list[str]) -> int:
         from lem.data.madlad import MadladSettings, extract_to_file
 
         counts = extract_to_file(
-            args.lang, MadladSettings.from_dict(_settings(args.settings)), args.out, args.local_jsonl
+            args.lang,
+            MadladSettings.from_dict(settings_json(args.settings, "lem data")),
+            args.out,
+            args.local_jsonl,
         )
         if args.stats:
             write_json(args.stats, counts)
@@ -198,7 +199,10 @@ def main(argv: list[str]) -> int:
         from lem.data.leakage import LeakageSettings, guard, write_report
 
         report = guard(
-            args.train, args.eval, args.out_clean, LeakageSettings.from_dict(_settings(args.settings))
+            args.train,
+            args.eval,
+            args.out_clean,
+            LeakageSettings.from_dict(settings_json(args.settings, "lem data")),
         )
         write_report(report, args.report)
     return 0
