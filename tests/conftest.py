@@ -1,14 +1,48 @@
-"""Shared fixtures. Real public data lives in ../shared/data beside the repository (never copied in)."""
+"""Shared fixtures. Real public data lives in ../shared/data beside the repository (never copied in).
+
+The tests assume the CPU (its float32 numbers; no autocast, no CUDA nondeterminism): on a GPU node they see
+no GPU unless `LEM_TEST_DEVICE=cuda` asks for it. Every package of `pyproject.toml`'s dependencies is
+required: a missing one stops the session at set-up, by name, instead of failing (or skipping) tests one by one.
+"""
 
 from __future__ import annotations
 
 import os
+import re
+import tomllib
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 import pytest
 
+if os.environ.get("LEM_TEST_DEVICE", "cpu") == "cpu":
+    os.environ["CUDA_VISIBLE_DEVICES"] = ""  # before anything imports torch
+
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = Path(os.environ.get("LEM_SHARED_DATA", REPO.parent / "shared" / "data"))
+
+
+def missing_required_packages(pyproject: Path = REPO / "pyproject.toml") -> list[str]:
+    """The requirements of `[project].dependencies` that are not installed (name only: versions may differ
+    on a machine with its own preinstalled stack, e.g. a GPU image)."""
+    deps = tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]["dependencies"]
+    missing = []
+    for req in deps:
+        name = re.split(r"[\s<>=!~;\[]", req, maxsplit=1)[0]
+        try:
+            version(name)
+        except PackageNotFoundError:
+            missing.append(req)
+    return missing
+
+
+def pytest_configure(config):
+    missing = missing_required_packages()
+    if missing:
+        raise pytest.UsageError(
+            f"required packages are not installed: {', '.join(missing)} "
+            "(run `bash scripts/setup.sh`, or install them from wheels: see README, 'On a GPU node')"
+        )
 
 
 @pytest.fixture(scope="session")

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
 from lem import embed
 from lem.embed import EmbedSettings
+
+CPU = {"device": "cpu"}  # these tests assume the CPU's float32 numbers, on a GPU node too
 
 WORDS = "the a cat dog sat on mat ran far fast slow big small red blue".split()
 SENTS = ["the cat sat on the mat", "a dog ran", "big red dog ran far fast", "cat", "small blue cat sat slow"]
@@ -40,14 +44,16 @@ def model_dir(tmp_path_factory):
 
 
 def test_embeddings_are_normalised_deterministic_and_in_file_order(model_dir):
-    e = embed.encode(model_dir, SENTS, EmbedSettings(batch_size=2))
+    e = embed.encode(model_dir, SENTS, EmbedSettings(batch_size=2, **CPU))
     assert e.dtype == np.float32 and e.shape == (len(SENTS), 32)
     np.testing.assert_allclose(np.linalg.norm(e, axis=1), 1.0, rtol=1e-5)
-    assert (embed.encode(model_dir, SENTS, EmbedSettings(batch_size=2)) == e).all()
+    assert (embed.encode(model_dir, SENTS, EmbedSettings(batch_size=2, **CPU)) == e).all()
     # batch composition and order do not matter (padding is masked out), beyond float rounding
-    np.testing.assert_allclose(embed.encode(model_dir, SENTS, EmbedSettings(batch_size=64)), e, atol=1e-5)
     np.testing.assert_allclose(
-        embed.encode(model_dir, SENTS[::-1], EmbedSettings(batch_size=1))[::-1], e, atol=1e-5
+        embed.encode(model_dir, SENTS, EmbedSettings(batch_size=64, **CPU)), e, atol=1e-5
+    )
+    np.testing.assert_allclose(
+        embed.encode(model_dir, SENTS[::-1], EmbedSettings(batch_size=1, **CPU))[::-1], e, atol=1e-5
     )
 
 
@@ -62,10 +68,10 @@ def test_mean_and_cls_pooling_over_a_chosen_layer(model_dir):
     for pooling, layer in [("mean", -1), ("cls", -1), ("mean", 0), ("cls", 1)]:
         want = hs[layer][0].mean(0) if pooling == "mean" else hs[layer][0, 0]
         want = (want / want.norm()).numpy()
-        got = embed.encode(model_dir, SENTS, EmbedSettings(pooling=pooling, layer=layer))[0]
+        got = embed.encode(model_dir, SENTS, EmbedSettings(pooling=pooling, layer=layer, **CPU))[0]
         np.testing.assert_allclose(got, want, atol=1e-5)
     with pytest.raises(ValueError, match="layer=5"):
-        embed.encode(model_dir, SENTS, EmbedSettings(layer=5))
+        embed.encode(model_dir, SENTS, EmbedSettings(layer=5, **CPU))
 
 
 def test_embed_cli_writes_npy_and_ids(model_dir, tmp_path):
@@ -73,10 +79,30 @@ def test_embed_cli_writes_npy_and_ids(model_dir, tmp_path):
     (tmp_path / "s.tsv").write_text("id\tdoc\ttext\n" + rows, encoding="utf-8")
     out = tmp_path / "out" / "si.npy"
     args = ["--model", str(model_dir), "--sentences", str(tmp_path / "s.tsv"), "--out", str(out)]
-    assert embed.main([*args, "--settings", '{"batch_size": 3}']) == 0
+    assert embed.main([*args, "--settings", '{"batch_size": 3, "device": "cpu"}']) == 0
     e = np.load(out)
     assert e.shape == (5, 32) and e.dtype == np.float32
     assert (tmp_path / "out" / "si.ids.txt").read_text().split() == [f"s{i}" for i in range(5)]
+    meta = json.loads((tmp_path / "out" / "si.meta.json").read_text())
+    assert meta["settings"]["precision"] == "float32" and meta["device"] == "cpu"
+    assert meta["sentences"] == 5 and meta["dim"] == 32
+
+
+def test_precision_is_float32_by_default_and_half_precision_is_opt_in(model_dir, tmp_path):
+    import torch
+
+    assert EmbedSettings().precision == "float32"
+    full = embed.encode(model_dir, SENTS, EmbedSettings(**CPU))
+    half = embed.encode(model_dir, SENTS, EmbedSettings(precision="bf16", **CPU))
+    assert half.dtype == np.float32  # pooled and normalised in float32 whatever the compute type
+    assert not (half == full).all()  # bf16 really ran: its rounding shows
+    np.testing.assert_allclose(half, full, atol=0.05)
+    with pytest.raises(ValueError, match="precision='half'"):
+        EmbedSettings.from_dict({"precision": "half"})
+    if torch.cuda.is_available():  # on a GPU node: the default stays float32 there too
+        np.testing.assert_allclose(
+            embed.encode(model_dir, SENTS, EmbedSettings(device="cuda")), full, atol=1e-4
+        )
 
 
 def test_settings_and_sentence_file_errors(tmp_path):
@@ -84,7 +110,7 @@ def test_settings_and_sentence_file_errors(tmp_path):
         EmbedSettings.from_dict({"pool": "mean"})
     with pytest.raises(ValueError, match="pooling"):
         EmbedSettings.from_dict({"pooling": "max"})
-    assert EmbedSettings.from_dict({}) == EmbedSettings("mean", -1, 64, 128, "auto")
+    assert EmbedSettings.from_dict({}) == EmbedSettings("mean", -1, 64, 128, "auto", "float32")
     (tmp_path / "bad.tsv").write_text("id\tdoc\ttext\na\td\tok\nb\tno-text\n", encoding="utf-8")
     with pytest.raises(ValueError, match=r"bad\.tsv:3"):
         embed.read_sentences(tmp_path / "bad.tsv")

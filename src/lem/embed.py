@@ -11,13 +11,13 @@ import argparse
 import json
 import logging
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from lem.files import atomic_path
+from lem.files import atomic_path, write_json
 from lem.settings import known_keys
 
 log = logging.getLogger(__name__)
@@ -26,13 +26,16 @@ log = logging.getLogger(__name__)
 @dataclass(frozen=True)
 class EmbedSettings:
     """pooling: mean over non-padding tokens, or the first (<s>) token; layer indexes the hidden states
-    (0 = embedding layer, -1 = last); device: auto (cuda if available), cpu or cuda."""
+    (0 = embedding layer, -1 = last); device: auto (cuda if available), cpu or cuda; precision: the
+    model's compute type, float32 by default on every device (evaluation numbers do not depend on the
+    hardware), fp16 or bf16 opt-in for speed on a GPU. The choice is recorded next to the embeddings."""
 
     pooling: str = "mean"
     layer: int = -1
     batch_size: int = 64
     max_length: int = 128
     device: str = "auto"
+    precision: str = "float32"
 
     @classmethod
     def from_dict(cls, d: dict[str, Any] | None) -> EmbedSettings:
@@ -43,7 +46,13 @@ class EmbedSettings:
             raise ValueError("embed settings batch_size must be >= 1 and max_length >= 2")
         if s.device not in ("auto", "cpu", "cuda") and not s.device.startswith("cuda:"):
             raise ValueError(f"embed setting device={s.device!r}: expected auto, cpu or cuda[:N]")
+        if s.precision not in PRECISIONS:
+            raise ValueError(f"embed setting precision={s.precision!r}: expected one of {sorted(PRECISIONS)}")
         return s
+
+
+# precision setting -> torch dtype name
+PRECISIONS = {"float32": "float32", "fp16": "float16", "bf16": "bfloat16"}
 
 
 @dataclass
@@ -84,7 +93,8 @@ def _device(name: str):
 
 
 def encode(model_dir: str | Path, sentences: list[str], settings: EmbedSettings | None = None) -> np.ndarray:
-    """L2-normalised float32 sentence embeddings, one row per sentence, in input order."""
+    """L2-normalised float32 sentence embeddings, one row per sentence, in input order (computed in
+    `settings.precision`, pooled and normalised in float32)."""
     import torch
     from transformers import AutoModel, AutoTokenizer
 
@@ -92,9 +102,7 @@ def encode(model_dir: str | Path, sentences: list[str], settings: EmbedSettings 
     device = _device(settings.device)
     tok = AutoTokenizer.from_pretrained(str(model_dir))
     model = AutoModel.from_pretrained(str(model_dir), add_pooling_layer=False)
-    model.eval().to(device)
-    if device.type == "cuda":
-        model.half()
+    model.eval().to(device=device, dtype=getattr(torch, PRECISIONS[settings.precision]))
     n_hidden = model.config.num_hidden_layers + 1
     if not -n_hidden <= settings.layer < n_hidden:
         raise ValueError(
@@ -129,6 +137,20 @@ def encode(model_dir: str | Path, sentences: list[str], settings: EmbedSettings 
     return out / np.maximum(norms, 1e-12)
 
 
+def embedding_meta(model_dir: str | Path, settings: EmbedSettings, emb: np.ndarray) -> dict[str, Any]:
+    """What produced a set of embeddings: model, settings (precision included) and the device used."""
+    import torch
+
+    return {
+        "model": str(model_dir),
+        "settings": asdict(settings),
+        "device": str(_device(settings.device)),
+        "sentences": int(emb.shape[0]),
+        "dim": int(emb.shape[1]) if emb.ndim == 2 else 0,
+        "torch": torch.__version__,
+    }
+
+
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(prog="lem embed", description=__doc__.splitlines()[0])
     ap.add_argument("--model", required=True, help="directory with an HF model and its tokenizer")
@@ -148,6 +170,7 @@ def main(argv: list[str]) -> int:
             np.save(f, emb)
     with atomic_path(a.out[: -len(".npy")] + ".ids.txt") as tmp:
         tmp.write_text("".join(i + "\n" for i in sents.ids), encoding="utf-8")
+    write_json(a.out[: -len(".npy")] + ".meta.json", embedding_meta(a.model, settings, emb))
     log.info(
         "embed: %d sentences, dim %d, pooling %s, layer %d; %.1fs",
         len(emb), emb.shape[1], settings.pooling, settings.layer, time.perf_counter() - t0,

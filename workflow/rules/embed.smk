@@ -5,6 +5,7 @@ rule embed:
     output:
         emb="results/embeddings/{variant}/{evalset}/{src}-{tgt}/{lang}.npy",
         ids="results/embeddings/{variant}/{evalset}/{src}-{tgt}/{lang}.ids.txt",
+        meta="results/embeddings/{variant}/{evalset}/{src}-{tgt}/{lang}.meta.json",
     log:
         "logs/embed/{variant}/{evalset}/{src}-{tgt}/{lang}.log",
     benchmark:
