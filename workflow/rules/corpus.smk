@@ -26,7 +26,7 @@ if config["corpus"]["source"] == "generate":
             settings=as_json({"seed": config["seed"], **config["corpus"]["generate"]}),
         shell:
             "lem corpus generate --settings '{params.settings}' "
-            "--out-dir results/corpus --eval-dir results/eval > {log} 2>&1"
+            "--out-dir results/corpus --eval-dir results/eval > {log:q} 2>&1"
 
 else:
 
@@ -41,7 +41,7 @@ else:
             "../../envs/core.yaml"
         threads: 1
         shell:
-            "lem data mono --input {input} --out {output} > {log} 2>&1"
+            "lem data mono --input {input:q} --out {output:q} > {log:q} 2>&1"
 
     rule para_from_files:
         input:
@@ -61,9 +61,9 @@ else:
             ),
             seed=config["seed"],
         shell:
-            "lem data pairs --inputs {input.train} --valid-input {input.valid} "
-            "--valid-size {params.valid_size} --seed {params.seed} "
-            "--out-train {output.train} --out-valid {output.valid} > {log} 2>&1"
+            "lem data pairs --inputs {input.train:q} --valid-input {input.valid:q} "
+            "--valid-size {params.valid_size:q} --seed {params.seed:q} "
+            "--out-train {output.train:q} --out-valid {output.valid:q} > {log:q} 2>&1"
 
 
 rule prepare_news:
@@ -86,8 +86,8 @@ rule prepare_news:
             "doc_pairs", "gold"
         ),
     shell:
-        "lem data news --root {params.root:q} --site {params.site} --pair {wildcards.src}-{wildcards.tgt} "
-        "--doc-pairs {params.doc_pairs} --out-dir $(dirname {output.gold}) > {log} 2>&1"
+        "lem data news --root {params.root:q} --site {params.site:q} --pair {wildcards.src}-{wildcards.tgt} "
+        "--doc-pairs {params.doc_pairs:q} --out-dir $(dirname {output.gold:q}) > {log:q} 2>&1"
 
 
 rule prepare_sentiment:
@@ -110,7 +110,7 @@ rule prepare_sentiment:
         ),
     shell:
         "lem data sentiment --input {params.input:q} --settings '{params.settings}' "
-        "--out-dir $(dirname {output.train}) > {log} 2>&1"
+        "--out-dir $(dirname {output.train:q}) > {log:q} 2>&1"
 
 
 rule leakage_guard:
@@ -130,6 +130,6 @@ rule leakage_guard:
     params:
         settings=as_json(config["leakage"]),
     shell:
-        "lem data leakage --train {input.mono} {input.para} --eval {input.evals:q} "
-        "--out-clean {output.mono} {output.para} --settings '{params.settings}' "
-        "--report {output.report} > {log} 2>&1"
+        "lem data leakage --train {input.mono:q} {input.para:q} --eval {input.evals:q} "
+        "--out-clean {output.mono:q} {output.para:q} --settings '{params.settings}' "
+        "--report {output.report:q} > {log:q} 2>&1"

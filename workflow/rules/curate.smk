@@ -17,5 +17,5 @@ rule curate:
             {**config["curation"]["settings"], "embed": config["embedding"]}
         ),
     shell:
-        "lem curate --model {input.model} --corpus {input.corpus} --settings '{params.settings}' "
-        "--threads {threads} --out-scores {output.scores} --out-metrics {output.metrics} > {log} 2>&1"
+        "lem curate --model {input.model:q} --corpus {input.corpus:q} --settings '{params.settings}' "
+        "--threads {threads} --out-scores {output.scores:q} --out-metrics {output.metrics:q} > {log:q} 2>&1"

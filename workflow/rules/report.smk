@@ -24,5 +24,5 @@ rule report:
     params:
         variants=VARIANTS,
     shell:
-        "lem report --mining {input.mining} --sentiment {input.sentiment} --curation {input.curation} --annotation {input.annotation} "
-        "--variants {params.variants} --out-dir $(dirname {output.tsv}) 2> {log}"
+        "lem report --mining {input.mining:q} --sentiment {input.sentiment:q} --curation {input.curation:q} --annotation {input.annotation:q} "
+        "--variants {params.variants:q} --out-dir $(dirname {output.tsv:q}) 2> {log:q}"

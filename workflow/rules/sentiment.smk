@@ -22,6 +22,6 @@ rule sentiment:
     params:
         settings=as_json(config["sentiment"]["training"]),
     shell:
-        "lem sentiment --model {input.model} --train {input.train} --valid {input.valid} "
-        "--test {input.test} --seed {wildcards.seed} --settings '{params.settings}' "
-        "--threads {threads} --out {output} > {log} 2>&1"
+        "lem sentiment --model {input.model:q} --train {input.train:q} --valid {input.valid:q} "
+        "--test {input.test:q} --seed {wildcards.seed} --settings '{params.settings}' "
+        "--threads {threads} --out {output:q} > {log:q} 2>&1"
