@@ -104,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
     ta_test = read_conllu(data / "ud-tamil-ttb" / "ta_ttb-ud-test.conllu", surface=True)
     words = [[w for w, _ in s] for s in ta_test]
     gold = [[t for _, t in s] for s in ta_test]
-    lex = LexiconPOS(lexicon_from_sentences(ta_train))
+    lex = LexiconPOS(lexicon_from_sentences(ta_train), "upos")
     pred, sps = timed(lex, words)
     rows.append(
         {
@@ -116,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
             "sent_per_s": sps,
         }
     )
-    train_crf(ta_train, work / "ta.pos.crf", "pos", "ta")
+    train_crf(ta_train, work / "ta.pos.crf", "pos", "ta", tagset="upos")
     pred, sps = timed(CRFTagger(work / "ta.pos.crf"), words)
     rows.append(
         {
@@ -133,7 +133,9 @@ def main(argv: list[str] | None = None) -> int:
     si_test = read_conllu(data / "ud-sinhala-stb" / "si_stb-ud-test.conllu", surface=True)
     words = [[w for w, _ in s] for s in si_test]
     gold = [[t for _, t in s] for s in si_test]
-    lex = LexiconPOS(read_tnt_lex(data / "sinhala-pos-lexicon" / "sinhala_final.lex", on_error="skip"))
+    lex = LexiconPOS(
+        read_tnt_lex(data / "sinhala-pos-lexicon" / "sinhala_final.lex", on_error="skip"), "ucsc"
+    )
     pred, sps = timed(lex, words)
     rows.append(
         {

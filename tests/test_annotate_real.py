@@ -79,3 +79,44 @@ def test_tamil_crf_pos_and_ner(shared_data, tmp_path):
     assert len(rows) == 30
     coarse = [c for r in rows for c in r["coarse"]]
     assert coarse.count("NOUN") > 0.2 * len(coarse) and coarse.count("VERB") > 0.05 * len(coarse)
+
+
+def test_tamil_crf_trained_on_ttb_sample_tags_upos_nouns_and_verbs(shared_data, tmp_path):
+    """The paper config's Tamil POS: a CRF trained through the CLI on UD Tamil-TTB (here 150 sentences of
+    its train split), whose UPOS tags become NOUN/VERB, scored on TTB test text against the gold UPOS."""
+    ttb = shared_data / "ud-tamil-ttb"
+    blocks = (ttb / "ta_ttb-ud-train.conllu").read_text(encoding="utf-8").split("\n\n")
+    (tmp_path / "train.conllu").write_text("\n\n".join(blocks[:150]) + "\n\n", encoding="utf-8")
+    model = tmp_path / "ta_pos.crf"
+    assert main(["train-crf", "--task", "pos", "--lang", "ta", "--train", str(tmp_path / "train.conllu"),
+                 "--format", "conllu", "--max-iterations", "50", "--out", str(model)]) == 0  # fmt: skip
+    meta = json.loads((tmp_path / "ta_pos.crf.json").read_text(encoding="utf-8"))
+    assert meta["tagset"] == "upos" and {"NOUN", "PROPN", "VERB"} <= set(meta["labels"])
+
+    test = ttb / "ta_ttb-ud-test.conllu"
+    texts = [
+        x[len("# text = ") :]
+        for x in test.read_text(encoding="utf-8").splitlines()
+        if x.startswith("# text = ")
+    ]
+    (tmp_path / "ta.txt").write_text("\n".join(texts) + "\n", encoding="utf-8")
+    rows = run(
+        "ta", tmp_path / "ta.txt", {"pos": {"backend": "crf", "path": str(model)}}, tmp_path / "ta.parquet"
+    )
+    assert pq.read_schema(tmp_path / "ta.parquet").metadata[b"lem.pos_tagset"] == b"upos"
+    upos = {"NOUN": "NOUN", "PROPN": "NOUN", "VERB": "VERB"}
+    for r in rows:
+        assert r["coarse"] == [upos.get(p, "OTHER") for p in r["pos"]]
+    coarse = [c for r in rows for c in r["coarse"]]
+    assert coarse.count("NOUN") > 0.2 * len(coarse) and coarse.count("VERB") > 0.05 * len(coarse)
+
+    # Against the gold UPOS (surface tokens; the sentences whose words `lem.text.words` splits alike).
+    from lem.annotate.readers import read_conllu
+
+    gold = "\n\n".join("\n".join(f"{w}\t{t}\tO" for w, t in s) for s in read_conllu(test, surface=True))
+    (tmp_path / "gold.conll").write_text(gold + "\n", encoding="utf-8")
+    assert main(["score", "--pred", str(tmp_path / "ta.parquet"), "--gold", str(tmp_path / "gold.conll"),
+                 "--lang", "ta", "--out", str(tmp_path / "score.json")]) == 0  # fmt: skip
+    score = json.loads((tmp_path / "score.json").read_text(encoding="utf-8"))
+    assert score["sentences"] >= 90 and score["pos_tagsets"] == {"gold": "upos", "pred": "upos"}
+    assert score["pos"]["accuracy"] > 0.6 and score["pos"]["coarse_accuracy"] > 0.7

@@ -29,6 +29,7 @@ PATTERNS = {
     "curation": re.compile(r"curation/(?P<variant>[^/]+)/(?P<pair>[^/]+)/metrics\.json$"),
     "annotation": re.compile(r"annotation_eval/(?P<dataset>[^/]+)/(?P<pair>[^/]+)\.json$"),
 }
+COVERAGE_TYPES = ("ne", "noun", "verb")
 ANNOTATION_METRICS = [("pos", "accuracy"), ("pos", "coarse_accuracy"), ("ner", "f1")]
 # The headline metric of each task (first) and the others we tabulate.
 MINING_METRICS = [
@@ -49,9 +50,14 @@ def _parse(task: str, path: str) -> dict[str, str]:
 
 
 def collect(
-    mining: list[str], sentiment: list[str], curation: list[str], annotation: list[str] = ()
+    mining: list[str],
+    sentiment: list[str],
+    curation: list[str],
+    annotation: list[str] = (),
+    coverage: dict | None = None,
 ) -> pd.DataFrame:
-    """One row per (variant, task, dataset, pair, metric, seed) value."""
+    """One row per (variant, task, dataset, pair, metric, seed) value; `coverage` (the annotation coverage
+    JSON) adds task `coverage`, one row per language (as `pair`) and entity-type share."""
     rows = []
     for path in mining:
         key = _parse("mining", path)
@@ -93,6 +99,8 @@ def collect(
         key = _parse("annotation", path)
         data = json.loads(Path(path).read_text(encoding="utf-8"))
         for part, metric in ANNOTATION_METRICS:
+            if data[part][metric] is None:  # e.g. tag accuracy across two tag sets: not defined
+                continue
             rows.append(
                 {
                     **key,
@@ -100,6 +108,19 @@ def collect(
                     "task": "annotation",
                     "metric": f"{part}_{metric}",
                     "value": data[part][metric],
+                    "seed": "",
+                }
+            )
+    for lang, cov in (coverage or {}).get("languages", {}).items():
+        for t in COVERAGE_TYPES:
+            rows.append(
+                {
+                    "variant": "-",
+                    "task": "coverage",
+                    "dataset": "sample",
+                    "pair": lang,
+                    "metric": f"{t}_share",
+                    "value": cov["shares"][t],
                     "seed": "",
                 }
             )
@@ -135,7 +156,30 @@ def _pivot_markdown(summary: pd.DataFrame, task: str, metric: str, variants: lis
     return "\n".join(lines)
 
 
-def markdown(summary: pd.DataFrame, variants: list[str]) -> str:
+def coverage_markdown(coverage: dict) -> list[str]:
+    """The annotation coverage table: one row per language."""
+    enabled = coverage.get("enabled", {})
+    lines = [
+        f"## Annotation coverage (share of words in a sample of up to {coverage['sample']} sentences of each "
+        "language's training text)",
+        "",
+        "Entity types masked by the LEM variants (a zero share fails the run before training): "
+        + (", ".join(t.upper() for t in enabled) or "none")
+        + ".",
+        "",
+        "| lang | sentences | words | NE | NOUN | VERB | POS untagged | POS backend (tag set) | NER backend |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for lang, c in coverage["languages"].items():
+        shares = " | ".join(f"{c['shares'][t]:.3f}" for t in COVERAGE_TYPES)
+        lines.append(
+            f"| {lang} | {c['sentences']} | {c['words']} | {shares} | {c['pos_untagged_share']:.3f} "
+            f"| {c['pos_backend']} ({c['pos_tagset']}) | {c['ner_backend']} |"
+        )
+    return [*lines, ""]
+
+
+def markdown(summary: pd.DataFrame, variants: list[str], coverage: dict | None = None) -> str:
     sections = [
         "# LEM pipeline: results",
         "",
@@ -166,6 +210,8 @@ def markdown(summary: pd.DataFrame, variants: list[str]) -> str:
         ]
         sections += [f"| {a} | " + " | ".join(f"{v:.3f}" for v in row) + " |" for a, row in table.iterrows()]
         sections.append("")
+    if coverage:
+        sections += coverage_markdown(coverage)
     return "\n".join(sections)
 
 
@@ -216,8 +262,10 @@ def build_report(
     variants: list[str],
     out_dir: Path,
     annotation: list[str] = (),
+    coverage: str | None = None,
 ) -> pd.DataFrame:
-    values = collect(mining, sentiment, curation, annotation)
+    cov = json.loads(Path(coverage).read_text(encoding="utf-8")) if coverage else None
+    values = collect(mining, sentiment, curation, annotation, cov)
     summary = summarise(values)
     order = {v: i for i, v in enumerate(variants)}
     summary = summary.sort_values(
@@ -227,7 +275,7 @@ def build_report(
     out_dir.mkdir(parents=True, exist_ok=True)
     with atomic_path(out_dir / "summary.tsv") as tmp:
         summary.to_csv(tmp, sep="\t", index=False, float_format="%.6f")
-    write_text(out_dir / "summary.md", markdown(summary, variants))
+    write_text(out_dir / "summary.md", markdown(summary, variants, cov))
     figure(summary, variants, out_dir / "overview.png")
     return summary
 
@@ -240,6 +288,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--annotation", nargs="*", default=[], help="annotation_eval/<annotator>/<lang>.json files"
     )
+    p.add_argument(
+        "--coverage", default=None, help="the annotation coverage JSON (results/annotate/coverage.json)"
+    )
     p.add_argument("--variants", nargs="+", required=True, help="row order of the tables")
     p.add_argument("--out-dir", required=True)
     args = p.parse_args(argv)
@@ -247,7 +298,13 @@ def main(argv: list[str] | None = None) -> int:
         level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s", stream=sys.stderr
     )
     build_report(
-        args.mining, args.sentiment, args.curation, args.variants, Path(args.out_dir), args.annotation
+        args.mining,
+        args.sentiment,
+        args.curation,
+        args.variants,
+        Path(args.out_dir),
+        args.annotation,
+        args.coverage,
     )
     out = Path(args.out_dir).resolve()
     print(

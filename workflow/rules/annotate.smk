@@ -11,6 +11,10 @@ rule annotate_mono:
     conda:
         "../../envs/annotate.yaml"
     threads: 1
+    resources:
+        gpu=lambda w: annotation_gpu(w.lang),
+        mem_mb=config["resources"]["mem_mb_annotation"],
+        runtime=config["resources"]["runtime_annotation"],
     params:
         settings=lambda w: as_json(config["annotation"][w.lang]),
     shell:
@@ -31,12 +35,71 @@ rule annotate_para:
     conda:
         "../../envs/annotate.yaml"
     threads: 1
+    resources:
+        gpu=lambda w: annotation_gpu(w.lang),
+        mem_mb=config["resources"]["mem_mb_annotation"],
+        runtime=config["resources"]["runtime_annotation"],
     params:
         settings=lambda w: as_json(config["annotation"][w.lang]),
         column=lambda w: 0 if w.lang == w.src else 1,
     shell:
         "lem annotate run --lang {wildcards.lang} --input {input.text} --column {params.column} "
         "--settings '{params.settings}' --out {output} > {log} 2>&1"
+
+
+rule annotation_coverage:
+    input:
+        texts=expand("results/corpus/guarded/mono/{lang}.txt", lang=LANGS),
+        resources=lambda w: sorted(
+            {f for lang in LANGS for f in annotation_inputs(lang)}
+        ),
+    output:
+        "results/annotate/coverage.json",
+    log:
+        "logs/annotate/coverage.log",
+    benchmark:
+        "benchmarks/annotate/coverage.tsv"
+    conda:
+        "../../envs/annotate.yaml"
+    threads: 1
+    resources:
+        gpu=lambda w: max(annotation_gpu(lang) for lang in LANGS),
+        mem_mb=config["resources"]["mem_mb_annotation"],
+        runtime=config["resources"]["runtime_annotation"],
+    params:
+        langs=LANGS,
+        settings=as_json({lang: config["annotation"][lang] for lang in LANGS}),
+        variants=as_json({v: config["pretrain"]["variants"][v] for v in TRAINED}),
+        check=as_json({"seed": config["seed"], **config["annotation_coverage"]}),
+    shell:
+        "lem annotate coverage --langs {params.langs} --texts {input.texts:q} "
+        "--settings '{params.settings}' --variants '{params.variants}' --check '{params.check}' "
+        "--out {output:q} > {log:q} 2>&1"
+
+
+rule train_crf:
+    input:
+        lambda w: source_dep(config["crf_models"][w.crf]["train"]),
+    output:
+        model="results/crf/{crf}.crf",
+        meta="results/crf/{crf}.crf.json",
+    log:
+        "logs/annotate/train_crf_{crf}.log",
+    benchmark:
+        "benchmarks/annotate/train_crf_{crf}.tsv"
+    wildcard_constraints:
+        crf="|".join(config["crf_models"]) or "none",
+    conda:
+        "../../envs/annotate.yaml"
+    threads: 1
+    resources:
+        mem_mb=config["resources"]["mem_mb_annotation"],
+        runtime=config["resources"]["runtime_annotation"],
+    params:
+        train=lambda w: source_file(config["crf_models"][w.crf]["train"]),
+        args=lambda w: crf_args(w.crf),
+    shell:
+        "lem annotate train-crf --train {params.train:q} {params.args} --out {output.model:q} > {log:q} 2>&1"
 
 
 rule train_ner:
@@ -133,6 +196,10 @@ rule annotation_eval:
     conda:
         "../../envs/annotate.yaml"
     threads: 1
+    resources:
+        gpu=lambda w: annotation_gpu(w.lang, eval_annotation(w.annotator, w.lang)),
+        mem_mb=config["resources"]["mem_mb_annotation"],
+        runtime=config["resources"]["runtime_annotation"],
     params:
         settings=lambda w: as_json(eval_annotation(w.annotator, w.lang)),
     shell:

@@ -4,6 +4,7 @@ rule report:
         sentiment=sentiment_outputs(),
         curation=curation_outputs(),
         annotation=annotation_eval_outputs(),
+        coverage="results/annotate/coverage.json",
     output:
         tsv=report(
             "results/report/summary.tsv",
@@ -25,4 +26,5 @@ rule report:
         variants=VARIANTS,
     shell:
         "lem report --mining {input.mining:q} --sentiment {input.sentiment:q} --curation {input.curation:q} --annotation {input.annotation:q} "
+        "--coverage {input.coverage:q} "
         "--variants {params.variants:q} --out-dir $(dirname {output.tsv:q}) 2> {log:q}"

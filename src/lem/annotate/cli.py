@@ -1,4 +1,4 @@
-"""`lem annotate run | train-crf | train-ner | score`."""
+"""`lem annotate run | train-crf | train-ner | score | coverage`."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import json
 import logging
 import sys
 
+from lem.annotate.tagsets import TAGSETS
 from lem.settings import settings_json
 
 log = logging.getLogger("lem.annotate")
@@ -31,6 +32,12 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("--c1", type=float, default=0.05)
     c.add_argument("--c2", type=float, default=0.05)
     c.add_argument("--max-iterations", type=int, default=100)
+    c.add_argument(
+        "--tagset",
+        default=None,
+        choices=list(TAGSETS),
+        help="POS: the tag set of the training tags (default: upos for conllu, the language's native set for conll)",
+    )
     c.add_argument("--out", required=True)
     t = sub.add_parser("train-ner", help="fine-tune a token-classification model on CoNLL NER")
     t.add_argument("--base-model", required=True, help="model dir (or hub id where the hub is reachable)")
@@ -44,7 +51,29 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--pred", required=True)
     s.add_argument("--gold", required=True)
     s.add_argument("--lang", required=True, choices=["en", "si", "ta"])
+    s.add_argument(
+        "--gold-tagset", default=None, choices=list(TAGSETS), help="tag set of the gold POS (default: native)"
+    )
     s.add_argument("--out", default=None, help="JSON file (default: print)")
+    v = sub.add_parser(
+        "coverage",
+        help="NE / NOUN / VERB shares of each language's annotation on a sample of its text; fails on a zero "
+        "share of an entity type the LEM variants mask",
+    )
+    v.add_argument("--langs", nargs="+", required=True, choices=["en", "si", "ta"])
+    v.add_argument(
+        "--texts", nargs="+", required=True, help="one sentence file per language, in --langs order"
+    )
+    v.add_argument(
+        "--settings", required=True, help="JSON: language -> annotation settings ({pos, ner, ...})"
+    )
+    v.add_argument(
+        "--variants",
+        default="{}",
+        help="JSON: variant -> masking settings (the types to require come from it)",
+    )
+    v.add_argument("--check", default="{}", help="JSON: {sample, min_share, seed}")
+    v.add_argument("--out", required=True)
     return p
 
 
@@ -81,9 +110,17 @@ def main(argv: list[str]) -> int:
                 write_json(a.stats, stats)
         elif a.verb == "train-crf":
             from lem.annotate.crf import train_crf
+            from lem.annotate.tagsets import NATIVE_TAGSET
 
+            tagset = None
+            if a.task == "pos":
+                tagset = a.tagset or ("upos" if a.format == "conllu" else NATIVE_TAGSET[a.lang])
+                if a.format == "conllu" and tagset != "upos":
+                    raise ValueError(f"{a.train}: CoNLL-U training tags are UPOS (column 4), not {tagset}")
+            elif a.tagset:
+                raise ValueError("--tagset is for --task pos only")
             sents = conll_for_task(a.train, a.format, a.task, a.on_error)
-            train_crf(sents, a.out, a.task, a.lang, a.c1, a.c2, a.max_iterations)
+            train_crf(sents, a.out, a.task, a.lang, a.c1, a.c2, a.max_iterations, tagset)
         elif a.verb == "train-ner":
             from lem.annotate.hf_ner import TrainNERSettings, train_ner
             from lem.annotate.readers import read_conll_ner
@@ -97,11 +134,25 @@ def main(argv: list[str]) -> int:
             from lem.annotate.schema import read_annotations
             from lem.annotate.scoring import score_against_conll
 
-            result = score_against_conll(read_annotations(a.pred), read_conll_columns(a.gold, 3), a.lang)
+            result = score_against_conll(
+                read_annotations(a.pred), read_conll_columns(a.gold, 3), a.lang, a.gold_tagset
+            )
             if a.out:
                 write_json(a.out, result)
             else:
                 print(json.dumps(result, indent=2))
+        elif a.verb == "coverage":
+            from lem.annotate.coverage import CoverageSettings, annotation_coverage
+
+            if len(a.langs) != len(a.texts):
+                raise ValueError(f"--langs {a.langs} and --texts {a.texts} must have the same length")
+            annotation_coverage(
+                dict(zip(a.langs, a.texts, strict=True)),
+                settings_json(a.settings, "lem annotate coverage"),
+                settings_json(a.variants, "lem annotate coverage"),
+                CoverageSettings.from_dict(settings_json(a.check, "lem annotate coverage")),
+                a.out,
+            )
     except (ValueError, RuntimeError, FileNotFoundError) as e:
         print(f"lem annotate {a.verb}: {e}", file=sys.stderr)
         return 1

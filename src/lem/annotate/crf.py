@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pycrfsuite
 
-from lem.annotate.tagsets import repair_iob2
+from lem.annotate.tagsets import TAGSETS, check_tagset, coarse_map, repair_iob2
 from lem.files import atomic_path, read_json, write_json
 
 log = logging.getLogger(__name__)
@@ -70,13 +70,28 @@ def train_crf(
     c1: float = 0.05,
     c2: float = 0.05,
     max_iterations: int = 100,
+    tagset: str | None = None,
 ) -> dict:
-    """Train a CRF on sentences of (word, tag) and write MODEL and MODEL.json atomically; returns the sidecar."""
+    """Train a CRF on sentences of (word, tag) and write MODEL and MODEL.json atomically; returns the sidecar.
+    `tagset` (POS: required): the tag set of the training tags (`upos` for CoNLL-U), recorded in the sidecar
+    so that annotation maps the model's tags to NOUN/VERB with the right table."""
     if task not in ("pos", "ner"):
         raise ValueError(f"task must be pos or ner, got {task!r}")
+    if task == "pos":
+        if not tagset:
+            raise ValueError(f"a POS CRF needs the tag set of its training tags (one of {list(TAGSETS)})")
+        check_tagset(tagset, "train_crf")
+    elif tagset:
+        raise ValueError("tagset is for POS models only")
     sentences = [s for s in sentences if s]
     if not sentences:
         raise ValueError("no training sentences")
+    labels = sorted({t for s in sentences for _, t in s})
+    if task == "pos" and not set(coarse_map(tagset)) & set(labels):
+        raise ValueError(
+            f"none of the training tags {labels[:20]} is a NOUN or VERB tag of tag set {tagset!r}: "
+            "a wrong tag column or tag set"
+        )
     t0 = time.perf_counter()
     trainer = pycrfsuite.Trainer(verbose=False)
     for sent in sentences:
@@ -87,10 +102,10 @@ def train_crf(
     )
     with atomic_path(out) as tmp:
         trainer.train(str(tmp))
-    labels = sorted({t for s in sentences for _, t in s})
     meta = {
         "task": task,
         "lang": lang,
+        **({"tagset": tagset} if task == "pos" else {}),
         "labels": labels,
         "features_version": FEATURES_VERSION,
         "n_sentences": len(sentences),
@@ -114,7 +129,8 @@ def train_crf(
 
 
 class CRFTagger:
-    """A trained CRF model; `tag` returns native POS tags or IOB2 NER labels per word."""
+    """A trained CRF model; `tag` returns POS tags (of `tagset`, from the sidecar; None when a model trained
+    before the sidecar recorded it) or IOB2 NER labels per word."""
 
     def __init__(self, path: str | os.PathLike) -> None:
         path = Path(path)
@@ -126,6 +142,7 @@ class CRFTagger:
             raise ValueError(
                 f"{path}: features version {self.meta['features_version']}, expected {FEATURES_VERSION}"
             )
+        self.tagset = self.meta.get("tagset")
         self.tagger = pycrfsuite.Tagger()
         self.tagger.open(str(path))
 

@@ -22,10 +22,15 @@ LABELS = ["O", "B-PER", "I-PER", "B-LOC", "I-LOC", "B-ORG", "I-ORG", "B-MISC", "
 
 
 def pick_device(device: str = "auto") -> str:
+    """`auto`: cuda when a GPU is visible, else cpu; an explicit cuda device that is not there fails."""
     import torch
 
     if device == "auto":
         return "cuda" if torch.cuda.is_available() else "cpu"
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        raise RuntimeError(
+            f"device {device!r} asked for, but no CUDA GPU is visible (use device: auto or cpu)"
+        )
     return device
 
 
@@ -44,6 +49,7 @@ class HFNER:
         self.model = AutoModelForTokenClassification.from_pretrained(path).to(self.device).eval()
         self.id2label = {int(k): v for k, v in self.model.config.id2label.items()}
         self.batch_size, self.max_length = batch_size, max_length
+        log.info("hf_ner %s on %s, batch %d, max length %d", path, self.device, batch_size, max_length)
 
     def tag(self, sentences: list[list[str]]) -> list[list[str]]:
         out: list[list[str]] = [["O"] * len(s) for s in sentences]

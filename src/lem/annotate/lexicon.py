@@ -16,6 +16,7 @@ from lem.annotate.readers import (
     read_tnt_lex,
     read_tsv_lexicon,
 )
+from lem.annotate.tagsets import TAGSETS, check_tagset
 
 POS_FORMATS = ("tsv", "tnt", "conllu")
 NER_FORMATS = ("gazetteer_tsv", "conll")
@@ -28,9 +29,11 @@ def normalize(word: str) -> str:
 
 
 class LexiconPOS:
-    """POS by dictionary: the exact word first, then its normalised form; unknown words get `""`."""
+    """POS by dictionary: the exact word first, then its normalised form; unknown words get `""`. `tagset`:
+    the tag set of the dictionary's tags (what the coarse mapping reads them as)."""
 
-    def __init__(self, lexicon: Lexicon) -> None:
+    def __init__(self, lexicon: Lexicon, tagset: str = "") -> None:
+        self.tagset = tagset
         self.exact = lexicon.tags
         self.folded: dict[str, str] = {}
         # Most frequent spelling wins is unknowable here; prefer the lower-case entry for the folded key.
@@ -70,16 +73,25 @@ class GazetteerNER:
         return [self.tag_words(s) for s in sentences]
 
 
-def load_pos_lexicon(path: str | os.PathLike, fmt: str, on_error: str = "raise") -> LexiconPOS:
+def load_pos_lexicon(
+    path: str | os.PathLike, fmt: str, on_error: str = "raise", tagset: str = ""
+) -> LexiconPOS:
     """A POS dictionary from a plain TSV (`word tag [count]`), a TnT `.lex` or a CoNLL-U treebank
-    (surface tokens, most frequent UPOS)."""
-    if fmt == "tsv":
-        return LexiconPOS(read_tsv_lexicon(path, on_error))
-    if fmt == "tnt":
-        return LexiconPOS(read_tnt_lex(path, on_error))
+    (surface tokens, most frequent UPOS). `tagset`: the tag set of a `tsv` or `tnt` file's tags (required
+    for them: a file of tags does not say which set they belong to); a CoNLL-U lexicon is always UPOS."""
     if fmt == "conllu":
-        return LexiconPOS(lexicon_from_sentences(read_conllu(path, on_error, surface=True), str(path)))
-    raise ValueError(f"POS lexicon format must be one of {POS_FORMATS}, got {fmt!r}")
+        if tagset not in ("", "upos"):
+            raise ValueError(f"{path}: a CoNLL-U lexicon holds UPOS tags (column 4), not {tagset!r}")
+        sents = read_conllu(path, on_error, surface=True)
+        return LexiconPOS(lexicon_from_sentences(sents, str(path)), "upos")
+    if fmt not in POS_FORMATS:
+        raise ValueError(f"POS lexicon format must be one of {POS_FORMATS}, got {fmt!r}")
+    if not tagset:
+        raise ValueError(f"{path}: the tag set of a {fmt} POS lexicon must be given (one of {list(TAGSETS)})")
+    check_tagset(tagset, str(path))
+    if fmt == "tsv":
+        return LexiconPOS(read_tsv_lexicon(path, on_error), tagset)
+    return LexiconPOS(read_tnt_lex(path, on_error), tagset)
 
 
 def load_gazetteer(path: str | os.PathLike, fmt: str, on_error: str = "raise") -> GazetteerNER:

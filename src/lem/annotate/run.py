@@ -2,33 +2,48 @@
 
 from __future__ import annotations
 
+import itertools
 import logging
 import os
 import time
 from collections import Counter
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from lem.annotate.readers import ReaderError, read_lines
-from lem.annotate.schema import Annotated, entity_flags, write_annotations
+import pyarrow.parquet as pq
+
+from lem.annotate.readers import ReaderError
+from lem.annotate.schema import (
+    FLAG_NE,
+    FLAG_NOUN,
+    FLAG_VERB,
+    Annotated,
+    annotation_schema,
+    entity_flags,
+    to_table,
+)
 from lem.annotate.settings import AnnotateSettings, TaskSettings
-from lem.annotate.tagsets import coarse_for_lang
+from lem.annotate.tagsets import NATIVE_TAGSET, OTHER, check_tagset, coarse_map
+from lem.files import atomic_path
 from lem.text import word_spans
 
 log = logging.getLogger(__name__)
 
 
 def make_tagger(task: str, lang: str, s: TaskSettings, on_error: str = "raise"):
-    """The backend object for one task: anything with `tag(list of word lists) -> list of tag lists`."""
+    """The backend object for one task: anything with `tag(list of word lists) -> list of tag lists`; a POS
+    backend also has `tagset`, the tag set its tags belong to (penn, ucsc, upos)."""
     if s.backend == "none":
         return None
     if s.backend == "lexicon":
         from lem.annotate.lexicon import load_gazetteer, load_pos_lexicon
 
-        return (
-            load_pos_lexicon(s.path, s.format, on_error)
-            if task == "pos"
-            else load_gazetteer(s.path, s.format, on_error)
-        )
+        if task == "ner":
+            return load_gazetteer(s.path, s.format, on_error)
+        # A CoNLL-U lexicon holds UPOS whatever the language; a tsv / tnt file the language's native set
+        # unless the settings say otherwise.
+        tagset = s.tagset or ("upos" if s.format == "conllu" else NATIVE_TAGSET[lang])
+        return load_pos_lexicon(s.path, s.format, on_error, tagset)
     if s.backend == "sinling":
         if lang != "si":
             raise ValueError(f"backend 'sinling' tags Sinhala only, not {lang!r}")
@@ -44,6 +59,17 @@ def make_tagger(task: str, lang: str, s: TaskSettings, on_error: str = "raise"):
             raise ValueError(
                 f"CRF model {s.path} tags {meta.get('task')}/{meta.get('lang')}, not {task}/{lang}"
             )
+        if task == "pos":
+            if tagger.tagset and s.tagset and tagger.tagset != s.tagset:
+                raise ValueError(
+                    f"CRF model {s.path} emits {tagger.tagset} tags (its sidecar), but pos.tagset says {s.tagset}"
+                )
+            tagger.tagset = tagger.tagset or s.tagset
+            if not tagger.tagset:
+                raise ValueError(
+                    f"CRF model {s.path}: its sidecar does not say which tag set it emits; retrain it with "
+                    "`lem annotate train-crf` or set pos.tagset"
+                )
         return tagger
     if s.backend == "hf_ner":
         from lem.annotate.hf_ner import HFNER
@@ -71,6 +97,12 @@ class Annotator:
         self.lang, self.settings = lang, settings
         self.pos = make_tagger("pos", lang, settings.pos, settings.on_error)
         self.ner = make_tagger("ner", lang, settings.ner, settings.on_error)
+        # The tag set the POS backend emits decides the coarse classes (UPOS NOUN read as Penn is OTHER).
+        self.pos_tagset = check_tagset(
+            self.pos.tagset if self.pos is not None else NATIVE_TAGSET[lang],
+            f"POS backend {settings.pos.backend!r}",
+        )
+        self._coarse = coarse_map(self.pos_tagset)
 
     def annotate(self, texts: list[str], first_id: int = 0) -> list[Annotated]:
         spans = [word_spans(t) for t in texts]
@@ -83,7 +115,7 @@ class Annotator:
                 raise RuntimeError(
                     f"backend returned {len(ps)} POS / {len(ns)} NER labels for {len(ws)} words"
                 )
-            coarse = [coarse_for_lang(p, self.lang) for p in ps]
+            coarse = [self._coarse.get(p, OTHER) for p in ps]
             rows.append(
                 Annotated(
                     sent_id=first_id + k,
@@ -100,31 +132,59 @@ class Annotator:
         return rows
 
 
-def read_sentences(
-    path: str | os.PathLike, column: int | None = None, on_error: str = "raise"
-) -> tuple[list[str], Counter]:
-    """One sentence per line of a `.txt`, or column `column` of a header-less TSV. A line without that
-    column raises (file, line) or, with on_error=skip, becomes an empty sentence (rows stay line-aligned)."""
-    lines = read_lines(path)
-    if lines and lines[-1] == "":
-        lines.pop()
-    skipped: Counter = Counter()
+def iter_lines(path: str | os.PathLike) -> Iterator[tuple[int, str]]:
+    """(line number, line) of a UTF-8 file, streamed, with the BOM and CR/LF stripped as
+    `readers.read_lines` does; a line that is not UTF-8 fails naming the file and the line."""
+    with open(path, "rb") as f:
+        for lineno, raw in enumerate(f, 1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as e:
+                raise ReaderError(f"{path}:{lineno}: expected UTF-8 text ({e})") from e
+            if lineno == 1:
+                line = line.removeprefix("\ufeff")
+            yield lineno, line.removesuffix("\n").rstrip("\r")
+
+
+def iter_sentences(
+    path: str | os.PathLike,
+    column: int | None = None,
+    on_error: str = "raise",
+    skipped: Counter | None = None,
+) -> Iterator[str]:
+    """One sentence per line of a `.txt`, or column `column` of a header-less TSV (column 0 of a `.tsv` by
+    default), streamed. A line without that column raises (file, line) or, with on_error=skip, becomes an
+    empty sentence (rows stay line-aligned) counted in `skipped`."""
     if column is None and Path(path).suffix == ".tsv":
         column = 0
-    if column is None:
-        return [line.strip() for line in lines], skipped
-    out = []
-    for lineno, line in enumerate(lines, 1):
+    for lineno, line in iter_lines(path):
+        if column is None:
+            yield line.strip()
+            continue
         parts = line.split("\t")
         if column >= len(parts):
             msg = f"{path}:{lineno}: expected at least {column + 1} tab-separated columns, got {len(parts)}"
             if on_error == "raise":
                 raise ReaderError(msg)
-            skipped["missing column"] += 1
-            out.append("")
+            if skipped is not None:
+                skipped["missing column"] += 1
+            yield ""
             continue
-        out.append(parts[column].strip())
-    return out, skipped
+        yield parts[column].strip()
+
+
+def read_sentences(
+    path: str | os.PathLike, column: int | None = None, on_error: str = "raise"
+) -> tuple[list[str], Counter]:
+    """Every sentence of `iter_sentences`, in a list, and the skip counts."""
+    skipped: Counter = Counter()
+    return list(iter_sentences(path, column, on_error, skipped)), skipped
+
+
+def chunks(items: Iterable[str], size: int) -> Iterator[list[str]]:
+    it = iter(items)
+    while chunk := list(itertools.islice(it, size)):
+        yield chunk
 
 
 def annotate_file(
@@ -133,43 +193,60 @@ def annotate_file(
     out: str | os.PathLike,
     settings: AnnotateSettings,
     column: int | None = None,
-    batch_lines: int = 2048,
 ) -> dict:
-    """Annotate a sentence file into `out` (Parquet, atomically); returns counts and timings."""
+    """Annotate a sentence file into `out` (Parquet, atomically); returns counts and timings.
+
+    Streams: `settings.chunk_lines` input lines are read, tagged and written as one Parquet row group at a
+    time, so memory is bounded by the chunk, not the corpus (a temp file is renamed onto `out` at the end)."""
     t0 = time.perf_counter()
     annotator = Annotator(lang, settings)
     t_load = time.perf_counter() - t0
-    texts, skipped = read_sentences(input, column, settings.on_error)
-    rows = []
-    for b in range(0, len(texts), batch_lines):
-        rows.extend(annotator.annotate(texts[b : b + batch_lines], first_id=b))
-    write_annotations(out, rows)
+    skipped: Counter = Counter()
+    counts: Counter = Counter()
+    n_rows = n_words = n_empty = n_chunks = max_chunk = 0
+    schema = annotation_schema(annotator.pos_tagset, lang)
+    sentences = iter_sentences(input, column, settings.on_error, skipped)
+    with atomic_path(out) as tmp, pq.ParquetWriter(tmp, schema) as writer:
+        for texts in chunks(sentences, settings.chunk_lines):
+            rows = annotator.annotate(texts, first_id=n_rows)
+            writer.write_table(to_table(rows, schema), row_group_size=len(rows))
+            n_rows += len(rows)
+            n_chunks += 1
+            max_chunk = max(max_chunk, len(rows))
+            for r in rows:
+                n_words += len(r.words)
+                n_empty += not r.words
+                for f in r.flags:
+                    counts["ne"] += bool(f & FLAG_NE)
+                    counts["noun"] += bool(f & FLAG_NOUN)
+                    counts["verb"] += bool(f & FLAG_VERB)
+            del rows
+            log.info(
+                "annotate %s: %d lines tagged (%.0f lines/s)",
+                lang, n_rows, n_rows / max(time.perf_counter() - t0 - t_load, 1e-9),
+            )  # fmt: skip
     secs = time.perf_counter() - t0 - t_load
-    n_words = sum(len(r.words) for r in rows)
-    counts = Counter()
-    for r in rows:
-        for f in r.flags:
-            counts["ne"] += bool(f & 1)
-            counts["noun"] += bool(f & 2)
-            counts["verb"] += bool(f & 4)
     stats = {
         "lang": lang,
-        "sentences": len(rows),
+        "sentences": n_rows,
         "words": n_words,
-        "empty": sum(not r.words for r in rows),
+        "empty": n_empty,
         "skipped": dict(skipped),
         "ne_words": counts["ne"],
         "noun_words": counts["noun"],
         "verb_words": counts["verb"],
+        "chunks": n_chunks,
+        "max_chunk_rows": max_chunk,
         "load_seconds": round(t_load, 2),
         "seconds": round(secs, 2),
         "pos_backend": settings.pos.backend,
+        "pos_tagset": annotator.pos_tagset,
         "ner_backend": settings.ner.backend,
     }
     log.info(
-        "annotate %s: %d sentences, %d words (NE %d, NOUN %d, VERB %d), %d empty, skipped %s, pos=%s ner=%s, "
-        "load %.1fs, tag %.1fs -> %s",
-        lang, len(rows), n_words, counts["ne"], counts["noun"], counts["verb"], stats["empty"], dict(skipped),
-        settings.pos.backend, settings.ner.backend, t_load, secs, out,
+        "annotate %s: %d sentences, %d words (NE %d, NOUN %d, VERB %d), %d empty, skipped %s, pos=%s (%s) "
+        "ner=%s, %d chunks, load %.1fs, tag %.1fs -> %s",
+        lang, n_rows, n_words, counts["ne"], counts["noun"], counts["verb"], n_empty, dict(skipped),
+        settings.pos.backend, annotator.pos_tagset, settings.ner.backend, n_chunks, t_load, secs, out,
     )  # fmt: skip
     return stats

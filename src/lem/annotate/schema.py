@@ -1,7 +1,8 @@
 """The word-level annotation format every backend produces (docs/contracts.md, "annotate").
 
 One row per input line: `sent_id, text, words, starts, ends, pos, coarse, ner, flags`; flags bit 1 = NE
-(NER label not O and the word is not a number), 2 = NOUN, 4 = VERB.
+(NER label not O and the word is not a number), 2 = NOUN, 4 = VERB. The schema metadata records the tag set
+of the `pos` column (`lem.pos_tagset`) and the language (`lem.lang`).
 """
 
 from __future__ import annotations
@@ -62,15 +63,34 @@ def entity_flags(words: list[str], coarse: list[str], ner: list[str]) -> list[in
     return flags
 
 
-def to_table(rows: list[Annotated]) -> pa.Table:
-    cols = {name: [getattr(r, name) for r in rows] for name in SCHEMA.names}
-    return pa.Table.from_pydict(cols, schema=SCHEMA)
+def annotation_schema(pos_tagset: str | None = None, lang: str | None = None) -> pa.Schema:
+    """SCHEMA with the tag set of the `pos` column and the language in its metadata."""
+    meta = {}
+    if pos_tagset:
+        meta[b"lem.pos_tagset"] = pos_tagset.encode()
+    if lang:
+        meta[b"lem.lang"] = lang.encode()
+    return SCHEMA.with_metadata(meta) if meta else SCHEMA
 
 
-def write_annotations(path: str | os.PathLike, rows: list[Annotated]) -> None:
-    """Write the Parquet file atomically."""
+def pos_tagset_of(table: pa.Table) -> str | None:
+    """The tag set of an annotation table's `pos` column (None for a file written before it was recorded)."""
+    value = (table.schema.metadata or {}).get(b"lem.pos_tagset")
+    return value.decode() if value else None
+
+
+def to_table(rows: list[Annotated], schema: pa.Schema = SCHEMA) -> pa.Table:
+    cols = {name: [getattr(r, name) for r in rows] for name in schema.names}
+    return pa.Table.from_pydict(cols, schema=schema)
+
+
+def write_annotations(
+    path: str | os.PathLike, rows: list[Annotated], pos_tagset: str | None = None, lang: str | None = None
+) -> None:
+    """Write the Parquet file atomically (all rows at once; `lem.annotate.run.annotate_file` streams)."""
+    schema = annotation_schema(pos_tagset, lang)
     with atomic_path(path) as tmp:
-        pq.write_table(to_table(rows), tmp)
+        pq.write_table(to_table(rows, schema), tmp)
 
 
 def read_annotations(path: str | os.PathLike) -> pa.Table:

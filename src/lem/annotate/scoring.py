@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from lem.annotate.hf_ner import ner_scores
-from lem.annotate.tagsets import coarse_class
+from lem.annotate.schema import pos_tagset_of
+from lem.annotate.tagsets import NATIVE_TAGSET, check_tagset, coarse_class
 
 
 def pos_scores(gold: list[list[str]], pred: list[list[str]], gold_tagset: str, pred_tagset: str) -> dict:
@@ -19,11 +20,15 @@ def pos_scores(gold: list[list[str]], pred: list[list[str]], gold_tagset: str, p
     return out
 
 
-def score_against_conll(table, gold: list[list[tuple[str, ...]]], lang: str) -> dict:
+def score_against_conll(
+    table, gold: list[list[tuple[str, ...]]], lang: str, gold_tagset: str | None = None
+) -> dict:
     """Score an annotation table against gold CoNLL `word POS NER` sentences in the same order; sentences
-    whose words differ are counted and left out."""
-    from lem.annotate.tagsets import NATIVE_TAGSET
-
+    whose words differ are counted and left out. The predicted tags are read in the tag set the table
+    records (`lem.pos_tagset`, written by annotation), the gold tags in `gold_tagset` (default: the
+    language's native set); the tag accuracy is reported only where both are the same set."""
+    gold_ts = check_tagset(gold_tagset or NATIVE_TAGSET[lang], "gold tag set")
+    pred_ts = check_tagset(pos_tagset_of(table) or NATIVE_TAGSET[lang], "predicted tag set")
     words, pos, ner = (
         table.column("words").to_pylist(),
         table.column("pos").to_pylist(),
@@ -40,10 +45,10 @@ def score_against_conll(table, gold: list[list[tuple[str, ...]]], lang: str) -> 
         pp.append(p)
         gn.append([x[2] for x in g])
         pn.append(n)
-    ts = NATIVE_TAGSET[lang]
     return {
         "sentences": len(gp),
         "mismatched_sentences": mismatched,
-        "pos": pos_scores(gp, pp, ts, ts),
+        "pos_tagsets": {"gold": gold_ts, "pred": pred_ts},
+        "pos": pos_scores(gp, pp, gold_ts, pred_ts),
         "ner": ner_scores(gn, pn),
     }

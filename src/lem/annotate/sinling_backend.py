@@ -4,6 +4,8 @@ from __future__ import annotations
 
 
 class SinlingPOS:
+    tagset = "ucsc"
+
     def __init__(self) -> None:
         try:
             from sinling import POSTagger

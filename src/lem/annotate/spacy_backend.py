@@ -6,6 +6,8 @@ from lem.annotate.tagsets import repair_iob2, to_iob2
 
 
 class SpacyTagger:
+    tagset = "penn"  # POS: the fine-grained `tag_` of spaCy's English models
+
     def __init__(self, task: str, model: str) -> None:
         try:
             import spacy

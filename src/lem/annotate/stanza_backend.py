@@ -26,6 +26,7 @@ class StanzaTagger:
 
         processors = "tokenize,pos" if task == "pos" else "tokenize,ner"
         self.task, self.lang = task, lang
+        self.tagset = "penn" if lang == "en" else "upos"  # what `tag` emits for POS: XPOS (en), UPOS (ta)
         self.nlp = stanza.Pipeline(
             lang,
             dir=str(d),

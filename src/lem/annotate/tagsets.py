@@ -1,10 +1,14 @@
-"""Tag-set mappings: native POS tags -> coarse class (NOUN / VERB / OTHER), foreign NER labels -> PER/LOC/ORG/MISC.
+"""Tag-set mappings: POS tags -> coarse class (NOUN / VERB / OTHER), foreign NER labels -> PER/LOC/ORG/MISC.
+
+A POS tag is mapped with the tag set its tagger emits (every POS backend declares one: a CoNLL-U lexicon or
+CRF trained on CoNLL-U emits UPOS whatever the language, a TnT lexicon the language's native set, ...),
+never with the language's native set by assumption: UPOS `NOUN` read as Penn would be OTHER.
 
 Decisions (docs/annotation-quality.md repeats them):
 - English, Penn: NN NNS NNP NNPS -> NOUN; VB VBD VBG VBN VBP VBZ -> VERB (MD is OTHER).
 - Sinhala, UCSC/Moratuwa: NNC NNP NNJ -> NOUN (NNJ, adjectival noun, as in the lexicon's README);
   VFM VNF VNN VP -> VERB. Compound-verb parts (NCV, JCV, NVB) stay OTHER, as in the paper.
-- UPOS (Tamil, and UD Sinhala for evaluation): NOUN and PROPN -> NOUN (proper nouns are nouns in the Penn and
+- UPOS (Tamil, and any language read from CoNLL-U: UD English EWT, UD Sinhala): NOUN and PROPN -> NOUN (proper nouns are nouns in the Penn and
   UCSC sets too, NNP); VERB -> VERB; AUX -> OTHER (auxiliaries are function words, and the paper's Tamil
   verb set is VERB only).
 - NER: CoNLL types are kept; OntoNotes PERSON -> PER, GPE/LOC/FAC -> LOC, ORG -> ORG, NORP/EVENT/
@@ -23,9 +27,11 @@ PENN = {
 UCSC = {**dict.fromkeys(["NNC", "NNP", "NNJ"], NOUN), **dict.fromkeys(["VFM", "VNF", "VNN", "VP"], VERB)}
 UPOS = {"NOUN": NOUN, "PROPN": NOUN, "VERB": VERB}
 
-# The native POS tag set of each language (contract: en Penn, si UCSC, ta UPOS).
+# The native POS tag set of each language (contract: en Penn, si UCSC, ta UPOS): the default of a tagger
+# whose tag set is not otherwise known (a plain `word tag` lexicon, the generated world's gold tags).
 NATIVE_TAGSET = {"en": "penn", "si": "ucsc", "ta": "upos"}
 COARSE = {"penn": PENN, "ucsc": UCSC, "upos": UPOS}
+TAGSETS = tuple(COARSE)
 
 ONTONOTES = {
     "PERSON": "PER",
@@ -44,12 +50,25 @@ ONTONOTES = {
 }
 
 
+def check_tagset(tagset: str, where: str = "tag set") -> str:
+    if tagset not in COARSE:
+        raise ValueError(f"{where}: tag set must be one of {list(TAGSETS)}, got {tagset!r}")
+    return tagset
+
+
+def coarse_map(tagset: str) -> dict[str, str]:
+    """tag -> NOUN / VERB of `tagset` (every other tag is OTHER)."""
+    return COARSE[check_tagset(tagset)]
+
+
 def coarse_class(tag: str, tagset: str) -> str:
-    """NOUN, VERB or OTHER for a native tag of `tagset` (penn, ucsc, upos)."""
-    return COARSE[tagset].get(tag, OTHER)
+    """NOUN, VERB or OTHER for a tag of `tagset` (penn, ucsc, upos)."""
+    return coarse_map(tagset).get(tag, OTHER)
 
 
 def coarse_for_lang(tag: str, lang: str) -> str:
+    """The coarse class of a tag of the language's *native* tag set (en Penn, si UCSC, ta UPOS). Annotation
+    does not use this: it maps with the tag set the POS tagger declares (`Annotator.pos_tagset`)."""
     return coarse_class(tag, NATIVE_TAGSET[lang])
 
 
