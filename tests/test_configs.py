@@ -27,7 +27,7 @@ def dry_run(tmp_path: Path, configfile: Path, *extra: str) -> dict[str, int]:
 def test_paper_config_plans_every_variant_for_every_pair(tmp_path):
     jobs = dry_run(tmp_path, REPO / "config" / "paper.yaml")
     paper = yaml.safe_load((REPO / "config" / "paper.yaml").read_text())
-    trained = len(paper["variants"]) - 1  # base is not trained
+    trained = len(paper["variants"]) - 2  # base is not trained; lem_ne_noun_verb is lem's masking
     assert jobs["pretrain_mono"] == jobs["pretrain_para"] == trained * 3
     assert jobs["mine"] == len(paper["variants"]) * 3 * len(paper["mining"]["evalsets"])
     assert jobs["madlad"] == 3 and jobs["train_ner"] == 1 and jobs["fetch_base_model"] == 1
@@ -56,3 +56,19 @@ def test_a_config_typo_fails_before_any_job(tmp_path):
 def test_an_ablation_variant_is_selected_from_the_config(tmp_path, variant):
     jobs = dry_run(tmp_path, REPO / "config" / "config.yaml", "--config", f"variants=[base,{variant}]")
     assert jobs["pretrain_mono"] == jobs["pretrain_para"] == 1
+
+
+def test_a_variant_with_the_same_masking_is_trained_once_and_evaluated_under_its_name(tmp_path):
+    """In the paper config lem_ne_noun_verb masks as lem does: no model of its own, lem's model evaluated."""
+    cmd = [sys.executable, "-m", "snakemake", "-n", "--snakefile", str(REPO / "Snakefile"),
+           "--directory", str(tmp_path), "--configfile", str(REPO / "config" / "paper.yaml")]  # fmt: skip
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    plan = proc.stdout + proc.stderr
+    assert "results/models/lem_ne_noun_verb/" not in plan
+    assert "results/models/lem/si-en/para" in plan
+    # every job of the alias (embed, sentiment) reads lem's models
+    jobs = [j for j in plan.split("\nrule ") if re.search(r"wildcards: .*variant=lem_ne_noun_verb\b", j)]
+    models = {m for j in jobs for m in re.findall(r"results/models/[^/]+/[^/]+/para", j.split("output:")[0])}
+    assert models == {f"results/models/lem/{p}/para" for p in ("si-en", "si-ta", "ta-en")}
+    assert "results/mining/lem_ne_noun_verb/news_itn/si-en.metrics.json" in plan

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 import torch
@@ -14,6 +16,7 @@ from lem.masking import (
     make_collator,
     masking_budget,
     masking_stats,
+    variant_aliases,
 )
 
 PAD, CLS, SEP, UNK, MASK, VOCAB = 1, 0, 2, 3, 99, 100
@@ -56,14 +59,16 @@ types = st.lists(st.sampled_from(["ne", "noun", "verb"]), unique=True, max_size=
     st.lists(example, min_size=1, max_size=6),
     types,
     st.sampled_from(["non_special", "all_tokens"]),
+    st.sampled_from(["half_up", "half_even"]),
     st.integers(0, 2**31),
 )
-def test_lem_invariants(layouts, entity_types, count_rule, seed):
+def test_lem_invariants(layouts, entity_types, count_rule, rounding, seed):
     rng = np.random.default_rng(seed)
     rows = [make_row(sides, rng) for sides in layouts]
     s = MaskingSettings.from_dict(
-        {"entity_types": entity_types, "count_rule": count_rule, "mask_prob": 1.0, "random_prob": 0.0}
-    )
+        {"entity_types": entity_types, "count_rule": count_rule, "rounding": rounding, "mask_prob": 1.0,
+         "random_prob": 0.0}
+    )  # fmt: skip
     out = make_collator(StubTokenizer(), s, seed)(rows)
     labels, ids, att = out["labels"].numpy(), out["input_ids"].numpy(), out["attention_mask"].numpy()
     for i, row in enumerate(rows):
@@ -78,7 +83,7 @@ def test_lem_invariants(layouts, entity_types, count_rule, seed):
             ids[i, :n][~masked] == np.array(row["input_ids"])[~masked]
         ).all()
         n_words = len(row["word_flags"])
-        want = masking_budget(wid[None, :], np.array([n]), s.budget, count_rule)[0]
+        want = masking_budget(wid[None, :], np.array([n]), s.budget, count_rule, rounding)[0]
         # budget met exactly when there are enough words, never more than one subword per word
         assert masked.sum() == min(want, n_words)
         hit_words = wid[masked]
@@ -89,6 +94,84 @@ def test_lem_invariants(layouts, entity_types, count_rule, seed):
             assert entity[hit_words].all(), "a non-entity word was masked although entity words sufficed"
         else:
             assert entity[hit_words].sum() == entity.sum(), "pass 2 ran before pass 1 used every entity word"
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(example, min_size=1, max_size=6),
+    types,
+    st.sampled_from([0.15, 0.15, 0.05, 0.25, 0.5]),
+    st.integers(0, 2**31),
+)
+def test_authors_budget_counts_all_tokens_and_rounds_half_to_even(layouts, entity_types, budget, seed):
+    """The paper config's rule, checked against the authors' formula in plain Python (not masking_budget):
+    max(1, round(num_tokens * budget)) over every token of the example, <s> and </s> included."""
+    rng = np.random.default_rng(seed)
+    rows = [make_row(sides, rng) for sides in layouts]
+    s = MaskingSettings.from_dict(
+        {"entity_types": entity_types, "budget": budget, "count_rule": "all_tokens", "rounding": "half_even"}
+    )
+    labels = make_collator(StubTokenizer(), s, seed)(rows)["labels"].numpy()
+    for i, row in enumerate(rows):
+        n_words = len(row["word_flags"])
+        want = max(1, round(len(row["input_ids"]) * budget)) if n_words else 0
+        assert (labels[i] != -100).sum() == min(want, n_words)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(example, min_size=1, max_size=6), st.integers(0, 2**31))
+def test_default_budget_counts_text_tokens_and_rounds_half_up(layouts, seed):
+    rng = np.random.default_rng(seed)
+    rows = [make_row(sides, rng) for sides in layouts]
+    labels = make_collator(StubTokenizer(), MaskingSettings(), seed)(rows)["labels"].numpy()
+    for i, row in enumerate(rows):
+        n_words, text = len(row["word_flags"]), sum(w >= 0 for w in row["word_ids"])
+        want = max(1, math.floor(text * 0.15 + 0.5)) if n_words else 0
+        assert (labels[i] != -100).sum() == min(want, n_words)
+
+
+def test_rounding_of_halves_and_numpy_agrees_with_python_round():
+    counts = np.arange(0, 200_001)
+    wid = np.zeros((len(counts), 1), dtype=np.int64)  # one content token each: no example is empty
+    for rounding in ("half_even", "half_up"):
+        got = masking_budget(wid, counts, 0.15, "all_tokens", rounding)
+        if rounding == "half_even":
+            assert (got == [max(1, round(int(n) * 0.15)) for n in counts]).all()
+        else:
+            assert (got == np.maximum(1, np.floor(counts * 0.15 + 0.5))).all()
+    # 10, 30, 50, 70 tokens: 1.5, 4.5, 7.5, 10.5 positions
+    halves = np.array([10, 30, 50, 70])
+    wid = np.zeros((4, 1), dtype=np.int64)
+    assert masking_budget(wid, halves, 0.15, "all_tokens", "half_even").tolist() == [2, 4, 8, 10]
+    assert masking_budget(wid, halves, 0.15, "all_tokens", "half_up").tolist() == [2, 5, 8, 11]
+    with pytest.raises(ValueError, match="rounding"):
+        MaskingSettings.from_dict({"rounding": "up"})
+
+
+def test_canonical_settings_and_variant_aliases():
+    a = MaskingSettings.from_dict({"strategy": "lem", "entity_types": ["ne", "noun", "verb"]})
+    b = MaskingSettings.from_dict(
+        {"entity_types": ["verb", "ne", "noun"], "budget": 0.15, "mlm_probability": 0.3}
+    )
+    assert a != b and a.canonical() == b.canonical() and a.canonical().entity_types == ("ne", "noun", "verb")
+    assert a.canonical() != MaskingSettings.from_dict({"rounding": "half_even"}).canonical()
+    std = [MaskingSettings.from_dict({"strategy": "standard", "entity_types": t}) for t in (["ne"], [])]
+    assert std[0].canonical() == std[1].canonical()  # entity types mean nothing to standard masking
+    paperlike = {
+        "mlm_tlm": {"strategy": "standard", "mlm_probability": 0.15},
+        "lem": {"strategy": "lem", "entity_types": ["ne", "noun", "verb"]},
+        "lem_ne": {"strategy": "lem", "entity_types": ["ne"]},
+        "lem_ne_noun_verb": {"strategy": "lem", "entity_types": ["verb", "noun", "ne"]},
+        "lem_noun_verb": {"entity_types": ["noun", "verb"]},
+        "lem_verb_noun": {"entity_types": ["verb", "noun"], "count_rule": "non_special"},
+        "lem_wide": {"entity_types": ["ne", "noun", "verb"], "budget": 0.2},
+    }
+    assert variant_aliases(paperlike, list(paperlike)) == {
+        "mlm_tlm": "mlm_tlm", "lem": "lem", "lem_ne": "lem_ne", "lem_ne_noun_verb": "lem",
+        "lem_noun_verb": "lem_noun_verb", "lem_verb_noun": "lem_noun_verb", "lem_wide": "lem_wide",
+    }  # fmt: skip
+    # the first listed is the one trained
+    assert variant_aliases(paperlike, ["lem_ne_noun_verb", "lem"])["lem"] == "lem_ne_noun_verb"
 
 
 @settings(max_examples=40, deadline=None)
@@ -152,6 +235,7 @@ def test_settings_reject_unknown_and_bad_values_and_select_variants():
     assert MaskingSettings.for_variant("lem").entity_mask == 7
     assert MaskingSettings.for_variant("mlm_tlm").strategy == "standard"
     assert MaskingSettings.from_dict({}).count_rule == "non_special"
+    assert MaskingSettings.from_dict({}).rounding == "half_up"
 
 
 @pytest.fixture(scope="module")
@@ -193,6 +277,13 @@ def test_fixed_validation_masks_pass_through_and_stats(tokenizer):
     again = collator(fixed[:4])
     assert torch.equal(again["labels"][0, : len(fixed[0]["labels"])], torch.tensor(fixed[0]["labels"]))
     stats = masking_stats(collator, rows, tokenizer, n_examples=40, batch_size=8)
+    assert stats["budget_rule"] == {
+        "budget": 0.15, "count_rule": "non_special", "rounding": "half_up",
+        "rule": "max(1, round_half_up(non-special tokens * 0.15))",
+    }  # fmt: skip
+    authors = MaskingSettings.from_dict({"count_rule": "all_tokens", "rounding": "half_even"})
+    rule = masking_stats(make_collator(tokenizer, authors, 1), rows, tokenizer, 40, 8)["budget_rule"]
+    assert rule["rule"] == "max(1, round_half_even(all tokens * 0.15))"
     en, pair = stats["per_lang"]["en"], stats["per_lang"]["si-en"]
     assert en["budget_hit_rate"] == 1.0 and en["max_subwords_masked_per_word"] == 1
     assert en["entity_share"]["ne"]["masked"] == 1.0  # NE words suffice in every en row

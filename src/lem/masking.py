@@ -4,10 +4,12 @@ LEM, per example (docs/lem-method.md, "Masking, exactly", with the authors' bugs
 1. Words are the SentencePiece words of `lem.features` (`word_ids`, -1 = special token), each with its
    flags (`word_flags`: 1 = NE, 2 = NOUN, 4 = VERB). A word is an *entity word* when it carries any of the
    enabled types (`entity_types`, any subset of ne / noun / verb).
-2. Budget: `n = max(1, floor(count * budget + 0.5))` masked positions, where `count` follows `count_rule`:
+2. Budget: `n = max(1, round(count * budget))` masked positions, where `count` follows `count_rule`:
    `non_special` (default) counts the text tokens only, `all_tokens` also counts `<s>`/`</s>` as the
-   authors did. The default keeps the budget at exactly 15 % of the text whether an example is a sentence
-   (2 specials) or a pair (4 specials), the same base the standard baseline draws its 15 % from.
+   authors did; `rounding` is `half_up` (default: `floor(x + 0.5)`) or `half_even` (Python's `round`, as
+   the authors' collator, on the same float64 product). The default keeps the budget at exactly 15 % of
+   the text whether an example is a sentence (2 specials) or a pair (4 specials), the same base the
+   standard baseline draws its 15 % from; `all_tokens` + `half_even` is the authors' budget.
    In one-subword mode `n` is capped at the number of words (a word is never counted twice).
 3. Words are visited in a random order, entity words first (pass 1), then the other words (pass 2, which
    fills what pass 1 left of the budget); the first `n` words are chosen. Pass 1 alone fills the budget
@@ -47,6 +49,9 @@ ENTITY_BITS = {"ne": 1, "noun": 2, "verb": 4}
 PRIORITY = ("ne", "verb", "noun")  # a word with several flags is attributed to the first (statistics only)
 STRATEGIES = ("standard", "lem")
 COUNT_RULES = ("non_special", "all_tokens")
+ROUNDINGS = ("half_up", "half_even")
+LEM_ONLY = ("entity_types", "budget", "count_rule", "rounding", "whole_word")  # ignored by `standard`
+STANDARD_ONLY = ("mlm_probability",)  # ignored by `lem`
 
 
 @dataclass(frozen=True)
@@ -57,6 +62,7 @@ class MaskingSettings:
     entity_types: tuple[str, ...] = ("ne", "noun", "verb")  # lem: word types pass 1 takes first
     budget: float = 0.15  # lem: masked positions per counted token
     count_rule: str = "non_special"  # lem: "non_special" | "all_tokens" (counts <s>, </s>)
+    rounding: str = "half_up"  # lem: "half_up" (floor(x + 0.5)) | "half_even" (Python's round)
     whole_word: bool = False  # lem: mask every subword of a chosen word instead of one
     mask_prob: float = 0.8  # share of masked positions replaced by <mask>
     random_prob: float = 0.1  # share replaced by a random token; the rest stay unchanged
@@ -93,6 +99,8 @@ class MaskingSettings:
             )
         if self.count_rule not in COUNT_RULES:
             problems.append(f"count_rule {self.count_rule!r} not in {COUNT_RULES}")
+        if self.rounding not in ROUNDINGS:
+            problems.append(f"rounding {self.rounding!r} not in {ROUNDINGS}")
         for name in ("budget", "mask_prob", "random_prob", "mlm_probability"):
             if not 0.0 <= float(getattr(self, name)) <= 1.0:
                 problems.append(f"{name} {getattr(self, name)} not in [0, 1]")
@@ -112,6 +120,27 @@ class MaskingSettings:
         d["entity_types"] = list(self.entity_types)
         return d
 
+    def canonical(self) -> MaskingSettings:
+        """The same masking in one normal form: entity types in a fixed order, and the keys the strategy
+        ignores at their defaults. Two settings mask alike exactly when their canonical forms are equal."""
+        default = MaskingSettings()
+        ignored = LEM_ONLY if self.strategy == "standard" else STANDARD_ONLY
+        d = {**self.to_dict(), **{k: getattr(default, k) for k in ignored}}
+        d["entity_types"] = [t for t in ENTITY_BITS if t in d["entity_types"]]
+        d.update({k: float(d[k]) for k in ("budget", "mask_prob", "random_prob", "mlm_probability")})
+        return MaskingSettings.from_dict(d)
+
+
+def variant_aliases(variants: dict[str, dict[str, Any] | None], order: Sequence[str]) -> dict[str, str]:
+    """Map each variant in `order` with masking `variants[name]` to the first-listed variant whose masking
+    is the same (`MaskingSettings.canonical`): itself, or the variant whose model it shares."""
+    first: dict[MaskingSettings, str] = {}
+    out = {}
+    for name in order:
+        key = MaskingSettings.from_dict(variants[name]).canonical()
+        out[name] = first.setdefault(key, name)
+    return out
+
 
 def pad_rows(rows: Sequence[dict], key: str, pad: int, dtype=np.int64) -> tuple[np.ndarray, np.ndarray]:
     """Right-pad the lists `row[key]` into a (batch, longest) array; also return the lengths."""
@@ -125,11 +154,23 @@ def pad_rows(rows: Sequence[dict], key: str, pad: int, dtype=np.int64) -> tuple[
     return out, lens
 
 
-def masking_budget(word_ids: np.ndarray, lens: np.ndarray, budget: float, count_rule: str) -> np.ndarray:
-    """Masked positions wanted per example: max(1, round-half-up(count * budget)); 0 for an empty example."""
+def masking_budget(
+    word_ids: np.ndarray, lens: np.ndarray, budget: float, count_rule: str, rounding: str = "half_up"
+) -> np.ndarray:
+    """Masked positions wanted per example: max(1, round(count * budget)); 0 for an empty example.
+
+    `count` is the example's length (`all_tokens`) or its non-special tokens (`non_special`); `half_up`
+    rounds halves up (floor(x + 0.5)), `half_even` to even, as Python's `round` does on the same float64
+    product (np.rint and round agree on every float64)."""
+    if count_rule not in COUNT_RULES or rounding not in ROUNDINGS:
+        raise ValueError(
+            f"count_rule {count_rule!r} / rounding {rounding!r}: expected {COUNT_RULES} / {ROUNDINGS}"
+        )
     content = (word_ids >= 0).sum(axis=1)
-    count = lens if count_rule == "all_tokens" else content
-    want = np.maximum(1, np.floor(count * budget + 0.5).astype(np.int64))
+    count = np.asarray(lens if count_rule == "all_tokens" else content, dtype=np.int64)
+    product = count * float(budget)
+    rounded = np.rint(product) if rounding == "half_even" else np.floor(product + 0.5)
+    want = np.maximum(1, rounded.astype(np.int64))
     return np.where(content > 0, want, 0)
 
 
@@ -155,7 +196,7 @@ def entity_word_mask(
     )
     valid = sizes > 0
     entity = valid & ((word_flags & settings.entity_mask) != 0)
-    want = masking_budget(word_ids, lens, settings.budget, settings.count_rule)
+    want = masking_budget(word_ids, lens, settings.budget, settings.count_rule, settings.rounding)
     # Pass 1 then pass 2 in one sort: entity words first, others next, padding words last; random within.
     key = rng.random((batch, n_words)) + np.where(entity, 0.0, 1.0) + np.where(valid, 0.0, 2.0)
     order = np.argsort(key, axis=1, kind="stable")
@@ -346,8 +387,10 @@ def masking_stats(
     for row in rows:
         by_lang.setdefault(str(row.get("lang", "all")), []).append(row)
     mask_id = int(tokenizer.mask_token_id)
-    budget = settings.budget if settings.strategy == "lem" else settings.mlm_probability
-    count_rule = settings.count_rule if settings.strategy == "lem" else "non_special"
+    lem = settings.strategy == "lem"
+    budget = settings.budget if lem else settings.mlm_probability
+    count_rule = settings.count_rule if lem else "non_special"
+    rounding = settings.rounding if lem else "half_up"  # standard: the expected count, for comparison
     per_lang = {}
     for lang, lang_rows in sorted(by_lang.items()):
         acc: dict[str, Any] = {"masked_in": {}, "text_in": {}, "primary": {}}
@@ -377,7 +420,7 @@ def masking_stats(
             n_mask_tok += int((masked & (new_ids == mask_id)).sum())
             n_kept += int((masked & (new_ids == ids)).sum())
             masked_counts.append(masked.sum(axis=1))
-            want = masking_budget(word_ids, lens, budget, count_rule)
+            want = masking_budget(word_ids, lens, budget, count_rule, rounding)
             if settings.strategy == "lem" and not settings.whole_word:
                 n_words = np.array([len(set(r["word_ids"]) - {-1}) for r in chunk])
                 want = np.minimum(want, n_words)
@@ -416,7 +459,16 @@ def masking_stats(
         "settings": settings.to_dict(),
         "seed": seed,
         "n_examples": len(rows),
-        "budget_rule": {"budget": budget, "count_rule": count_rule},
+        "budget_rule": {
+            "budget": budget,
+            "count_rule": count_rule,
+            "rounding": rounding,
+            "rule": (
+                f"max(1, {'round_half_even' if rounding == 'half_even' else 'round_half_up'}"
+                f"({'all tokens' if count_rule == 'all_tokens' else 'non-special tokens'} * {budget}))"
+                + ("" if lem else ": the expected count; standard masking draws each token independently")
+            ),
+        },
         "per_lang": per_lang,
     }
 

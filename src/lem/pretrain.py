@@ -14,11 +14,12 @@ import argparse
 import hashlib
 import json
 import logging
+import math
 import os
 import shutil
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +49,13 @@ class TrainSettings:
     valid_examples: int | None = 2000  # cap on the validation set (None = all)
     keep_checkpoints: bool = False  # keep the checkpoint folder after a successful run
     stats_examples: int = 2000  # examples for masking_stats.json
+    min_evaluations: int = 5  # evaluations per stage at least (the interval shrinks; the final step counts)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.min_evaluations, int) or self.min_evaluations < 1:
+            raise ValueError(
+                f"training settings: min_evaluations must be an integer >= 1, got {self.min_evaluations!r}"
+            )
 
     @classmethod
     def from_dict(cls, d: dict[str, Any] | None) -> TrainSettings:
@@ -67,6 +75,100 @@ class ModelSettings:
     @classmethod
     def from_dict(cls, d: dict[str, Any] | None) -> ModelSettings:
         return settings_from_dict(cls, d, "model settings")
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """When a training stage evaluates and what it keeps, derived from its real step count.
+
+    `eval_every` is the configured interval (`checkpoint_every`: steps, or one epoch), shrunk so that the
+    stage evaluates at least `min_evaluations` times; the final step is always evaluated (and saved), so a
+    stage shorter than one interval still chooses between checkpoints. Only the best and the last
+    checkpoints are kept (at most `KEPT_CHECKPOINTS`; one more exists briefly while a new one is written)."""
+
+    steps: int  # optimizer steps of the stage
+    steps_per_epoch: int
+    eval_every: int
+    evaluations: int  # evaluations, the final step included
+    kept_checkpoints: int  # checkpoints on disk after a save (best and last)
+    peak_checkpoints: int  # checkpoints on disk at most (while a new one is written)
+
+    @property
+    def eval_steps(self) -> list[int]:
+        """The global steps evaluated (and saved): every `eval_every` steps, and the final step."""
+        at = list(range(self.eval_every, self.steps + 1, self.eval_every))
+        return at if at and at[-1] == self.steps else [*at, self.steps]
+
+
+KEPT_CHECKPOINTS = 2
+
+
+def steps_per_epoch(n_examples: int, batch_size: int, grad_accum: int = 1, world_size: int = 1) -> int:
+    """Optimizer steps per epoch as the HF Trainer counts them (the last partial batch is a batch; the
+    last partial accumulation is an optimizer step)."""
+    batches = math.ceil(n_examples / (batch_size * world_size))
+    return max(1, math.ceil(batches / grad_accum))
+
+
+def training_schedule(
+    n_examples: int,
+    *,
+    epochs: float,
+    batch_size: int,
+    grad_accum: int = 1,
+    max_steps: int = -1,
+    checkpoint_every: int | str = "epoch",
+    min_evaluations: int = 5,
+    world_size: int = 1,
+) -> Schedule:
+    """The evaluation cadence and checkpoint count of a stage of `n_examples` training examples."""
+    if n_examples < 1:
+        raise ValueError(f"a training stage needs at least one example, got {n_examples}")
+    per_epoch = steps_per_epoch(n_examples, batch_size, grad_accum, world_size)
+    steps = max_steps if max_steps > 0 else max(1, math.ceil(epochs * per_epoch))
+    interval = per_epoch if checkpoint_every == "epoch" else int(checkpoint_every)
+    if interval < 1:
+        raise ValueError(f"checkpoint_every must be 'epoch' or a positive number of steps, got {interval}")
+    interval = max(1, min(interval, steps // max(1, min_evaluations)))
+    evaluations = steps // interval + (1 if steps % interval else 0)
+    kept = min(KEPT_CHECKPOINTS, evaluations)
+    return Schedule(
+        steps=steps,
+        steps_per_epoch=per_epoch,
+        eval_every=interval,
+        evaluations=evaluations,
+        kept_checkpoints=kept,
+        peak_checkpoints=min(kept + 1, evaluations),
+    )
+
+
+def stage_schedule(n_examples: int, settings: TrainSettings, world_size: int = 1) -> Schedule:
+    """`training_schedule` of a stage with these training settings."""
+    return training_schedule(
+        n_examples,
+        epochs=settings.epochs,
+        batch_size=settings.batch_size,
+        grad_accum=settings.grad_accum,
+        max_steps=settings.max_steps,
+        checkpoint_every=settings.checkpoint_every,
+        min_evaluations=settings.min_evaluations,
+        world_size=world_size,
+    )
+
+
+def checkpoint_step(path: Path) -> int:
+    return int(path.name.rsplit("-", 1)[-1])
+
+
+def checkpoint_dirs(ckpt_dir: Path) -> list[Path]:
+    """The `checkpoint-<step>` folders of `ckpt_dir`, by step."""
+    found = [p for p in ckpt_dir.glob("checkpoint-*") if p.is_dir() and p.name.rsplit("-", 1)[-1].isdigit()]
+    return sorted(found, key=checkpoint_step)
+
+
+def dir_bytes(path: Path) -> int:
+    """Bytes of the files under `path` (their sizes, as `du --apparent-size` counts them)."""
+    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
 
 
 def set_threads(threads: int | None) -> None:
@@ -145,8 +247,14 @@ def prepare_checkpoint_dir(ckpt_dir: Path, fp: str) -> bool:
             )
             shutil.rmtree(ckpt_dir)
     ckpt_dir.mkdir(parents=True, exist_ok=True)
+    for p in checkpoint_dirs(ckpt_dir):
+        # The Trainer writes trainer_state.json after the model, optimizer and RNG states: a checkpoint
+        # without it was cut short by a kill and cannot be resumed from.
+        if not (p / "trainer_state.json").exists():
+            log.info("removing the incomplete checkpoint %s (no trainer_state.json)", p)
+            shutil.rmtree(p)
     marker.write_text(json.dumps({"fingerprint": fp}) + "\n")
-    return any(p.name.startswith("checkpoint-") for p in ckpt_dir.iterdir())
+    return bool(checkpoint_dirs(ckpt_dir))
 
 
 def train_stage(
@@ -162,7 +270,11 @@ def train_stage(
     fp: str,
     extra_selection: dict | None = None,
 ) -> dict:
-    """Train one stage, choose the best checkpoint by fixed-mask validation loss, save it to `out_dir`."""
+    """Train one stage, choose the best checkpoint by fixed-mask validation loss, save it to `out_dir`.
+
+    The stage evaluates and saves at the steps of `stage_schedule` (at least `min_evaluations` times, the
+    final step included, whatever `checkpoint_every` and the data size), keeps the best and the last
+    checkpoints only, and fails unless it evaluated exactly at the scheduled steps."""
     import torch
     from transformers import Trainer, TrainerCallback, TrainingArguments
 
@@ -178,12 +290,34 @@ def train_stage(
     )
     collator = PipelineCollator(base_collator, settings.seed)
 
+    schedule = stage_schedule(len(train_ds), settings, int(os.environ.get("WORLD_SIZE", "1")))
+    log.info(
+        "schedule: %d steps (%d per epoch), evaluate and save every %d steps and at the last: %d evaluations",
+        schedule.steps, schedule.steps_per_epoch, schedule.eval_every, schedule.evaluations,
+    )  # fmt: skip
+
+    started_at = {"step": 0}
+
     class ResumeBatchCounter(TrainerCallback):
         def on_train_begin(self, args, state, control, **kw):
             collator.batches_seen = state.global_step * args.gradient_accumulation_steps
+            started_at["step"] = state.global_step
 
-    by_epoch = settings.checkpoint_every == "epoch"
-    strategy = "epoch" if by_epoch else "steps"
+    class ScheduledEvaluation(TrainerCallback):
+        """Checks the Trainer's step count against the schedule; evaluates and saves at the final step."""
+
+        def on_train_begin(self, args, state, control, **kw):
+            if state.max_steps != schedule.steps:
+                raise RuntimeError(
+                    f"the Trainer plans {state.max_steps} steps, the schedule {schedule.steps}: "
+                    "lem.pretrain.training_schedule no longer counts steps as the Trainer does"
+                )
+
+        def on_step_end(self, args, state, control, **kw):
+            if state.global_step >= state.max_steps:  # a no-op when the final step is an eval step
+                control.should_evaluate = True
+                control.should_save = True
+
     args = TrainingArguments(
         output_dir=str(ckpt_dir),
         num_train_epochs=settings.epochs,
@@ -195,10 +329,14 @@ def train_stage(
         weight_decay=settings.weight_decay,
         warmup_steps=settings.warmup_ratio,  # a float < 1 is a share of the steps
         lr_scheduler_type=settings.scheduler,
-        eval_strategy=strategy,
-        save_strategy=strategy,
-        eval_steps=None if by_epoch else int(settings.checkpoint_every),
-        save_steps=500 if by_epoch else int(settings.checkpoint_every),
+        eval_strategy="steps",
+        save_strategy="steps",
+        eval_steps=schedule.eval_every,
+        save_steps=schedule.eval_every,
+        # transformers' rotation never deletes the most recent nor the best checkpoint (5.23:
+        # trainer_utils.rotate_checkpoints), so 2 keeps exactly the best and the last (the last two when
+        # the last is the best); a limit of 1 would also delete the last at the end of training.
+        save_total_limit=KEPT_CHECKPOINTS,
         load_best_model_at_end=True,
         metric_for_best_model="eval_loss",
         greater_is_better=False,
@@ -219,7 +357,7 @@ def train_stage(
         eval_dataset=eval_ds,
         data_collator=collator,
         processing_class=tokenizer,
-        callbacks=[ResumeBatchCounter()],
+        callbacks=[ResumeBatchCounter(), ScheduledEvaluation()],
     )
     result = trainer.train(resume_from_checkpoint=True if resume else None)
     state = trainer.state
@@ -228,9 +366,29 @@ def train_stage(
         for h in state.log_history
         if "eval_loss" in h
     ]
-    best_ckpt = Path(state.best_model_checkpoint) if state.best_model_checkpoint else None
-    best_step = int(best_ckpt.name.split("-")[-1]) if best_ckpt else state.global_step
+    done = [e["step"] for e in evals]
+    if state.global_step != schedule.steps or done != schedule.eval_steps:
+        raise RuntimeError(
+            f"{out_dir}: trained {state.global_step} steps and evaluated at steps {done}, but the schedule "
+            f"is {schedule.steps} steps evaluated at {schedule.eval_steps}: no checkpoint choice is recorded"
+        )
+    if not state.best_model_checkpoint:
+        raise RuntimeError(f"{out_dir}: {len(done)} evaluations but no best checkpoint was recorded")
+    best_ckpt = Path(state.best_model_checkpoint)
+    best_step = checkpoint_step(best_ckpt)
+    if best_step not in done:
+        raise RuntimeError(f"{out_dir}: the chosen checkpoint {best_ckpt.name} was never evaluated ({done})")
     final_eval = trainer.evaluate()  # the loaded best model on the same fixed masks
+    reloaded = final_eval["eval_loss"]
+    if not math.isclose(reloaded, state.best_metric, rel_tol=1e-3, abs_tol=1e-6):
+        raise RuntimeError(
+            f"{out_dir}: the reloaded model's validation loss {reloaded} is not the best checkpoint's "
+            f"{state.best_metric} ({best_ckpt.name}): the saved model would not be the chosen one"
+        )
+    on_disk = checkpoint_dirs(ckpt_dir)
+    ckpt_bytes = max((dir_bytes(p) for p in on_disk), default=0)
+    if len(on_disk) > schedule.kept_checkpoints:
+        log.warning("%d checkpoints on disk, more than the %d kept", len(on_disk), schedule.kept_checkpoints)
     selection = {
         "criterion": "masked-LM loss on the validation set, masked once with a fixed seed",
         "best_checkpoint": best_ckpt.name if best_ckpt else None,
@@ -239,8 +397,24 @@ def train_stage(
         "reloaded_eval_loss": final_eval["eval_loss"],
         "global_steps": state.global_step,
         "resumed": bool(resume),
+        "schedule": {
+            **asdict(schedule),
+            "eval_steps": schedule.eval_steps,
+            "checkpoint_every": settings.checkpoint_every,
+            "min_evaluations": settings.min_evaluations,
+        },
+        "evaluations_done": len(done),
+        "evaluations_match_schedule": True,  # checked above: the run fails otherwise
+        "checkpoints": {
+            "on_disk": [p.name for p in on_disk],
+            "checkpoint_bytes": ckpt_bytes,  # the largest checkpoint folder, as measured
+            "peak_bytes": schedule.peak_checkpoints * ckpt_bytes,  # kept + the one being written
+            "kept_after_run": settings.keep_checkpoints,
+        },
         "evaluations": evals,
-        "train_loss": result.training_loss,
+        # the Trainer averages the loss over the steps of this call only: after a resume, those since it
+        "train_loss": result.training_loss if state.global_step > started_at["step"] else None,
+        "train_loss_steps": state.global_step - started_at["step"],
         "seconds": round(time.time() - t0, 1),
         **(extra_selection or {}),
     }
