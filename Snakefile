@@ -20,6 +20,7 @@ include: "workflow/rules/mine.smk"
 include: "workflow/rules/curate.smk"
 include: "workflow/rules/sentiment.smk"
 include: "workflow/rules/report.smk"
+include: "workflow/rules/plan.smk"
 
 
 rule all:

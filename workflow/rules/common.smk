@@ -8,6 +8,12 @@ from snakemake.utils import validate
 
 validate(config, schema="../schemas/config.schema.yaml", set_default=True)
 
+from lem.data.download import unpinned_hub_sources
+
+# Hub sources must name a commit (or say allow_unpinned): refused here, before any job runs.
+for _problem in unpinned_hub_sources(config):
+    raise ValueError(_problem)
+
 # Rules call the `lem` CLI; when Snakemake runs from a virtual environment that is not activated,
 # put that environment's bin folder first so its `lem` is found (locally and inside SLURM jobs).
 if shutil.which("lem") is None:
@@ -22,6 +28,14 @@ for _v in TRAINED:
         raise ValueError(
             f"variant {_v!r} is listed in `variants` but has no masking in pretrain.variants"
         )
+
+from lem.masking import variant_aliases
+
+# Variants with the same masking (lem.masking.MaskingSettings.canonical: entity types in any order,
+# defaults filled in) share one model: the first listed is trained, the others are its aliases,
+# evaluated and reported under their own names with that model (model_for).
+MODEL_OF = variant_aliases(config["pretrain"]["variants"], TRAINED)
+TRAINED_MODELS = [v for v in TRAINED if MODEL_OF[v] == v]
 for _p in PAIRS:
     _s, _t = _p.split("-")
     if _s == _t or _s not in LANGS or _t not in LANGS:
@@ -38,7 +52,7 @@ wildcard_constraints:
     pair="|".join(PAIRS),
     split="train|valid",
     variant="|".join(VARIANTS) if VARIANTS else "base",
-    tvariant="|".join(TRAINED) if TRAINED else "none",
+    tvariant="|".join(TRAINED_MODELS) if TRAINED_MODELS else "none",
     scope="|".join(SCOPES),
     stage="mono|para",
     evalset="|".join(config["mining"].get("evalsets", {})) or "none",
@@ -117,16 +131,19 @@ def base_model_dir():
     bm = config["base_model"]
     if bm["source"] == "scratch":
         return "results/models/base"
+    if bm["source"] == "stand_in":
+        return f"resources/hf/lem-stand-in/xlm-roberta-{bm['stand_in']['size']}/random"
     if "path" in bm:
         return bm["path"]
     return f"resources/hf/{bm['hub']['repo']}/{bm['hub']['revision']}"
 
 
 def model_for(variant, pair):
-    """The model folder that represents `variant` for language pair `pair`."""
+    """The model folder that represents `variant` for language pair `pair` (an alias's: the model of
+    the first-listed variant with the same masking)."""
     if variant == "base":
         return base_model_dir()
-    return f"results/models/{variant}/{scope_of(pair)}/para"
+    return f"results/models/{MODEL_OF[variant]}/{scope_of(pair)}/para"
 
 
 def annotation_inputs(lang, settings=None):
@@ -150,6 +167,35 @@ def annotation_inputs(lang, settings=None):
 
     walk(config["annotation"].get(lang, {}) if settings is None else settings)
     return found
+
+
+def annotation_gpu(lang, settings=None):
+    """GPUs of an annotation job: `resources.gpu_annotation` when a backend of the language runs a neural
+    model that can use one (hf_ner, stanza, unless its device is cpu), else 0."""
+    s = config["annotation"].get(lang, {}) if settings is None else settings
+    uses_gpu = any(
+        isinstance(task, dict)
+        and task.get("backend") in ("hf_ner", "stanza")
+        and task.get("device", "auto") != "cpu"
+        for task in (s.get("pos"), s.get("ner"))
+    )
+    return config["resources"]["gpu_annotation"] if uses_gpu else 0
+
+
+def crf_args(name):
+    """`lem annotate train-crf` options of `crf_models.<name>` (the CLI's defaults for what is not set)."""
+    spec = config["crf_models"][name]
+    args = [
+        f"--task {spec['task']}",
+        f"--lang {spec['lang']}",
+        f"--format {spec['format']}",
+    ]
+    args.append(f"--on-error {spec.get('on_error', 'raise')}")
+    if spec.get("tagset"):
+        args.append(f"--tagset {spec['tagset']}")
+    for key, value in spec.get("settings", {}).items():
+        args.append(f"--{key.replace('_', '-')} {value}")
+    return " ".join(args)
 
 
 def eval_annotation(annotator, lang):

@@ -38,6 +38,7 @@ rule madlad:
     output:
         text="resources/madlad/{lang}.txt",
         stats="resources/madlad/{lang}.stats.json",
+        provenance="resources/madlad/{lang}.provenance.json",
     log:
         "logs/download/madlad_{lang}.log",
     benchmark:
@@ -54,9 +55,12 @@ rule madlad:
                 "size": config["sources"]["madlad"]["sizes"][w.lang],
             }
         ),
+        unpinned=lambda w: (
+            "--allow-unpinned" if config["sources"]["madlad"]["allow_unpinned"] else ""
+        ),
     shell:
-        "lem data madlad --lang {wildcards.lang} --settings '{params.settings}' "
-        "--out {output.text} --stats {output.stats} > {log} 2>&1"
+        "lem data madlad --lang {wildcards.lang} --settings '{params.settings}' {params.unpinned} "
+        "--out {output.text} --stats {output.stats} --provenance {output.provenance} > {log} 2>&1"
 
 
 rule line_aligned_pairs:
@@ -166,6 +170,12 @@ if (
         params:
             repo=config["base_model"]["hub"]["repo"],
             revision=config["base_model"]["hub"]["revision"],
+            unpinned=(
+                "--allow-unpinned"
+                if config["base_model"]["hub"]["allow_unpinned"]
+                else ""
+            ),
         shell:
             "lem data fetch-hf --repo {params.repo} --revision {params.revision} --kind model "
-            "--include '*.json' '*.safetensors' 'sentencepiece.bpe.model' --out {output} > {log} 2>&1"
+            "--include '*.json' '*.safetensors' 'sentencepiece.bpe.model' {params.unpinned} "
+            "--out {output} > {log} 2>&1"

@@ -80,6 +80,9 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument(
         "--include", nargs="*", default=None, help="allow patterns (e.g. '*.json' '*.safetensors')"
     )
+    v.add_argument(
+        "--allow-unpinned", action="store_true", help="accept a branch or tag (its commit is recorded)"
+    )
 
     v = sub.add_parser("madlad", help="MADLAD-400 sentence extraction with the paper's filters")
     v.add_argument("--lang", required=True, choices=["en", "si", "ta"])
@@ -87,6 +90,8 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--out", required=True)
     v.add_argument("--local-jsonl", nargs="*", default=None, help="local MADLAD-layout JSONL(.gz) files")
     v.add_argument("--stats", default=None, help="optional JSON file for the filter counts")
+    v.add_argument("--provenance", default=None, help="optional JSON file: the source and its commit")
+    v.add_argument("--allow-unpinned", action="store_true", help="accept a revision that is not a commit")
 
     v = sub.add_parser("leakage", help="count/drop training lines that occur in evaluation sets")
     v.add_argument("--train", nargs="+", required=True)
@@ -177,22 +182,36 @@ def main(argv: list[str]) -> int:
             print(f"lem data fetch-url: {err}", file=sys.stderr)
             return 1
     elif args.verb == "fetch-hf":
-        from lem.data.download import FetchError, fetch_hf
+        from lem.data.download import FetchError, UnpinnedError, fetch_hf
 
         try:
-            fetch_hf(args.repo, args.revision, args.kind, args.out, args.include)
-        except FetchError as err:
+            fetch_hf(
+                args.repo,
+                args.revision,
+                args.kind,
+                args.out,
+                args.include,
+                allow_unpinned=args.allow_unpinned,
+            )
+        except (FetchError, UnpinnedError) as err:
             print(f"lem data fetch-hf: {err}", file=sys.stderr)
             return 1
     elif args.verb == "madlad":
+        from lem.data.download import UnpinnedError
         from lem.data.madlad import MadladSettings, extract_to_file
 
-        counts = extract_to_file(
-            args.lang,
-            MadladSettings.from_dict(settings_json(args.settings, "lem data")),
-            args.out,
-            args.local_jsonl,
-        )
+        try:
+            counts = extract_to_file(
+                args.lang,
+                MadladSettings.from_dict(settings_json(args.settings, "lem data")),
+                args.out,
+                args.local_jsonl,
+                provenance=args.provenance,
+                allow_unpinned=args.allow_unpinned,
+            )
+        except UnpinnedError as err:
+            print(f"lem data madlad: {err}", file=sys.stderr)
+            return 1
         if args.stats:
             write_json(args.stats, counts)
     elif args.verb == "leakage":

@@ -154,6 +154,129 @@ def write_fetch_marker(out: Path, record: dict[str, Any]) -> None:
     (out / FETCH_MARKER).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
 
 
+# --- hub pins and provenance --------------------------------------------------------------------------------
+
+PROVENANCE = "provenance.json"
+COMMIT_RE = re.compile(r"[0-9a-f]{40}")
+
+
+class UnpinnedError(ValueError):
+    """A hub source names a branch, a tag or nothing instead of a commit, and the config does not allow it."""
+
+
+def is_commit(revision: str | None) -> bool:
+    """True for a full 40-hex commit hash; a branch or tag name (`main`, `v1.0`) or nothing is not a pin."""
+    return bool(revision) and COMMIT_RE.fullmatch(str(revision)) is not None
+
+
+def _ls_remote(repo: str, kind: str) -> str:
+    prefix = "datasets/" if kind == "dataset" else ""
+    return f"`git ls-remote https://huggingface.co/{prefix}{repo}`"
+
+
+def unpinned_hub_sources(config: dict[str, Any]) -> list[str]:
+    """One line per hub source of a (schema-validated) config whose revision is not a commit and that the
+    config does not allow unpinned: the key, what it holds, and what to do. Empty when every source is pinned.
+    Called where the config is loaded (workflow/rules/common.smk), before any job runs."""
+    problems = []
+    bm = config.get("base_model") or {}
+    hub = bm.get("hub")
+    if bm.get("source") == "pretrained" and "path" not in bm and hub:
+        rev = hub.get("revision")
+        if not is_commit(rev) and not hub.get("allow_unpinned", False):
+            problems.append(
+                f"base_model.hub.revision is {rev!r}, a branch or tag of {hub['repo']}, not a 40-hex commit: "
+                f"replace it by the commit to reproduce ({_ls_remote(hub['repo'], 'model')} lists them), "
+                "or set base_model.hub.allow_unpinned: true to accept whatever the branch holds today"
+            )
+    madlad = (config.get("sources") or {}).get("madlad")
+    if madlad:
+        settings = madlad.get("settings") or {}
+        rev = settings.get("revision")
+        dataset = settings.get("dataset", "allenai/madlad-400")
+        if not is_commit(rev) and not madlad.get("allow_unpinned", False):
+            what = "missing" if not rev else f"{rev!r}, a branch or tag, not a 40-hex commit"
+            problems.append(
+                f"sources.madlad.settings.revision is {what}: set it to the commit of {dataset} to "
+                f"reproduce ({_ls_remote(dataset, 'dataset')} lists them), or set "
+                "sources.madlad.allow_unpinned: true to accept whatever the main branch holds today"
+            )
+    return problems
+
+
+def require_pinned(revision: str | None, what: str, allow_unpinned: bool) -> None:
+    """Refuse an unpinned `revision` of `what` unless `allow_unpinned`; warn when it is allowed."""
+    if is_commit(revision):
+        return
+    if not allow_unpinned:
+        raise UnpinnedError(
+            f"{what}: revision {revision!r} is not a 40-hex commit (a branch or tag moves); pin a commit, "
+            "or pass --allow-unpinned (config: allow_unpinned: true)"
+        )
+    log.warning(
+        "%s: revision %r is not a commit; allowed unpinned, the commit it resolves to is recorded",
+        what,
+        revision,
+    )
+
+
+def resolve_hub_commit(repo: str, revision: str, kind: str, endpoint: str | None = None) -> str:
+    """The commit that `revision` (a branch, tag or commit) of hub repository `repo` points at now."""
+    from huggingface_hub import HfApi
+
+    info = HfApi(endpoint=endpoint).repo_info(repo, repo_type=kind, revision=revision)
+    sha = getattr(info, "sha", None)
+    if not is_commit(sha):
+        raise FetchError(
+            f"the hub answered {sha!r} as the commit of {kind} {repo}@{revision}, not a 40-hex commit"
+        )
+    if is_commit(revision) and sha != revision:
+        raise FetchError(f"the hub resolved commit {revision} of {kind} {repo} to another commit, {sha}")
+    return str(sha)
+
+
+def _downloaded_commits(out: Path) -> set[str]:
+    """Commits recorded by huggingface_hub for each file of a `local_dir` download (.cache/huggingface)."""
+    meta = out / ".cache" / "huggingface" / "download"
+    found = set()
+    for path in meta.rglob("*.metadata") if meta.is_dir() else []:
+        first = path.read_text(encoding="utf-8").splitlines()[:1]
+        if first:
+            found.add(first[0].strip())
+    return found
+
+
+def _file_records(out: Path) -> dict[str, dict[str, Any]]:
+    skip = {FETCH_MARKER, PROVENANCE}
+    files = {}
+    for path in sorted(out.rglob("*")):
+        rel = path.relative_to(out)
+        if path.is_file() and rel.parts[0] != ".cache" and str(rel) not in skip:
+            files[rel.as_posix()] = {"bytes": path.stat().st_size, "sha256": sha256_file(path)}
+    return files
+
+
+def hub_provenance(
+    repo: str, kind: str, requested: str | None, commit: str | None, **extra: Any
+) -> dict[str, Any]:
+    """The provenance record of a hub source: what was asked for and the commit it resolved to."""
+    import datetime
+
+    import huggingface_hub
+
+    return {
+        "source": "huggingface hub",
+        "repo": repo,
+        "kind": kind,
+        "requested_revision": requested,
+        "resolved_commit": commit,
+        "pinned": is_commit(requested),
+        **extra,
+        "huggingface_hub": huggingface_hub.__version__,
+        "recorded_at": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+    }
+
+
 def fetch_hf(
     repo: str,
     revision: str,
@@ -161,44 +284,77 @@ def fetch_hf(
     out: str | os.PathLike,
     allow_patterns: list[str] | None = None,
     endpoint: str | None = None,
+    allow_unpinned: bool = False,
 ) -> Path:
-    """Snapshot a hub repository (`kind` = model or dataset) at a pinned `revision` into `out`."""
+    """Snapshot a hub repository (`kind` = model or dataset) at `revision` into `out`.
+
+    `revision` must be a 40-hex commit unless `allow_unpinned`. The revision is resolved to its commit
+    first and the snapshot taken at that commit, so `out/provenance.json` names exactly the commit whose
+    files are there (with their sizes and sha256)."""
     if kind not in ("model", "dataset"):
         raise ValueError(f"kind must be 'model' or 'dataset', got {kind!r}")
     if not revision:
         raise ValueError(f"hub source {repo} needs a pinned revision (a commit hash or tag)")
-    if not re.fullmatch(r"[0-9a-f]{40}", revision):
-        log.warning(
-            "fetch-hf: revision %r of %s is not a commit hash; the snapshot may change", revision, repo
-        )
+    require_pinned(revision, f"hub {kind} {repo}", allow_unpinned)
     out = Path(out)
     record = {"repo": repo, "revision": revision, "kind": kind, "allow_patterns": allow_patterns}
-    marker = out / FETCH_MARKER
+    marker, provenance = out / FETCH_MARKER, out / PROVENANCE
     if marker.exists() and json.loads(marker.read_text(encoding="utf-8")) == record:
+        if not provenance.exists():  # placed by hand: the commit comes from the download's own metadata
+            commits = _downloaded_commits(out) or ({revision} if is_commit(revision) else set())
+            if len(commits) != 1 or (is_commit(revision) and commits != {revision}):
+                raise FetchError(
+                    f"{out} is marked as {repo}@{revision} but its download metadata "
+                    f"({out}/.cache/huggingface) names commit(s) {sorted(commits) or 'none'}: "
+                    f"delete {out} and fetch again"
+                )
+            how = "download metadata of a copy placed by hand"
+            files = _file_records(out)
+            prov = hub_provenance(repo, kind, revision, commits.pop(), allow_patterns=allow_patterns)
+            _write_provenance(out, {**prov, "resolved_by": how, "files": files})
         log.info("fetch-hf: %s@%s already in %s", repo, revision, out)
         return out
     from huggingface_hub import snapshot_download
 
     started = time.monotonic()
     try:
+        commit = resolve_hub_commit(repo, revision, kind, endpoint)
         snapshot_download(
             repo_id=repo,
             repo_type=kind,
-            revision=revision,
+            revision=commit,
             local_dir=out,
             allow_patterns=allow_patterns,
             endpoint=endpoint,
         )
+    except FetchError:
+        raise
     except Exception as err:  # the hub client raises many types for "no network"
         raise FetchError(
             f"could not fetch hub {kind} {repo}@{revision} -> {out}: {type(err).__name__}: {err}. "
             f"With no network, run `hf download {repo} --repo-type {kind} --revision {revision} "
-            f"--local-dir {out}` on a machine that has one and copy {out} here, then write "
-            f"{marker} containing {json.dumps(record)}."
+            f"--local-dir {out}` on a machine that has one and copy {out} here (with its .cache folder, "
+            f"which records the commit), then write {marker} containing {json.dumps(record)}."
         ) from err
+    mixed = _downloaded_commits(out) - {commit}
+    if mixed:
+        raise FetchError(
+            f"{out} holds files of commit(s) {sorted(mixed)} besides {commit} of {repo}: delete it and fetch again"
+        )
+    how = "hub API (repo_info), snapshot taken at that commit"
+    prov = hub_provenance(repo, kind, revision, commit, allow_patterns=allow_patterns, endpoint=endpoint)
+    _write_provenance(out, {**prov, "resolved_by": how, "files": _file_records(out)})
     write_fetch_marker(out, record)
-    log.info("fetch-hf: %s@%s -> %s in %.1fs", repo, revision, out, time.monotonic() - started)
+    log.info(
+        "fetch-hf: %s@%s (commit %s) -> %s in %.1fs", repo, revision, commit, out, time.monotonic() - started
+    )
     return out
+
+
+def _write_provenance(out: Path, record: dict[str, Any]) -> None:
+    from lem.files import write_json
+
+    write_json(out / PROVENANCE, record)
 
 
 def unpack(archive: str | os.PathLike, out: str | os.PathLike) -> Path:

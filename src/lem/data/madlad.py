@@ -303,13 +303,20 @@ def iter_local_jsonl(path: str | os.PathLike) -> Iterator[str]:
             yield text
 
 
-def iter_hub(lang: str, settings: MadladSettings) -> Iterator[str]:
-    """Documents streamed from the hub (`datasets`, streaming=True): nothing is downloaded in full."""
+def hub_data_files(lang: str, settings: MadladSettings, commit: str | None = None) -> str:
+    """The `hf://` pattern of a language's shards, at `commit` (else at the configured revision)."""
+    rev = commit or settings.revision
+    at = f"@{rev}" if rev else ""
+    return f"hf://datasets/{settings.dataset}{at}/data/{lang}/{lang}_{settings.split}_*.jsonl.gz"
+
+
+def iter_hub(lang: str, settings: MadladSettings, commit: str | None = None) -> Iterator[str]:
+    """Documents streamed from the hub (`datasets`, streaming=True) at `commit`: nothing is downloaded in
+    full."""
     from datasets import load_dataset
 
-    rev = f"@{settings.revision}" if settings.revision else ""
     # the JSON builder over the repo's own shards: no loading script, no trust_remote_code
-    files = f"hf://datasets/{settings.dataset}{rev}/data/{lang}/{lang}_{settings.split}_*.jsonl.gz"
+    files = hub_data_files(lang, settings, commit)
     try:
         ds = load_dataset("json", data_files=files, split="train", streaming=True)
     except Exception as err:
@@ -351,18 +358,80 @@ def extract(
     return out, dict(sorted(ex.counts.items()))
 
 
+def source_provenance(
+    lang: str, settings: MadladSettings, local_jsonl: list[str] | None, allow_unpinned: bool
+) -> dict[str, Any]:
+    """Where the documents come from. From the hub: the configured revision must be a commit unless
+    `allow_unpinned`; it is resolved to its commit, and the documents are streamed at that commit."""
+    from lem.data.download import (
+        FetchError,
+        hub_provenance,
+        require_pinned,
+        resolve_hub_commit,
+        sha256_file,
+    )
+
+    if local_jsonl:
+        files = {str(p): {"bytes": Path(p).stat().st_size, "sha256": sha256_file(p)} for p in local_jsonl}
+        return {
+            "source": "local MADLAD-layout files",
+            "requested_revision": settings.revision,
+            "files": files,
+        }
+    what = f"hub dataset {settings.dataset} (sources.madlad.settings.revision)"
+    require_pinned(settings.revision, what, allow_unpinned)
+    try:
+        commit = resolve_hub_commit(settings.dataset, settings.revision or "main", "dataset")
+    except FetchError:
+        raise
+    except Exception as err:  # the hub client raises many types for "no network"
+        raise RuntimeError(
+            f"could not resolve {settings.dataset}@{settings.revision or 'main'} to a commit: "
+            f"{type(err).__name__}: {err}. With no network, download the {lang}_{settings.split}_*.jsonl.gz "
+            "shards of that commit elsewhere and pass them with --local-jsonl"
+        ) from err
+    return hub_provenance(
+        settings.dataset,
+        "dataset",
+        settings.revision,
+        commit,
+        data_files=hub_data_files(lang, settings, commit),
+        resolved_by="hub API (repo_info), documents streamed at that commit",
+    )
+
+
 def extract_to_file(
-    lang: str, settings: MadladSettings, out: str | os.PathLike, local_jsonl: list[str] | None = None
+    lang: str,
+    settings: MadladSettings,
+    out: str | os.PathLike,
+    local_jsonl: list[str] | None = None,
+    provenance: str | os.PathLike | None = None,
+    allow_unpinned: bool = False,
 ) -> dict[str, int]:
-    """Extract and write one sentence per line to `out`; log one summary line; return the counts."""
+    """Extract and write one sentence per line to `out`; log one summary line; return the counts.
+
+    `provenance` (optional JSON path): the source of the documents, for the hub the commit they were
+    streamed at, and the sentence count."""
+    from lem.files import write_json
+
     started = time.monotonic()
+    record = source_provenance(lang, settings, local_jsonl, allow_unpinned)
     if local_jsonl:
         docs: Iterable[str] = (d for p in local_jsonl for d in iter_local_jsonl(p))
     else:
-        docs = iter_hub(lang, settings)
+        docs = iter_hub(lang, settings, record["resolved_commit"])
+        log.info(
+            "madlad %s: %s@%s is commit %s",
+            lang,
+            settings.dataset,
+            settings.revision,
+            record["resolved_commit"],
+        )
     sentences, counts = extract(lang, docs, settings)
     with atomic_path(out) as tmp:
         tmp.write_text("".join(s + "\n" for s in sentences), encoding="utf-8")
+    if provenance:
+        write_json(provenance, {**record, "lang": lang, "split": settings.split, "sentences": len(sentences)})
     if len(sentences) < settings.size:
         log.warning(
             "madlad %s: only %d of %d sentences requested were found", lang, len(sentences), settings.size

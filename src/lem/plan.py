@@ -1,0 +1,664 @@
+"""`lem plan`: what the training jobs of a config cost before any of them runs.
+
+One row per training job (every trained variant x scope x stage, plus the base model when it is trained
+from scratch): training examples, subword tokens, optimizer steps, evaluations and checkpoints (from
+`lem.pretrain.training_schedule`, the schedule training itself follows), peak disk and GPU-hours; totals
+at the end. Nothing is trained or downloaded.
+
+Counts come from the run's files where they exist and are estimates otherwise, and every row says which:
+  features   the tokenized training set (results/features/...): examples and subwords exact
+  lines      a text file of the run (corpus or configured input): examples exact, subwords estimated
+  madlad     sources.madlad.sizes (sentences asked for; the extraction may find fewer)
+  generate   corpus.generate sizes of the embedded generated world
+  estimate   plan.estimates in the config
+Subwords per example, where not counted: mono = min(s + 2, max_length), pair = min(2 s + 4, max_length), s =
+plan.estimates.subwords_per_sentence. Examples seen = examples x epochs (max_steps: steps x batch).
+
+GPU-hours = (training tokens + evaluation tokens / 3) / plan.tokens_per_second / 3600: evaluation is a
+forward pass, a third of a training step's work per token; the validation set is masked once and scored
+at every evaluation plus once more for the chosen checkpoint. The default 12,291 tokens/s is the
+pipeline's own training stage (HF Trainer + LEM collator) on xlm-roberta-base's architecture at batch 32,
+sentences of 30-100 subwords, bf16, measured on one H100 (../shared/docs/gpu.md,
+../shared/tools/gpu_paper_bench.py). Job start-up, model loading and the masking statistics are not
+counted.
+
+Disk: a checkpoint holds the weights (4 bytes per parameter), AdamW's two moments (8 bytes per parameter),
+the tokenizer and a little state; a job's peak = its peak number of checkpoints (Schedule.peak_checkpoints)
+x checkpoint size + its final model (weights + tokenizer). The run's peak assumes one training job at a
+time: every final model, plus the checkpoints of the largest job (checkpoints are deleted when a job
+succeeds unless keep_checkpoints).
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import dataclasses
+import json
+import math
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+REPO = Path(__file__).resolve().parents[2]
+SCHEMA = REPO / "workflow" / "schemas" / "config.schema.yaml"
+H100_TOKENS_PER_SECOND = (
+    12_291  # ../shared/docs/gpu.md: the pipeline's training stage, xlm-roberta-base, batch 32
+)
+EVAL_COST = 1 / 3  # a forward pass per token, relative to a training step (forward + backward)
+CKPT_STATE_BYTES = 1_000_000  # scheduler, RNG states, trainer_state.json, training arguments
+TOKENIZER_BYTES_PER_ID = 90  # sentencepiece model + tokenizer.json of XLM-R: about 22 MB for 250,002 ids
+# Known hub architectures, for sizing a model that is not downloaded yet (see lem.standin.SIZES)
+KNOWN_HUB = {"FacebookAI/xlm-roberta-base": "base", "xlm-roberta-base": "base"}
+
+
+class PlanError(ValueError):
+    """The plan cannot be computed without guessing; the message names the config key to set."""
+
+
+@dataclass
+class Split:
+    """Examples of one training set: train and validation rows, their subwords when counted."""
+
+    train: int
+    valid: int
+    train_tokens: float  # subwords of one pass over the train rows
+    valid_tokens: float
+    source: str  # features | lines | madlad | generate | estimate
+    exact_tokens: bool
+
+    def __add__(self, other: Split) -> Split:
+        sources = dict.fromkeys(self.source.split("+") + other.source.split("+"))
+        return Split(
+            self.train + other.train,
+            self.valid + other.valid,
+            self.train_tokens + other.train_tokens,
+            self.valid_tokens + other.valid_tokens,
+            "+".join(sources),
+            self.exact_tokens and other.exact_tokens,
+        )
+
+
+@dataclass
+class Job:
+    name: str
+    variant: str
+    scope: str
+    stage: str
+    examples: int
+    valid_examples: int
+    tokens_per_example: float
+    epochs: float
+    examples_seen: float
+    tokens: float
+    eval_tokens: float
+    steps: int
+    steps_per_epoch: int
+    eval_every: int
+    evaluations: int
+    kept_checkpoints: int
+    peak_checkpoints: int
+    checkpoint_bytes: int
+    final_model_bytes: int
+    peak_disk_bytes: int
+    kept_disk_bytes: int  # disk the job leaves behind: the model (+ kept checkpoints)
+    gpu_hours: float
+    counts: str
+
+
+# --- config -------------------------------------------------------------------------------------------------
+
+
+def deep_update(base: dict, new: dict) -> dict:
+    for key, value in new.items():
+        if isinstance(value, dict) and isinstance(base.get(key), dict):
+            deep_update(base[key], value)
+        else:
+            base[key] = value
+    return base
+
+
+def load_config(configfiles: list[str | Path], schema: Path = SCHEMA) -> dict[str, Any]:
+    """The config as the workflow sees it: the files merged in order, validated, schema defaults filled
+    (the same `snakemake.utils.validate` call as workflow/rules/common.smk)."""
+    config: dict[str, Any] = {}
+    for path in configfiles:
+        data = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+        if not isinstance(data, dict):
+            raise PlanError(f"{path}: a config file must hold a mapping")
+        deep_update(config, data)
+    return validated(config, schema)
+
+
+def validated(config: dict[str, Any], schema: Path = SCHEMA) -> dict[str, Any]:
+    from snakemake.utils import validate
+
+    if not schema.is_file():
+        raise PlanError(f"config schema {schema} not found (run from the repository, or pass --schema)")
+    config = copy.deepcopy(config)
+    validate(config, str(schema), set_default=True)
+    return config
+
+
+def train_settings(training: dict[str, Any]) -> dict[str, Any]:
+    """Training settings with lem.pretrain.TrainSettings' defaults (read field by field, so keys that
+    training gains later do not break the plan)."""
+    from lem.pretrain import TrainSettings
+
+    defaults = {
+        f.name: f.default for f in dataclasses.fields(TrainSettings) if f.default is not dataclasses.MISSING
+    }
+    return {**defaults, **training}
+
+
+# --- counting -----------------------------------------------------------------------------------------------
+
+
+def count_lines(path: Path) -> int:
+    with path.open("rb") as f:
+        return sum(1 for line in f if line.strip())
+
+
+def features_split(path: Path) -> Split:
+    """Rows and subwords of a features folder (a DatasetDict with train and valid)."""
+    import pyarrow.compute as pc
+    from datasets import load_from_disk
+
+    dd = load_from_disk(str(path))
+    if "train" not in dd or "valid" not in dd:
+        raise PlanError(f"{path}: expected a features folder with train and valid splits, found {list(dd)}")
+
+    def tokens(ds) -> int:
+        return int(pc.sum(pc.list_value_length(ds.data.column("input_ids"))).as_py() or 0)
+
+    return Split(
+        dd["train"].num_rows, dd["valid"].num_rows, tokens(dd["train"]), tokens(dd["valid"]), "features", True
+    )
+
+
+class Counter:
+    """Counts of a config's training sets, looked up under `root` (the run's working directory)."""
+
+    def __init__(self, config: dict[str, Any], root: Path):
+        self.config, self.root = config, root
+        self.estimates = config["plan"]["estimates"]
+        self.max_length = int(config["pretrain"]["max_length"])
+        sps = float(self.estimates["subwords_per_sentence"])
+        self.mono_len = min(sps + 2, self.max_length)  # <s> A </s>
+        self.pair_len = min(2 * sps + 4, self.max_length)  # <s> A </s></s> B </s>
+        self._cache: dict[str, Split] = {}
+
+    def path(self, rel: str) -> Path:
+        return self.root / rel
+
+    def generate(self) -> dict[str, Any] | None:
+        if self.config["corpus"]["source"] != "generate":
+            return None
+        from lem.corpus.generate import GenerateSettings
+
+        return dataclasses.asdict(GenerateSettings.from_dict(self.config["corpus"].get("generate")))
+
+    def mono(self, lang: str) -> Split:
+        if f"mono:{lang}" not in self._cache:
+            self._cache[f"mono:{lang}"] = self._mono(lang)
+        return self._cache[f"mono:{lang}"]
+
+    def _mono_rows(self, n: int, source: str) -> Split:
+        from lem.features import mono_split
+
+        train, valid = mono_split(
+            n, float(self.config["pretrain"]["valid_fraction"]), int(self.config["seed"])
+        )
+        return Split(
+            len(train), len(valid), len(train) * self.mono_len, len(valid) * self.mono_len, source, False
+        )
+
+    def _mono(self, lang: str) -> Split:
+        feats = self.path(f"results/features/mono/{lang}")
+        if feats.is_dir():
+            return features_split(feats)
+        corpus = self.config["corpus"]
+        candidates = [f"results/corpus/guarded/mono/{lang}.txt", f"results/corpus/mono/{lang}.txt"]
+        configured = (
+            corpus.get("files", {}).get("mono", {}).get(lang) if corpus["source"] == "files" else None
+        )
+        if configured:
+            candidates.append(configured)
+        for rel in candidates:
+            if self.path(rel).is_file():
+                return self._mono_rows(count_lines(self.path(rel)), "lines")
+        madlad = self.config["sources"].get("madlad", {})
+        if configured and configured.startswith("resources/madlad/") and lang in madlad.get("sizes", {}):
+            return self._mono_rows(int(madlad["sizes"][lang]), "madlad")
+        if lang in self.estimates["mono_sentences"]:
+            return self._mono_rows(int(self.estimates["mono_sentences"][lang]), "estimate")
+        gen = self.generate()
+        if gen is not None:
+            return self._mono_rows(int(gen["mono_sentences"]), "generate")
+        raise PlanError(
+            f"no count for the monolingual text of {lang!r}: none of {candidates} exists and no size is "
+            f"configured; set plan.estimates.mono_sentences.{lang}"
+        )
+
+    def para(self, pair: str) -> Split:
+        if f"para:{pair}" not in self._cache:
+            self._cache[f"para:{pair}"] = self._para(pair)
+        return self._cache[f"para:{pair}"]
+
+    def _pairs(self, train: int, valid: int, source: str) -> Split:
+        return Split(train, valid, train * self.pair_len, valid * self.pair_len, source, False)
+
+    def _para(self, pair: str) -> Split:
+        feats = self.path(f"results/features/para/{pair}")
+        if feats.is_dir():
+            return features_split(feats)
+        train_rel = [f"results/corpus/guarded/para/{pair}.train.tsv", f"results/corpus/para/{pair}.train.tsv"]
+        valid_rel = self.path(f"results/corpus/para/{pair}.valid.tsv")
+        for rel in train_rel:
+            if self.path(rel).is_file() and valid_rel.is_file():
+                return self._pairs(count_lines(self.path(rel)), count_lines(valid_rel), "lines")
+        corpus = self.config["corpus"]
+        spec = corpus.get("files", {}).get("para", {}).get(pair) if corpus["source"] == "files" else None
+        valid_est = self.estimates["para_valid_pairs"].get(pair)
+        if spec:
+            train_files = [spec["train"]] if isinstance(spec["train"], str) else list(spec["train"])
+            valid_files = (
+                [spec["valid"]] if isinstance(spec.get("valid"), str) else list(spec.get("valid", []))
+            )
+            if all(self.path(f).is_file() for f in train_files + valid_files):
+                # duplicates are dropped when the files are merged: an upper bound
+                train = sum(count_lines(self.path(f)) for f in train_files)
+                valid = sum(count_lines(self.path(f)) for f in valid_files)
+                if not valid_files and spec.get("valid_size"):  # held out of train (lem data pairs)
+                    train, valid = train - int(spec["valid_size"]), int(spec["valid_size"])
+                return self._pairs(train, valid, "lines")
+            if not valid_files and spec.get("valid_size"):
+                valid_est = int(spec["valid_size"])
+        if pair in self.estimates["para_pairs"]:
+            if valid_est is None:
+                raise PlanError(
+                    f"plan.estimates.para_pairs.{pair} is set but not the size of its validation set: "
+                    f"set plan.estimates.para_valid_pairs.{pair}"
+                )
+            return self._pairs(int(self.estimates["para_pairs"][pair]), int(valid_est), "estimate")
+        gen = self.generate()
+        if gen is not None:
+            return self._pairs(int(gen["para_train"]), int(gen["para_valid"]), "generate")
+        raise PlanError(
+            f"no count for the parallel text of {pair!r}: its files do not exist yet; set "
+            f"plan.estimates.para_pairs.{pair} and plan.estimates.para_valid_pairs.{pair}"
+        )
+
+
+# --- the model ----------------------------------------------------------------------------------------------
+
+
+def base_model_dir(config: dict[str, Any]) -> str:
+    """As workflow/rules/common.smk's base_model_dir()."""
+    bm = config["base_model"]
+    if bm["source"] == "scratch":
+        return "results/models/base"
+    if bm["source"] == "stand_in":
+        return f"resources/hf/lem-stand-in/xlm-roberta-{bm['stand_in']['size']}/random"
+    if "path" in bm:
+        return bm["path"]
+    return f"resources/hf/{bm['hub']['repo']}/{bm['hub']['revision']}"
+
+
+def safetensors_parameters(path: Path) -> int:
+    """Parameters stored in a safetensors file (its JSON header only is read)."""
+    with path.open("rb") as f:
+        size = int.from_bytes(f.read(8), "little")
+        header = json.loads(f.read(size))
+    return sum(math.prod(t["shape"]) for k, t in header.items() if k != "__metadata__")
+
+
+def tokenizer_vocab(folder: Path) -> int | None:
+    path = folder / "tokenizer.json"
+    if not path.is_file():
+        return None
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return len(data["model"]["vocab"]) + sum(
+        1 for t in data.get("added_tokens", []) if t["id"] >= len(data["model"]["vocab"])
+    )
+
+
+@dataclass
+class ModelSize:
+    parameters: int
+    tokenizer_bytes: int
+    source: str  # how the size was found
+    name: str
+
+
+def model_size(config: dict[str, Any], root: Path) -> ModelSize:
+    """Parameters of the models that train (all variants start from the base model, so all share them)."""
+    from lem.standin import SIZES, xlmr_mlm_parameters
+
+    bm = config["base_model"]
+    folder = root / base_model_dir(config)
+    tok_files = [p for p in folder.glob("*") if p.name.startswith(("tokenizer", "sentencepiece", "special"))]
+    tok_bytes = sum(p.stat().st_size for p in tok_files if p.is_file())
+    weights = folder / "model.safetensors"
+    if weights.is_file():
+        return ModelSize(safetensors_parameters(weights), tok_bytes, f"{weights} (header)", str(folder))
+    if bm["source"] == "scratch":
+        from lem.pretrain import ModelSettings
+
+        arch = ModelSettings.from_dict(bm.get("model"))
+        trained_vocab = None
+        if config["tokenizer"]["source"] == "train":
+            trained_vocab = tokenizer_vocab(root / "results/tokenizer")
+        vocab = trained_vocab or int(config["tokenizer"]["vocab_size"])
+        how = "results/tokenizer" if trained_vocab else "tokenizer.vocab_size (no tokenizer trained yet)"
+        positions = int(config["pretrain"]["max_length"]) + 2  # built for pretrain.max_length (base_settings)
+        params = xlmr_mlm_parameters(
+            vocab, arch.hidden_size, arch.num_hidden_layers, arch.intermediate_size, positions
+        )
+        return ModelSize(
+            params, vocab * TOKENIZER_BYTES_PER_ID, f"base_model.model, vocabulary of {how}", "scratch"
+        )
+    if bm["source"] == "stand_in":
+        size = bm["stand_in"]["size"]
+        arch = dict(SIZES[size])
+        vocab = arch.pop("vocab_size") or int(bm["stand_in"]["vocab_size"])
+        tok = int(bm["stand_in"]["vocab_size"]) * TOKENIZER_BYTES_PER_ID
+        return ModelSize(
+            xlmr_mlm_parameters(vocab, **arch), tok, f"lem.standin.SIZES[{size!r}]", f"stand-in {size}"
+        )
+    config_json = folder / "config.json"
+    if config_json.is_file():
+        cfg = json.loads(config_json.read_text(encoding="utf-8"))
+        if cfg.get("model_type") not in ("xlm-roberta", "roberta"):
+            raise PlanError(f"{config_json}: cannot size model_type {cfg.get('model_type')!r}")
+        return ModelSize(xlmr_mlm_parameters(**cfg), tok_bytes, str(config_json), str(folder))
+    repo = (bm.get("hub") or {}).get("repo")
+    if repo in KNOWN_HUB:
+        arch = dict(SIZES[KNOWN_HUB[repo]])
+        vocab = arch.pop("vocab_size")
+        return ModelSize(
+            xlmr_mlm_parameters(vocab, **arch), vocab * TOKENIZER_BYTES_PER_ID, f"{repo}'s architecture", repo
+        )
+    raise PlanError(
+        f"cannot size the base model: {folder} has no model.safetensors or config.json yet and "
+        f"{repo or bm.get('path')!r} is not a known architecture; fetch it first"
+    )
+
+
+# --- the plan -----------------------------------------------------------------------------------------------
+
+
+def plan_job(
+    name: str,
+    variant: str,
+    scope: str,
+    stage: str,
+    split: Split,
+    training: dict[str, Any],
+    size: ModelSize,
+    tps: float,
+) -> Job:
+    from lem.pretrain import training_schedule
+
+    t = train_settings(training)
+    sched = training_schedule(
+        split.train,
+        epochs=float(t["epochs"]),
+        batch_size=int(t["batch_size"]),
+        grad_accum=int(t["grad_accum"]),
+        max_steps=int(t["max_steps"]),
+        checkpoint_every=t["checkpoint_every"],
+        min_evaluations=int(t.get("min_evaluations", 5)),
+        world_size=1,
+    )
+    per_example = split.train_tokens / split.train
+    if int(t["max_steps"]) > 0:
+        seen = float(sched.steps * int(t["batch_size"]) * int(t["grad_accum"]))
+    else:
+        seen = split.train * float(t["epochs"])
+    tokens = seen * per_example
+    cap = t["valid_examples"]
+    valid = split.valid if cap is None else min(split.valid, int(cap))
+    valid_per_example = split.valid_tokens / split.valid if split.valid else per_example
+    eval_tokens = (sched.evaluations + 1) * valid * valid_per_example
+    weights = 4 * size.parameters
+    final = weights + size.tokenizer_bytes
+    ckpt = weights + 8 * size.parameters + size.tokenizer_bytes + CKPT_STATE_BYTES
+    kept = final + (sched.kept_checkpoints * ckpt if t["keep_checkpoints"] else 0)
+    counts = split.source + ("" if split.exact_tokens else "*")
+    return Job(
+        name=name,
+        variant=variant,
+        scope=scope,
+        stage=stage,
+        examples=split.train,
+        valid_examples=valid,
+        tokens_per_example=per_example,
+        epochs=float(t["epochs"]),
+        examples_seen=seen,
+        tokens=tokens,
+        eval_tokens=eval_tokens,
+        steps=sched.steps,
+        steps_per_epoch=sched.steps_per_epoch,
+        eval_every=sched.eval_every,
+        evaluations=sched.evaluations,
+        kept_checkpoints=sched.kept_checkpoints,
+        peak_checkpoints=sched.peak_checkpoints,
+        checkpoint_bytes=ckpt,
+        final_model_bytes=final,
+        peak_disk_bytes=sched.peak_checkpoints * ckpt + final,
+        kept_disk_bytes=kept,
+        gpu_hours=(tokens + EVAL_COST * eval_tokens) / tps / 3600,
+        counts=counts,
+    )
+
+
+def make_plan(config: dict[str, Any], root: str | Path = ".") -> dict[str, Any]:
+    """Every training job of a validated config (schema defaults filled), with totals and notes."""
+    root = Path(root)
+    counter = Counter(config, root)
+    size = model_size(config, root)
+    tps = float(config["plan"]["tokens_per_second"])
+    langs, pairs = config["languages"], config["pairs"]
+    trained = [v for v in config["variants"] if v != "base"]
+    pretrain = config["pretrain"]
+    scopes = ["tri"] if pretrain["scope"] == "tri" else list(pairs)
+    jobs: list[Job] = []
+    if config["base_model"]["source"] == "scratch":
+        split = sum((counter.mono(lang) for lang in langs[1:]), counter.mono(langs[0]))
+        training = {"seed": config["seed"], **config["base_model"].get("training", {})}
+        jobs.append(plan_job("base", "base", "-", "base", split, training, size, tps))
+    from lem.masking import variant_aliases
+
+    model_of = variant_aliases(config["pretrain"]["variants"], trained)  # as workflow/rules/common.smk
+    for variant in [v for v in trained if model_of[v] == v]:
+        for scope in scopes:
+            for stage in ("mono", "para"):
+                if stage == "mono":
+                    parts = [counter.mono(lang) for lang in (langs if scope == "tri" else scope.split("-"))]
+                else:
+                    parts = [counter.para(pair) for pair in (pairs if scope == "tri" else [scope])]
+                split = sum(parts[1:], parts[0])
+                st = pretrain["stages"][stage]
+                epochs = st["epochs"].get(scope, st["epochs"]["default"])
+                training = {"seed": config["seed"], **st.get("training", {}), "epochs": epochs}
+                name = f"{variant}/{scope}/{stage}"
+                jobs.append(plan_job(name, variant, scope, stage, split, training, size, tps))
+    transient = max((j.peak_disk_bytes - j.final_model_bytes for j in jobs), default=0)
+    totals = {
+        "jobs": len(jobs),
+        "examples_seen": sum(j.examples_seen for j in jobs),
+        "tokens": sum(j.tokens for j in jobs),
+        "eval_tokens": sum(j.eval_tokens for j in jobs),
+        "steps": sum(j.steps for j in jobs),
+        "evaluations": sum(j.evaluations for j in jobs),
+        "final_disk_bytes": sum(j.kept_disk_bytes for j in jobs),
+        "peak_disk_bytes": sum(j.kept_disk_bytes for j in jobs) + transient,
+        "gpu_hours": sum(j.gpu_hours for j in jobs),
+    }
+    notes = []
+    runtime = int(config["resources"]["runtime_training"])
+    long_jobs = [j for j in jobs if j.gpu_hours * 60 > runtime]
+    if long_jobs:
+        worst = max(long_jobs, key=lambda j: j.gpu_hours)
+        notes.append(
+            f"{len(long_jobs)} of {len(jobs)} jobs need more than resources.runtime_training ({runtime} min); "
+            f"the longest, {worst.name}, {worst.gpu_hours:.1f} h, needs {math.ceil(worst.gpu_hours * 60 / runtime)} "
+            "allocations: it resumes from its last checkpoint after a time-out when resubmitted (--retries)"
+        )
+    aliases = {v: m for v, m in model_of.items() if v != m}
+    if aliases:
+        shared = ", ".join(f"{v} uses {m}'s" for v, m in aliases.items())
+        notes.append(
+            f"no jobs for variants whose masking equals an earlier one's (lem.masking.variant_aliases): {shared} "
+            "models, evaluated under their own names"
+        )
+    if any(j.counts.endswith("*") for j in jobs):
+        notes.append(
+            "* subwords estimated at plan.estimates.subwords_per_sentence = "
+            f"{config['plan']['estimates']['subwords_per_sentence']:g} per sentence (capped at "
+            f"pretrain.max_length = {config['pretrain']['max_length']}); rerun after `features` for exact counts"
+        )
+    if int(config["resources"]["gpu_training"]) == 0:
+        notes.append(
+            "resources.gpu_training is 0: these jobs run on CPU; the hours assume plan.tokens_per_second"
+        )
+    base = "" if config["base_model"]["source"] == "scratch" else ", the base model"
+    notes.append(f"not counted: NER and sentiment fine-tuning, embedding, mining{base} and the features")
+    return {
+        "tokens_per_second": tps,
+        "model": dataclasses.asdict(size),
+        "jobs": [dataclasses.asdict(j) for j in jobs],
+        "totals": totals,
+        "notes": notes,
+    }
+
+
+# --- output -------------------------------------------------------------------------------------------------
+
+
+def gigabytes(n: float) -> str:
+    return f"{n / 1e9:,.1f} GB" if n >= 1e9 else f"{n / 1e6:,.1f} MB"
+
+
+def hours(h: float) -> str:
+    return f"{h:,.1f}" if h >= 10 else f"{h:.2f}"
+
+
+def human(n: float) -> str:
+    for unit, scale in (("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if abs(n) >= scale:
+            return f"{n / scale:.2f} {unit}"
+    return f"{n:.0f}"
+
+
+COLUMNS = [  # header, width, cell
+    ("job", -22, lambda j: j["name"]),
+    ("examples", 10, lambda j: f"{j['examples']:,}"),
+    ("sub/ex", 7, lambda j: f"{j['tokens_per_example']:.1f}"),
+    ("epochs", 6, lambda j: f"{j['epochs']:g}"),
+    ("tokens", 9, lambda j: human(j["tokens"])),
+    ("steps", 10, lambda j: f"{j['steps']:,}"),
+    ("eval every", 10, lambda j: f"{j['eval_every']:,}"),
+    ("evals", 6, lambda j: f"{j['evaluations']:,}"),
+    ("ckpts", 5, lambda j: f"{j['kept_checkpoints']}/{j['peak_checkpoints']}"),
+    ("peak disk", 9, lambda j: gigabytes(j["peak_disk_bytes"])),
+    ("GPU-h", 8, lambda j: hours(j["gpu_hours"])),
+    ("counts", -10, lambda j: j["counts"]),
+]
+
+
+def table(plan: dict[str, Any], title: str = "") -> str:
+    """The plan as a fixed-width table, totals and notes."""
+    import textwrap
+
+    t = plan["totals"]
+    total_name = f"total ({t['jobs']} jobs)"
+    width = max([len(j["name"]) for j in plan["jobs"]] + [len(total_name)])
+    columns = [(COLUMNS[0][0], -width, COLUMNS[0][2]), *COLUMNS[1:]]
+
+    def row(cells: list[str]) -> str:
+        parts = [c.ljust(-w) if w < 0 else c.rjust(w) for c, (_, w, _) in zip(cells, columns, strict=True)]
+        return "  ".join(parts).rstrip()
+
+    def wrap(text: str) -> list[str]:
+        return textwrap.wrap(text, width=110, subsequent_indent="  ", break_on_hyphens=False)
+
+    model = plan["model"]
+    lines = [title] if title else []
+    lines += wrap(
+        f"model: {model['name']}, {model['parameters']:,} parameters ({model['source']}); "
+        f"throughput {plan['tokens_per_second']:,.0f} tokens/s (plan.tokens_per_second)"
+    )
+    rule = row(["-" * abs(w) for _, w, _ in columns])
+    lines += ["", row([h for h, _, _ in columns]), rule]
+    lines += [row([cell(job) for _, _, cell in columns]) for job in plan["jobs"]]
+    total = [total_name, "", "", "", human(t["tokens"]), f"{t['steps']:,}", "", f"{t['evaluations']:,}", "",
+             gigabytes(t["peak_disk_bytes"]), hours(t["gpu_hours"]), ""]  # fmt: skip
+    lines += [rule, row(total), ""]
+    lines += wrap(
+        f"GPU time: {hours(t['gpu_hours'])} GPU-hours = {t['gpu_hours'] / 24:,.1f} GPU-days on one GPU "
+        f"(evaluation included: {human(t['eval_tokens'])} tokens at a third of the cost)"
+    )
+    lines += wrap(
+        f"disk: {gigabytes(t['final_disk_bytes'])} of models at the end; peak "
+        f"{gigabytes(t['peak_disk_bytes'])} with one training job at a time (its checkpoints on top)"
+    )
+    lines += wrap(
+        "columns: sub/ex = subwords per example; ckpts = checkpoints kept / at most on disk; peak disk = "
+        "the job's checkpoints + its model; counts: features (exact), lines (files of the run), madlad "
+        "(sources.madlad.sizes), generate (corpus.generate), estimate (plan.estimates)"
+    )
+    for note in plan["notes"]:
+        lines += wrap(f"note: {note}")
+    return "\n".join(lines) + "\n"
+
+
+TSV_FIELDS = [f.name for f in dataclasses.fields(Job)]
+
+
+def write_outputs(plan: dict[str, Any], text: str, outs: list[str]) -> None:
+    """Each of `outs` by its suffix: .json (everything), .tsv (one row per job), .txt (the table)."""
+    from lem.files import write_json, write_text
+
+    for out in outs:
+        if out.endswith(".txt"):
+            write_text(out, text)
+        elif out.endswith(".json"):
+            write_json(out, plan)
+        elif out.endswith(".tsv"):
+            rows = ["\t".join(TSV_FIELDS)]
+            for job in plan["jobs"]:
+                rows.append("\t".join("" if job[f] is None else str(job[f]) for f in TSV_FIELDS))
+            write_text(out, "\n".join(rows) + "\n")
+        else:
+            raise PlanError(f"--out {out}: give a .txt, .tsv or .json file")
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="lem plan", description=__doc__.splitlines()[0])
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--configfile", nargs="+", help="config file(s), merged in order as by snakemake")
+    src.add_argument("--config-json", help="the config as one JSON object (what the `plan` rule passes)")
+    p.add_argument("--directory", default=".", help="the run's working directory (where results/ is)")
+    p.add_argument("--schema", default=str(SCHEMA), help="the config schema")
+    p.add_argument("--out", nargs="*", default=[], help=".txt (the table), .tsv and/or .json files")
+    args = p.parse_args(argv)
+    try:
+        if args.configfile:
+            config = load_config(args.configfile, Path(args.schema))
+            title = f"Plan of {' + '.join(args.configfile)}"
+        else:
+            config = validated(json.loads(args.config_json), Path(args.schema))
+            title = "Plan of the run's config"
+        plan = make_plan(config, args.directory)
+        text = table(plan, title)
+        write_outputs(plan, text, args.out)
+    except PlanError as err:
+        print(f"lem plan: {err}", file=sys.stderr)
+        return 1
+    sys.stdout.write(text)
+    return 0

@@ -1,0 +1,164 @@
+"""A stand-in base model (`lem stand-in`): a randomly initialised XLM-R-architecture masked LM and its
+tokenizer, saved like a hub snapshot, so a paper-shaped config runs end to end with no download.
+
+It exists to check a machine (a GPU node before the paper run; CPU in the test suite), never to produce
+results: its weights are random, its `config.json` carries `lem_stand_in` and its `provenance.json`
+says so. `--size base` is xlm-roberta-base's architecture, embedding matrix included (250,002 rows,
+278,295,186 parameters), so memory, checkpoint sizes and step time are the paper run's; the tokenizer is
+a SentencePiece model trained on the run's own text (`lem.tokenizer`) or a given one, and ids past its
+vocabulary are simply never used. `--size tiny` is sized for CPU tests (embedding = the tokenizer's size).
+Weights are saved as safetensors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger("lem.standin")
+
+XLMR_BASE_VOCAB = 250_002
+
+# Architectures (XLM-R masked LM). `vocab_size` None: the tokenizer's size.
+SIZES: dict[str, dict[str, Any]] = {
+    "base": {  # FacebookAI/xlm-roberta-base
+        "hidden_size": 768,
+        "num_hidden_layers": 12,
+        "num_attention_heads": 12,
+        "intermediate_size": 3072,
+        "max_position_embeddings": 514,
+        "vocab_size": XLMR_BASE_VOCAB,
+    },
+    "tiny": {
+        "hidden_size": 32,
+        "num_hidden_layers": 2,
+        "num_attention_heads": 2,
+        "intermediate_size": 64,
+        "max_position_embeddings": 514,
+        "vocab_size": None,
+    },
+}
+
+
+def xlmr_mlm_parameters(
+    vocab_size: int,
+    hidden_size: int,
+    num_hidden_layers: int,
+    intermediate_size: int,
+    max_position_embeddings: int,
+    type_vocab_size: int = 1,
+    **_: Any,
+) -> int:
+    """Parameters of `XLMRobertaForMaskedLM` (decoder tied to the word embeddings, no pooler)."""
+    h, i = hidden_size, intermediate_size
+    embeddings = (vocab_size + max_position_embeddings + type_vocab_size) * h + 2 * h
+    layer = 4 * (h * h + h) + 2 * h + (h * i + i) + (i * h + h) + 2 * h
+    head = (h * h + h) + 2 * h + vocab_size  # dense, layer norm, output bias
+    return embeddings + num_hidden_layers * layer + head
+
+
+def build_stand_in(
+    out: str | Path,
+    size: str = "base",
+    tokenizer: str | Path | None = None,
+    texts: Sequence[str | Path] = (),
+    vocab_size: int = 8000,
+    seed: int = 13,
+) -> dict[str, Any]:
+    """Write a stand-in model folder at `out` (atomically) and return its provenance record.
+
+    The tokenizer is copied from `tokenizer` (a folder) or trained on `texts` (`.txt` / header-less `.tsv`)
+    with `vocab_size` pieces at most."""
+    import torch
+    from transformers import AutoTokenizer, XLMRobertaConfig, XLMRobertaForMaskedLM
+
+    from lem.data.download import sha256_file
+    from lem.files import atomic_path, write_json
+    from lem.tokenizer import train_tokenizer
+
+    if size not in SIZES:
+        raise ValueError(f"stand-in size must be one of {sorted(SIZES)}, got {size!r}")
+    if (tokenizer is None) == (not texts):
+        raise ValueError("give either a tokenizer folder or text files to train one on, not both or neither")
+    started = time.monotonic()
+    arch = dict(SIZES[size])
+    with atomic_path(out) as tmp:
+        tmp.mkdir()
+        if tokenizer is not None:
+            tok_source: dict[str, Any] = {"copied_from": str(tokenizer)}
+            tok = AutoTokenizer.from_pretrained(str(tokenizer))
+        else:
+            trained = train_tokenizer(list(texts), vocab_size, tmp.parent / "tokenizer", seed=seed)
+            tok = AutoTokenizer.from_pretrained(str(trained))
+            tok_source = {
+                "trained_on": {str(p): sha256_file(p) for p in texts},
+                "vocab_size_asked": vocab_size,
+                "seed": seed,
+            }
+        n_tok = len(tok)
+        model_vocab = arch.pop("vocab_size") or n_tok
+        if model_vocab < n_tok:
+            raise ValueError(f"the tokenizer has {n_tok} ids, more than the {size} stand-in's {model_vocab}")
+        note = {
+            "size": size,
+            "seed": seed,
+            "tokenizer_vocab": n_tok,
+            "note": "randomly initialised stand-in for a smoke test: not a trained model, its metrics mean nothing",
+        }
+        config = XLMRobertaConfig(
+            vocab_size=model_vocab,
+            type_vocab_size=1,
+            pad_token_id=tok.pad_token_id,
+            bos_token_id=tok.bos_token_id,
+            eos_token_id=tok.eos_token_id,
+            lem_stand_in=note,
+            **arch,
+        )
+        torch.manual_seed(seed)
+        model = XLMRobertaForMaskedLM(config)
+        n_params = sum(p.numel() for p in model.parameters())
+        expected = xlmr_mlm_parameters(model_vocab, **arch)
+        if n_params != expected:
+            raise RuntimeError(f"stand-in has {n_params} parameters, the architecture says {expected}")
+        model.save_pretrained(str(tmp), safe_serialization=True)
+        tok.save_pretrained(str(tmp))
+        record = {
+            "source": "lem stand-in (random initialisation)",
+            "random": True,
+            **note,
+            "architecture": {**arch, "vocab_size": model_vocab},
+            "parameters": n_params,
+            "tokenizer": tok_source,
+        }
+        write_json(tmp / "provenance.json", record)
+    log.info(
+        "stand-in %s: %d parameters, tokenizer %d ids, %.1fs -> %s",
+        size,
+        n_params,
+        n_tok,
+        time.monotonic() - started,
+        out,
+    )
+    return record
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="lem stand-in", description=__doc__.splitlines()[0])
+    p.add_argument(
+        "--size", default="base", choices=sorted(SIZES), help="base: xlm-roberta-base's architecture"
+    )
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--tokenizer", default=None, help="a tokenizer folder to copy")
+    src.add_argument("--texts", nargs="+", default=None, help=".txt / header-less .tsv files to train one on")
+    p.add_argument("--vocab-size", type=int, default=8000, help="pieces of a trained tokenizer (at most)")
+    p.add_argument("--seed", type=int, default=13)
+    p.add_argument("--out", required=True, help="the model folder (e.g. the config's base_model_dir)")
+    args = p.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    build_stand_in(args.out, args.size, args.tokenizer, args.texts or (), args.vocab_size, args.seed)
+    return 0

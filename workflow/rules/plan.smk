@@ -1,0 +1,19 @@
+# `snakemake results/plan.txt`: what the training jobs of this config cost (steps, evaluations, disk,
+# GPU-hours), counted from the run's files where they exist. Not part of `all`; nothing trains.
+
+
+rule plan:
+    output:
+        txt="results/plan.txt",
+        tsv="results/plan.tsv",
+        json="results/plan.json",
+    log:
+        "logs/plan.log",
+    conda:
+        "../../envs/core.yaml"
+    threads: 1
+    params:
+        config=as_json(config),
+    shell:
+        "lem plan --config-json '{params.config}' "
+        "--out {output.txt} {output.tsv} {output.json} > {log} 2>&1"
