@@ -8,6 +8,12 @@ from snakemake.utils import validate
 
 validate(config, schema="../schemas/config.schema.yaml", set_default=True)
 
+from lem.config_check import check_config
+
+# Every section is built into the settings dataclass of the `lem` verb that reads it, merged as the rules
+# pass it: an unknown key, a wrong type or a value the dataclass refuses stops here, naming the key.
+check_config(config)
+
 from lem.data.download import unpinned_hub_sources
 
 # Hub sources must name a commit (or say allow_unpinned): refused here, before any job runs.

@@ -1,0 +1,461 @@
+"""Every config section checked against the settings dataclass of the `lem` verb that reads it.
+
+The settings dataclasses (`lem.mining.MineSettings`, `lem.pretrain.TrainSettings`, ...) are the single
+source of truth for what a section may hold; the schema types the other sections (and repeats a few of
+these). `check_config` builds every section's dataclass from the config exactly as the workflow's rules
+pass it (the same merges: the run's `seed`, a stage's `epochs`, a MADLAD language's `size`, ...), so an
+unknown key, a value of the wrong type or a value the dataclass refuses fails when the workflow is loaded
+(workflow/rules/common.smk, right after the schema), before any job runs, in one line naming the key:
+
+    mining.settings.kk: unknown key; known: block_size, candidate_k, ... (lem.mining.MineSettings, ...)
+    mining.settings.k: mining settings k, candidate_k and block_size must be >= 1 (lem.mining...)
+    mining.settings.threshold: expected a number or null, got '0.5' (lem.mining.MineSettings, `lem mine`)
+
+Types come from the dataclass's annotations (checked on the built object, so what `from_dict` converts,
+e.g. a list into a tuple, passes); values from the dataclass's own `from_dict` checks. A key that the rule
+sets itself (a stage's `training.epochs`, MADLAD's `settings.size`, curation's `settings.embed`) is refused
+rather than silently replaced. `SECTIONS` lists every checked section; config/README.md documents them.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import importlib
+import sys
+import types
+import typing
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+LANGS = ("en", "si", "ta")
+
+
+class ConfigError(ValueError):
+    """A config value that the dataclass of its section refuses; the message names the key."""
+
+
+@dataclass(frozen=True)
+class Section:
+    """A config section (a key path; `<name>` stands for any entry) read by one settings dataclass.
+
+    `injected`: keys the rule adds before the section's own keys (the section may override them) ->
+    where their value comes from; `overridden`: keys the rule sets after them (so the section must not set
+    them) -> where their value comes from."""
+
+    path: str
+    settings: str  # "module:Class", the public import path
+    verb: str
+    injected: dict[str, str] = field(default_factory=dict)
+    overridden: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def cls(self) -> type:
+        module, name = self.settings.split(":")
+        return getattr(importlib.import_module(module), name)
+
+    @property
+    def label(self) -> str:
+        return f"{self.settings.replace(':', '.')}, `{self.verb}`"
+
+
+TRAINING = "lem.pretrain:TrainSettings"
+ANNOTATE = "lem.annotate.settings:AnnotateSettings"
+
+SECTIONS: tuple[Section, ...] = (
+    Section(
+        "corpus.generate", "lem.corpus.generate:GenerateSettings", "lem corpus generate", {"seed": "seed"}
+    ),
+    Section("annotation.<lang>", ANNOTATE, "lem annotate run"),
+    Section("annotation_eval.annotators.<name>", ANNOTATE, "lem annotate run"),
+    Section(
+        "annotation_coverage",
+        "lem.annotate.coverage:CoverageSettings",
+        "lem annotate coverage",
+        {"seed": "seed"},
+    ),
+    Section("leakage", "lem.data.leakage:LeakageSettings", "lem data leakage"),
+    Section(
+        "ner_model.settings",
+        "lem.annotate.hf_ner:TrainNERSettings",
+        "lem annotate train-ner",
+        {"seed": "seed"},
+    ),
+    Section(
+        "sources.madlad.settings",
+        "lem.data.madlad:MadladSettings",
+        "lem data madlad",
+        overridden={"size": "sources.madlad.sizes.<lang>"},
+    ),
+    Section("sources.multiner.settings", "lem.data.ner:MultinerSettings", "lem data multiner"),
+    Section(
+        "base_model.model",
+        "lem.pretrain:ModelSettings",
+        "lem pretrain base",
+        overridden={"max_length": "pretrain.max_length"},
+    ),
+    Section("base_model.training", TRAINING, "lem pretrain base", {"seed": "seed"}),
+    Section(
+        "pretrain.stages.<stage>.training",
+        TRAINING,
+        "lem pretrain continue",
+        {"seed": "seed"},
+        {"epochs": "pretrain.stages.<stage>.epochs"},
+    ),
+    Section("pretrain.variants.<name>", "lem.masking:MaskingSettings", "lem pretrain continue"),
+    Section("embedding", "lem.embed:EmbedSettings", "lem embed"),
+    Section("mining.settings", "lem.mining:MineSettings", "lem mine"),
+    Section(
+        "sentiment.datasets.<name>.prepare", "lem.data.sentiment:SentimentSettings", "lem data sentiment"
+    ),
+    Section("sentiment.training", "lem.sentiment:SentimentSettings", "lem sentiment"),
+    Section(
+        "curation.settings", "lem.curation:CurationSettings", "lem curate", overridden={"embed": "embedding"}
+    ),
+)
+SECTION = {s.path: s for s in SECTIONS}
+
+# Keys that the rule replaces but that a config may still carry (config/config.yaml, with the same value):
+# a warning on stderr when they differ, not an error (base_settings in common.smk builds the base model for
+# pretrain.max_length).
+WARN_ONLY = {("base_model.model", "max_length")}
+
+
+# --- types from the dataclass annotations -------------------------------------------------------------------
+
+
+def _hints(cls: type) -> dict[str, Any]:
+    return typing.get_type_hints(cls)
+
+
+def type_ok(value: Any, hint: Any) -> bool:
+    """Whether `value` fits annotation `hint` (ints count as floats, bools as neither; a dataclass-typed
+    field takes its instance or, before building, a mapping)."""
+    if hint is Any or isinstance(hint, typing.TypeVar):
+        return True
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin in (typing.Union, types.UnionType):
+        return any(type_ok(value, a) for a in args)
+    if hint is type(None) or hint is None:
+        return value is None
+    if hint is bool:
+        return isinstance(value, bool)
+    if hint is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if hint is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if hint is str:
+        return isinstance(value, str)
+    if dataclasses.is_dataclass(hint):
+        return isinstance(value, (hint, dict))
+    if origin in (list, tuple) or hint in (list, tuple):
+        if not isinstance(value, (list, tuple)):
+            return False
+        if origin is tuple and args and args[-1] is not Ellipsis:
+            return len(value) == len(args) and all(type_ok(v, a) for v, a in zip(value, args, strict=True))
+        item = args[0] if args else Any
+        return all(type_ok(v, item) for v in value)
+    if origin is dict or hint is dict:
+        if not isinstance(value, dict):
+            return False
+        k, v = args or (Any, Any)
+        return all(type_ok(a, k) and type_ok(b, v) for a, b in value.items())
+    return True  # an annotation we do not know how to check: the dataclass's own checks decide
+
+
+def describe(hint: Any) -> str:
+    """`hint` in words: 'an integer', 'a number or null', 'a list of strings', ..."""
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin in (typing.Union, types.UnionType):
+        return " or ".join(describe(a) for a in args)
+    if hint is type(None) or hint is None:
+        return "null"
+    plain = {bool: "true or false", int: "an integer", float: "a number", str: "a string", Any: "any value"}
+    if hint in plain:
+        return plain[hint]
+    if dataclasses.is_dataclass(hint):
+        return "a mapping"
+    if origin in (list, tuple) or hint in (list, tuple):
+        item = describe(args[0]) if args else "values"
+        for article in ("an ", "a "):
+            item = item.removeprefix(article)
+        return f"a list of {item}s" if args and args[0] in (int, float, str) else f"a list of {item}"
+    if origin is dict or hint is dict:
+        return "a mapping"
+    return str(hint)
+
+
+def type_problems(obj: Any, where: dict[str, str]) -> list[str]:
+    """'path: expected ..., got ...' for every field of dataclass `obj` whose value does not fit its
+    annotation; `where` maps a field to the config key it came from (fields not in it are defaults)."""
+    out = []
+    hints = _hints(type(obj))
+    for f in dataclasses.fields(obj):
+        value = getattr(obj, f.name)
+        if f.name not in where:
+            continue
+        if dataclasses.is_dataclass(hints[f.name]) and dataclasses.is_dataclass(value):
+            sub = {g.name: f"{where[f.name]}.{g.name}" for g in dataclasses.fields(value)}
+            out += type_problems(value, sub)
+        elif not type_ok(value, hints[f.name]):
+            out.append(f"{where[f.name]}: expected {describe(hints[f.name])}, got {value!r}")
+    return out
+
+
+# --- building one section --------------------------------------------------------------------------------
+
+
+def _one_line(err: BaseException) -> str:
+    return " ".join(str(err).split()) or type(err).__name__
+
+
+def _unknown_task_keys(path: str, data: dict) -> None:
+    """annotation: `pos` / `ner` keys the chosen backend does not take (lem.annotate.settings.BACKENDS)."""
+    from lem.annotate.settings import BACKENDS
+
+    for task in ("pos", "ner"):
+        spec = data.get(task)
+        backend = spec.get("backend", "none") if isinstance(spec, dict) else None
+        if backend not in BACKENDS or task not in BACKENDS[backend][0]:
+            continue  # not a mapping, an unknown backend or one that does not do the task: from_dict says so
+        known = sorted(BACKENDS[backend][1] | {"backend"})
+        for key in spec:
+            if key not in known:
+                raise ConfigError(
+                    f"{path}.{task}.{key}: unknown key for backend {backend!r}; known: {', '.join(known)} "
+                    f"({SECTION['annotation.<lang>'].label})"
+                )
+
+
+def build(
+    section: Section,
+    path: str,
+    data: Any,
+    before: dict[str, Any] | None = None,
+    after: dict[str, Any] | None = None,
+    sources: dict[str, str] | None = None,
+) -> Any:
+    """The dataclass of `section` built from `{**before, **data, **after}`, as the rule passes it to its
+    `lem` verb; `path` is where `data` sits in the config, `sources` names the config key of each value of
+    `before` / `after`. Raises ConfigError naming the key."""
+    cls, label = section.cls, section.label
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: expected a mapping, got {data!r} ({label})")
+    before, after, sources = dict(before or {}), dict(after or {}), dict(sources or {})
+    names = [f.name for f in dataclasses.fields(cls)]
+    known = [n for n in sorted(names) if n not in section.overridden]
+    for key in data:
+        if key in section.overridden:
+            if (section.path, key) in WARN_ONLY:
+                if data[key] != after.get(key, data[key]):
+                    print(
+                        f"warning: {path}.{key}: {data[key]!r} is ignored: the rule sets it from "
+                        f"{sources.get(key, section.overridden[key])} ({after.get(key)!r})",
+                        file=sys.stderr,
+                    )
+                continue
+            source = sources.get(key, section.overridden[key])
+            raise ConfigError(
+                f"{path}.{key}: not read from here: the rule sets it from {source}; drop it ({label})"
+            )
+        if key not in names:
+            raise ConfigError(f"{path}.{key}: unknown key; known: {', '.join(known)} ({label})")
+    if section.settings == ANNOTATE:
+        _unknown_task_keys(path, data)
+    merged = {**before, **data, **after}
+    where = {k: sources.get(k, k) for k in {**before, **after}}
+    where.update({k: f"{path}.{k}" for k in data})
+    try:
+        obj = cls.from_dict(copy.deepcopy(merged))
+    except (ValueError, TypeError, KeyError, AttributeError) as err:
+        hints = _hints(cls)
+        for key, value in merged.items():
+            if key in hints and not type_ok(value, hints[key]):
+                raise ConfigError(
+                    f"{where[key]}: expected {describe(hints[key])}, got {value!r} ({label})"
+                ) from err
+        raise ConfigError(f"{_culprits(cls, data, before, after, path)}: {_one_line(err)} ({label})") from err
+    problems = type_problems(obj, where)
+    if problems:
+        raise ConfigError(f"{problems[0]} ({label})")
+    return obj
+
+
+def _culprits(cls: type, data: dict, before: dict, after: dict, path: str) -> str:
+    """The keys of `data` that the dataclass refuses on their own (the others at their defaults), or the
+    section's path when none does alone (a combination is refused)."""
+    base = {**before, **after}
+    try:
+        cls.from_dict(copy.deepcopy(base))
+    except Exception:  # the defaults alone fail: no single key to blame
+        return path
+    bad = []
+    for key, value in data.items():
+        try:
+            cls.from_dict(copy.deepcopy({**before, key: value, **after}))
+        except Exception:  # any failure blames the key
+            bad.append(f"{path}.{key}")
+    return ", ".join(bad) or path
+
+
+# --- the whole config -------------------------------------------------------------------------------------
+
+
+class Use(NamedTuple):
+    """One section as a rule passes it to its `lem` verb: `{**before, **data, **after}`, `sources` naming
+    the config key of each value of `before` / `after`."""
+
+    section: str  # a SECTIONS path
+    path: str  # where `data` sits in this config
+    data: Any
+    before: dict[str, Any] = {}
+    after: dict[str, Any] = {}
+    sources: dict[str, str] = {}
+
+
+def _uses(config: dict[str, Any]) -> Iterator[Use]:
+    """Every section the rules pass to a `lem` verb, with the same merges as the rules (workflow/rules/*.smk
+    and their helpers in common.smk: stage_settings, base_settings, eval_annotation)."""
+    seed = {"seed": config.get("seed", 13)}
+    run_seed = {"seed": "seed"}
+    yield Use(
+        "corpus.generate", "corpus.generate", config.get("corpus", {}).get("generate"), seed, {}, run_seed
+    )
+
+    annotation = config.get("annotation", {})
+    for lang, spec in annotation.items():
+        yield Use("annotation.<lang>", f"annotation.{lang}", spec)
+    for name, override in (config.get("annotation_eval", {}).get("annotators") or {}).items():
+        for lang in config.get("languages", LANGS):
+            if isinstance(annotation.get(lang), dict):  # eval_annotation: the language's, overridden
+                src = {k: f"annotation.{lang}.{k}" for k in annotation[lang]}
+                path = f"annotation_eval.annotators.{name}"
+                yield Use(
+                    "annotation_eval.annotators.<name>", path, override, dict(annotation[lang]), {}, src
+                )
+    if "annotation_coverage" in config:
+        yield Use(
+            "annotation_coverage", "annotation_coverage", config["annotation_coverage"], seed, {}, run_seed
+        )
+    if "leakage" in config:
+        yield Use("leakage", "leakage", config["leakage"])
+    if isinstance(config.get("ner_model"), dict):
+        settings = config["ner_model"].get("settings")
+        yield Use("ner_model.settings", "ner_model.settings", settings, seed, {}, run_seed)
+
+    sources = config.get("sources") or {}
+    madlad = sources.get("madlad")
+    if isinstance(madlad, dict):
+        settings = madlad.get("settings")
+        for lang, size in (madlad.get("sizes") or {}).items():
+            src = {"size": f"sources.madlad.sizes.{lang}"}
+            yield Use("sources.madlad.settings", "sources.madlad.settings", settings, {}, {"size": size}, src)
+        if not madlad.get("sizes"):
+            yield Use("sources.madlad.settings", "sources.madlad.settings", settings)
+    if isinstance(sources.get("multiner"), dict):
+        yield Use(
+            "sources.multiner.settings", "sources.multiner.settings", sources["multiner"].get("settings")
+        )
+
+    bm = config.get("base_model", {})
+    pretrain = config.get("pretrain", {})
+    length = {"max_length": pretrain["max_length"]} if "max_length" in pretrain else {}
+    src = {"max_length": "pretrain.max_length"}
+    yield Use("base_model.model", "base_model.model", bm.get("model"), {}, length, src)
+    yield Use("base_model.training", "base_model.training", bm.get("training"), seed, {}, run_seed)
+    for stage, st in (pretrain.get("stages") or {}).items():
+        epochs = (st.get("epochs") or {}).get("default")
+        after = {} if epochs is None else {"epochs": epochs}
+        src = {**run_seed, "epochs": f"pretrain.stages.{stage}.epochs.default"}
+        path = f"pretrain.stages.{stage}.training"
+        yield Use("pretrain.stages.<stage>.training", path, st.get("training"), seed, after, src)
+    for name, masking in (pretrain.get("variants") or {}).items():
+        yield Use("pretrain.variants.<name>", f"pretrain.variants.{name}", masking)
+
+    if "embedding" in config:
+        yield Use("embedding", "embedding", config["embedding"])
+    yield Use("mining.settings", "mining.settings", (config.get("mining") or {}).get("settings"))
+    sentiment = config.get("sentiment") or {}
+    for name, spec in (sentiment.get("datasets") or {}).items():
+        path = f"sentiment.datasets.{name}.prepare"
+        yield Use("sentiment.datasets.<name>.prepare", path, spec.get("prepare"))
+    yield Use("sentiment.training", "sentiment.training", sentiment.get("training"))
+    embed = {"embed": config.get("embedding", {})}
+    settings = (config.get("curation") or {}).get("settings")
+    yield Use("curation.settings", "curation.settings", settings, {}, embed, {"embed": "embedding"})
+
+
+def _check_epochs(config: dict[str, Any]) -> None:
+    """pretrain.stages.<stage>.epochs: `default` and scope names only (a misspelt pair would be ignored)."""
+    pairs = config.get("pairs", [])
+    for stage, st in (config.get("pretrain", {}).get("stages") or {}).items():
+        for key in st.get("epochs") or {}:
+            if key in ("default", "tri") or key in pairs:
+                continue
+            src, _, tgt = key.partition("-")
+            if src in LANGS and tgt in LANGS and src != tgt and f"{tgt}-{src}" not in pairs:
+                continue  # a pair of another run of the same config (`pairs` narrowed on the command line)
+            known = ", ".join(["default", "tri", *pairs])
+            raise ConfigError(
+                f"pretrain.stages.{stage}.epochs.{key}: unknown scope; known: {known} (epochs per scope of "
+                "`lem pretrain continue`)"
+            )
+
+
+def _check_annotation_langs(config: dict[str, Any]) -> None:
+    annotation = config.get("annotation", {})
+    for lang in config.get("languages", []):
+        if lang not in annotation:
+            raise ConfigError(
+                f"annotation.{lang}: missing: every language of `languages` needs its annotation settings "
+                f"(configured: {', '.join(annotation) or 'none'})"
+            )
+
+
+def _check_crf_models(config: dict[str, Any]) -> None:
+    """crf_models.<name>: what `lem annotate train-crf` refuses, and the task and language of every
+    annotation that names the model's file (lem.annotate.run checks them only after training)."""
+    models = config.get("crf_models") or {}
+    for name, spec in models.items():
+        path = f"crf_models.{name}"
+        if spec.get("tagset") and spec.get("task") != "pos":
+            raise ConfigError(f"{path}.tagset: a tag set is for task pos only (`lem annotate train-crf`)")
+        if (
+            spec.get("task") == "pos"
+            and spec.get("format") == "conllu"
+            and spec.get("tagset", "upos") != "upos"
+        ):
+            raise ConfigError(
+                f"{path}.tagset: CoNLL-U training tags are UPOS (column 4), not {spec['tagset']!r} "
+                "(`lem annotate train-crf`)"
+            )
+    by_file = {f"results/crf/{name}.crf": (name, spec) for name, spec in models.items()}
+    annotation = config.get("annotation", {})
+    uses = [(f"annotation.{lang}", lang, spec) for lang, spec in annotation.items()]
+    for ann, override in (config.get("annotation_eval", {}).get("annotators") or {}).items():
+        for lang, spec in annotation.items():
+            uses.append((f"annotation_eval.annotators.{ann}", lang, {**spec, **override}))
+    for where, lang, spec in uses:
+        for task in ("pos", "ner"):
+            t = spec.get(task) if isinstance(spec, dict) else None
+            if not isinstance(t, dict) or t.get("backend") != "crf" or t.get("path") not in by_file:
+                continue
+            name, model = by_file[t["path"]]
+            if (model.get("task"), model.get("lang")) != (task, lang):
+                raise ConfigError(
+                    f"{where}.{task}.path: crf_models.{name} tags {model.get('task')}/{model.get('lang')}, "
+                    f"not {task}/{lang}"
+                )
+
+
+def check_config(config: dict[str, Any]) -> None:
+    """Build every section's settings dataclass from `config` (validated, schema defaults filled) as the
+    rules pass it; raise ConfigError in one line naming the config key on the first problem."""
+    _check_annotation_langs(config)
+    _check_epochs(config)
+    for use in _uses(config):
+        build(SECTION[use.section], use.path, use.data, use.before, use.after, use.sources)
+    _check_crf_models(config)

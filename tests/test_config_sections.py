@@ -1,0 +1,271 @@
+"""Every config section is checked key by key before the DAG is built: a misspelt key, a value of the wrong
+type or a value the section's settings dataclass refuses fails `snakemake -n`, naming the key path, and no
+job runs (lem.config_check, called from workflow/rules/common.smk right after the schema)."""
+
+from __future__ import annotations
+
+import copy
+import re
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from snakemake.utils import validate
+
+from lem.config_check import SECTIONS, ConfigError, check_config
+
+REPO = Path(__file__).resolve().parents[1]
+SCHEMA = REPO / "workflow" / "schemas" / "config.schema.yaml"
+CONFIGS = {
+    name: yaml.safe_load((REPO / "config" / name).read_text(encoding="utf-8"))
+    for name in ("config.yaml", "paper.yaml", "gpu-smoke.yaml")
+}
+BOGUS = "bogus_key"
+
+
+def loaded(config: dict[str, Any]) -> str | None:
+    """What common.smk does with a config before building the DAG: the schema (defaults filled), then
+    check_config. The error message, or None when the config is accepted."""
+    config = copy.deepcopy(config)
+    try:
+        validate(config, str(SCHEMA), set_default=True)
+    except Exception as err:  # noqa: BLE001 - snakemake's WorkflowError wraps the schema's message
+        return str(err)
+    try:
+        check_config(config)
+    except ConfigError as err:
+        return str(err)
+    return None
+
+
+def node(config: dict, path: str) -> dict:
+    """The mapping at dotted `path` (segments with dots inside, e.g. a file name, are given as `a|b`)."""
+    for seg in path.split("."):
+        config = config.setdefault(seg.replace("|", "."), {})
+    return config
+
+
+def bracketed(path: str) -> str:
+    """`a.b|c` as the schema's error shows an instance path: ['a']['b.c']."""
+    return "".join(f"['{seg.replace('|', '.')}']" for seg in path.split(".") if seg)
+
+
+@dataclass
+class Typo:
+    path: str  # where the bogus key goes (dotted; `|` for a dot inside a key)
+    file: str = "config.yaml"
+    section: str | None = None  # the lem.config_check.SECTIONS path it exercises (None: schema only)
+
+    @property
+    def id(self) -> str:
+        return f"{self.path or '<top>'}@{self.file}"
+
+
+TYPOS = [
+    # sections read by a settings dataclass: lem.config_check names `path.bogus_key`
+    Typo("corpus.generate", section="corpus.generate"),
+    Typo("annotation.en", section="annotation.<lang>"),
+    Typo("annotation.si.pos", section="annotation.<lang>"),
+    Typo("annotation.ta.ner", "paper.yaml", section="annotation.<lang>"),
+    Typo("annotation_eval.annotators.hf_ner", section="annotation_eval.annotators.<name>"),
+    Typo("annotation_eval.annotators.hf_ner.ner", section="annotation_eval.annotators.<name>"),
+    Typo("annotation_coverage", section="annotation_coverage"),
+    Typo("leakage", section="leakage"),
+    Typo("ner_model.settings", section="ner_model.settings"),
+    Typo("ner_model.settings", "paper.yaml", section="ner_model.settings"),
+    Typo("sources.madlad.settings", "paper.yaml", section="sources.madlad.settings"),
+    Typo("sources.multiner.settings", "paper.yaml", section="sources.multiner.settings"),
+    Typo("base_model.model", section="base_model.model"),
+    Typo("base_model.training", section="base_model.training"),
+    Typo("pretrain.stages.mono.training", section="pretrain.stages.<stage>.training"),
+    Typo("pretrain.stages.para.training", "paper.yaml", section="pretrain.stages.<stage>.training"),
+    Typo("pretrain.variants.lem", section="pretrain.variants.<name>"),
+    Typo("pretrain.variants.mlm_tlm", "paper.yaml", section="pretrain.variants.<name>"),
+    Typo("embedding", section="embedding"),
+    Typo("mining.settings", section="mining.settings"),
+    Typo("mining.settings", "paper.yaml", section="mining.settings"),
+    Typo("sentiment.datasets.cmcs_gen.prepare", section="sentiment.datasets.<name>.prepare"),
+    Typo("sentiment.datasets.cmcs.prepare", "paper.yaml", section="sentiment.datasets.<name>.prepare"),
+    Typo("sentiment.training", section="sentiment.training"),
+    Typo("curation.settings", section="curation.settings"),
+    # sections the schema types completely: its message names the key and the instance path
+    Typo(""),
+    Typo("corpus"),
+    Typo("corpus.files", "paper.yaml"),
+    Typo("corpus.files.para.si-en", "paper.yaml"),
+    Typo("annotation_eval"),
+    Typo("tokenizer"),
+    Typo("base_model"),
+    Typo("base_model.hub", "paper.yaml"),
+    Typo("base_model.stand_in", "gpu-smoke.yaml"),
+    Typo("pretrain"),
+    Typo("pretrain.stages"),
+    Typo("pretrain.stages.mono"),
+    Typo("mining"),
+    Typo("mining.evalsets.news_gen"),
+    Typo("sentiment"),
+    Typo("sentiment.datasets.cmcs_gen"),
+    Typo("curation"),
+    Typo("sources", "paper.yaml"),
+    Typo("sources.files.cmcs|csv", "paper.yaml"),
+    Typo("sources.madlad", "paper.yaml"),
+    Typo("sources.line_aligned.nlpc-en-ta", "paper.yaml"),
+    Typo("sources.multiner", "paper.yaml"),
+    Typo("crf_models.ta_pos", "paper.yaml"),
+    Typo("crf_models.ta_pos.settings", "paper.yaml"),
+    Typo("ner_model"),
+    Typo("plan", "paper.yaml"),
+    Typo("plan.estimates", "paper.yaml"),
+    Typo("resources"),
+]
+
+
+@pytest.mark.parametrize("name", CONFIGS)
+def test_the_shipped_configs_pass(name, capsys):
+    assert loaded(CONFIGS[name]) is None
+    assert capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize("typo", TYPOS, ids=lambda t: t.id)
+def test_a_misspelt_key_of_every_section_fails_naming_it(typo):
+    cfg = copy.deepcopy(CONFIGS[typo.file])
+    (node(cfg, typo.path) if typo.path else cfg)[BOGUS] = 1
+    message = loaded(cfg)
+    assert message is not None, f"{typo.path}.{BOGUS} was accepted"
+    if message.startswith("Error validating config file"):  # the schema types the section completely
+        assert f"'{BOGUS}' was unexpected" in message, message
+        assert f"On instance{bracketed(typo.path)}:" in message, message
+    else:  # lem.config_check, in one line: `path.bogus_key: unknown key; known: ...`
+        assert typo.section, message
+        where = f"{typo.path}.{BOGUS}".replace("|", ".")
+        assert message.startswith(f"{where}: unknown key"), message
+        assert "\n" not in message
+
+
+def test_every_checked_section_has_a_typo_case():
+    covered = {t.section for t in TYPOS}
+    assert {s.path for s in SECTIONS} <= covered
+
+
+Mutation = Callable[[dict], Any]
+
+
+def setting(path: str, value: Any) -> Mutation:
+    def mutate(cfg: dict) -> None:
+        *parents, key = path.split(".")
+        node(cfg, ".".join(parents))[key] = value
+
+    return mutate
+
+
+# fmt: off
+BAD_VALUES = [
+    # (file, mutation, the key path named, a piece of the message)
+    ("config.yaml", setting("mining.settings.k", 0), "mining.settings.k", "must be >= 1"),
+    ("config.yaml", setting("mining.settings.k", "4"), "mining.settings.k", "expected an integer, got '4'"),
+    ("config.yaml", setting("mining.settings.threshold", "0.5"), "mining.settings.threshold", "a number or null"),
+    ("config.yaml", setting("mining.settings.margin", "ratoi"), "mining.settings.margin", "expected one of"),
+    ("config.yaml", setting("mining.settings.index", "ivf"), "mining.settings.index", "candidates='knn'"),
+    ("config.yaml", setting("mining.settings.retrieval", ["forward", "both"]), "mining.settings.retrieval", "retrieval"),
+    ("paper.yaml", setting("mining.settings.per_document", "yes"), "mining.settings.per_document", "true or false"),
+    ("config.yaml", setting("curation.settings.k", "4"), "curation.settings.k", "expected an integer"),
+    ("config.yaml", setting("curation.settings.keep_fractions", 0.5), "curation.settings.keep_fractions", "a list"),
+    ("config.yaml", setting("sentiment.training.epochs", "3"), "sentiment.training.epochs", "expected a number"),
+    ("config.yaml", setting("sentiment.datasets.cmcs_gen.prepare.train", 0.9), "sentiment.datasets.cmcs_gen.prepare.train", "sum to 1"),
+    ("paper.yaml", setting("sentiment.datasets.cmcs.prepare.drop_labels", "Conflict"), "sentiment.datasets.cmcs.prepare.drop_labels", "a list of strings"),
+    ("config.yaml", setting("corpus.generate.news_aligned_min", 0), "corpus.generate.news_aligned_min", "news_aligned_min"),
+    ("config.yaml", setting("corpus.generate.mono_sentences", 1.5), "corpus.generate.mono_sentences", "an integer"),
+    ("config.yaml", setting("annotation.en.pos.format", "tab"), "annotation.en.pos", "pos.format must be one of"),
+    ("config.yaml", setting("annotation.en.ner.backend", "sinling"), "annotation.en.ner", "does not do ner"),
+    ("config.yaml", setting("annotation_eval.annotators.hf_ner.ner", {"backend": "hf_ner"}), "annotation_eval.annotators.hf_ner.ner", "needs ['path']"),
+    ("config.yaml", setting("ner_model.settings.on_error", "ignore"), "ner_model.settings.on_error", "raise or skip"),
+    ("config.yaml", setting("ner_model.settings.epochs", "3"), "ner_model.settings.epochs", "expected a number"),
+    ("config.yaml", setting("pretrain.variants.lem.mask_prob", 0.95), "pretrain.variants.lem.mask_prob", "exceeds 1"),
+    ("config.yaml", setting("pretrain.stages.mono.epochs.si_en", 3), "pretrain.stages.mono.epochs.si_en", "unknown scope"),
+    ("paper.yaml", setting("sources.madlad.settings.lid", "cld3"), "sources.madlad.settings.lid", "lid must be"),
+    ("paper.yaml", setting("sources.madlad.settings.min_words", "6"), "sources.madlad.settings.min_words", "an integer"),
+    ("paper.yaml", setting("sources.multiner.settings.valid", 0.95), "sources.multiner.settings.valid", "valid + test"),
+    # keys the rule sets itself: refused, not silently replaced
+    ("config.yaml", setting("pretrain.stages.mono.training.epochs", 3), "pretrain.stages.mono.training.epochs", "pretrain.stages.mono.epochs"),
+    ("paper.yaml", setting("sources.madlad.settings.size", 10), "sources.madlad.settings.size", "sources.madlad.sizes"),
+    ("config.yaml", setting("curation.settings.embed", {"pooling": "cls"}), "curation.settings.embed", "embedding"),
+    # across sections
+    ("paper.yaml", setting("crf_models.ta_pos.lang", "si"), "annotation.ta.pos.path", "crf_models.ta_pos tags pos/si"),
+    ("paper.yaml", setting("crf_models.ta_pos.tagset", "ucsc"), "crf_models.ta_pos.tagset", "UPOS"),
+    ("config.yaml", lambda cfg: cfg["annotation"].pop("ta"), "annotation.ta", "missing"),
+]
+# fmt: on
+
+
+@pytest.mark.parametrize(
+    "file, mutate, where, words", BAD_VALUES, ids=[f"{w}@{f}" for f, _, w, _ in BAD_VALUES]
+)
+def test_a_bad_value_fails_naming_its_key(file, mutate, where, words):
+    cfg = copy.deepcopy(CONFIGS[file])
+    mutate(cfg)
+    message = loaded(cfg)
+    assert message is not None
+    assert message.startswith(f"{where}: ") or message.startswith(f"{where}."), message
+    assert words in message and "\n" not in message, message
+
+
+def test_a_base_model_max_length_other_than_pretrains_is_reported(capsys):
+    """base_model.model.max_length is not read (the base model is built for pretrain.max_length); the
+    embedded default carries it with the same value, so a different one is a warning, not an error."""
+    cfg = copy.deepcopy(CONFIGS["config.yaml"])
+    cfg["pretrain"]["max_length"] = 48
+    assert loaded(cfg) is None
+    err = capsys.readouterr().err
+    assert "warning: base_model.model.max_length: 64 is ignored" in err and "pretrain.max_length (48)" in err
+
+
+def test_every_section_a_rule_passes_to_a_verb_is_checked():
+    """The config sections serialised into a rule's `--settings` (as_json) are the checked sections (or
+    what the rule merges into them): a new one must be added to lem.config_check.SECTIONS."""
+    allowed = {s.path for s in SECTIONS} | {"seed", "sources.madlad.sizes.<name>", "<config>"}
+    text = "\n".join(
+        p.read_text(encoding="utf-8") for p in sorted((REPO / "workflow" / "rules").glob("*.smk"))
+    )
+    seen = set()
+    for m in re.finditer(r"as_json\(", text):
+        depth, i = 1, m.end()
+        while depth:
+            depth += {"(": 1, ")": -1}.get(text[i], 0)
+            i += 1
+        call = text[m.end() : i - 1]
+        if call.strip() in ("config", "obj"):
+            seen.add("<config>")
+        for ref in re.finditer(r"config((?:\[[^\]]+\]|\.get\([^,)]+)+)", call):
+            segs = re.findall(r'\["([^"]+)"\]|\[([^\]"]+)\]|\.get\("([^"]+)"', ref.group(1))
+            seen.add(".".join(a or c or "<name>" for a, b, c in segs))
+    seen = {re.sub(r"\.(?:en|si|ta)\b", ".<lang>", s) for s in seen}
+    unknown = sorted(s for s in seen if s not in allowed and s.replace("<name>", "<lang>") not in allowed)
+    assert "mining.settings" in seen and "embedding" in seen
+    assert not unknown, f"sections passed to a `lem` verb but not checked by lem.config_check: {unknown}"
+
+
+# --- the real thing, twice: snakemake -n on a config with a typo ------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "file, path, key",
+    [("config.yaml", "mining.settings", "kk"), ("paper.yaml", "sources.madlad.settings", "min_word")],
+)
+def test_snakemake_dry_run_stops_before_any_job(tmp_path, file, path, key):
+    cfg = copy.deepcopy(CONFIGS[file])
+    node(cfg, path)[key] = 3
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(yaml.safe_dump(cfg), encoding="utf-8")
+    cmd = [sys.executable, "-m", "snakemake", "-n", "--snakefile", str(REPO / "Snakefile"),
+           "--directory", str(tmp_path), "--configfile", str(bad)]  # fmt: skip
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0, out
+    assert f"{path}.{key}: unknown key; known: " in out, out
+    assert not (tmp_path / "results").exists() and not (tmp_path / "resources").exists()
+    assert "Building DAG of jobs" not in out and "Job stats" not in out
