@@ -10,9 +10,9 @@ from lem.annotate.crf import CRFTagger, train_crf
 from lem.annotate.lexicon import GazetteerNER, normalize
 from lem.annotate.readers import Gazetteer, ReaderError
 from lem.annotate.run import Annotator, read_sentences
-from lem.annotate.schema import SCHEMA, entity_flags, is_number
+from lem.annotate.schema import SCHEMA
 from lem.annotate.settings import AnnotateSettings
-from lem.annotate.tagsets import coarse_for_lang, repair_iob2, to_iob2
+from lem.entities import coarse_for_lang, entity_flags, is_number, repair_iob2, to_iob2
 from lem.text import words
 
 
@@ -29,6 +29,32 @@ def test_coarse_classes_and_ner_mapping():
         "B-PER", "I-LOC", "B-MISC", "O", "O", "I-ORG",
     ]  # fmt: skip
     assert repair_iob2(["I-ORG", "I-ORG", "O", "I-PER"]) == ["B-ORG", "I-ORG", "O", "B-PER"]
+
+
+def test_annotation_contract_is_defined_once():
+    """Flag bits, NER types and tag sets live in lem.entities; every other module imports them."""
+    import re
+    from pathlib import Path
+
+    import lem
+    import lem.annotate.readers
+    import lem.annotate.tagsets
+    import lem.corpus.lexicon
+    import lem.entities as ent
+    import lem.masking
+
+    # the on-disk contract (docs/contracts.md): annotation `flags` and feature `word_flags` bits
+    assert (ent.FLAG_NE, ent.FLAG_NOUN, ent.FLAG_VERB, ent.FLAG_ANY) == (1, 2, 4, 7)
+    assert ent.ENTITY_BITS == {"ne": 1, "noun": 2, "verb": 4}
+    assert ent.NER_TYPES == ("PER", "LOC", "ORG", "MISC")
+    assert lem.masking.ENTITY_BITS is ent.ENTITY_BITS and lem.annotate.readers.NER_TYPES is ent.NER_TYPES
+    assert lem.corpus.lexicon.ENTITY_TYPES is ent.NER_TYPES and lem.annotate.tagsets.COARSE is ent.COARSE
+    names = r"FLAG_(NE|NOUN|VERB|BITS|ANY)|ENTITY_BITS|NER_TYPES|PENN|UCSC|UPOS|NATIVE_TAGSET|ONTONOTES"
+    definition = re.compile(rf"^\s*(\w+\s*,\s*)*({names})\s*(,\s*\w+\s*)*(:[^=]*)?=[^=]", re.M)
+    root = Path(lem.__file__).parent
+    for path in sorted(root.rglob("*.py")):
+        if path.name != "entities.py":
+            assert not definition.search(path.read_text(encoding="utf-8")), f"{path} defines a contract name"
 
 
 def test_flags_exclude_numbers():

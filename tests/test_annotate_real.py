@@ -8,6 +8,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from lem.annotate.cli import main
+from lem.entities import FLAG_NOUN, FLAG_VERB
 
 
 @pytest.fixture
@@ -53,9 +54,9 @@ def test_sinhala_lexicon_and_sinling(shared_data, si_text, tmp_path):
     assert len(rows) == 40
     tagged = [p for r in rows for p in r["pos"]]
     assert sum(p != "" for p in tagged) > 0.5 * len(tagged)
-    assert any(f & 2 for r in rows for f in r["flags"])
+    assert any(f & FLAG_NOUN for r in rows for f in r["flags"])
     rows2 = run("si", si_text, {"pos": {"backend": "sinling"}}, tmp_path / "sl.parquet")
-    assert all(p for r in rows2 for p in r["pos"]) and any(f & 4 for r in rows2 for f in r["flags"])
+    assert all(p for r in rows2 for p in r["pos"]) and any(f & FLAG_VERB for r in rows2 for f in r["flags"])
 
 
 def test_tamil_crf_pos_and_ner(shared_data, tmp_path):

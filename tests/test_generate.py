@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import csv
+import hashlib
 import json
+import shutil
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
+from lem.corpus import generate as gen
 from lem.corpus import lexicon as lx
 from lem.corpus.cli import main
 from lem.corpus.generate import PAIRS, SLOT_RE, TEMPLATES, GenerateSettings, _slots, generate
@@ -127,6 +130,78 @@ def test_lexicon_sizes_and_scripts():
             for text in e.forms[lang].values():
                 plain = " ".join(w for w, _ in lx.parse_form(text, e.cat, lang, "base"))
                 assert _script(plain) == {lang}, (e.key, lang, text)
+
+
+# sha256 over every file the SMALL world writes (path and bytes). It changes whenever the generator or its
+# lexicon data (src/lem/corpus/data/lexicon/*.tsv) changes what it writes: after an intended change, put the
+# new value here (the lexicon moving from Python tuples to data files kept it byte for byte).
+SMALL_WORLD_SHA256 = "4dfce0e87762db1d781b3cf09367794eb80592e77949613c523b453e6fb0efaa"
+
+
+def _digest(*roots: Path) -> str:
+    h = hashlib.sha256()
+    for root in roots:
+        for p in sorted(root.rglob("*")):
+            if p.is_file():
+                h.update(str(p.relative_to(root.parent)).encode() + b"\0" + p.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def test_lexicon_data_files_load_and_generated_world_is_stable(world):
+    corpus, evald, _ = world
+    lexicon = lx.load(lx.DATA_DIR)
+    assert list(lexicon.entries) == lx.ENTRIES and len(lx.ENTRIES) == 197
+    assert list(lexicon.sentiment_verbs) == lx.SENTIMENT_VERBS and len(lx.SENTIMENT_NEUTRAL) == 7
+    assert sorted(p.name for p in lx.DATA_DIR.glob("*.tsv")) == sorted(
+        [f"{t.name}.tsv" for t in lx.TABLES] + [f"{name}.tsv" for name in lx.SENTIMENT_TABLES]
+    )
+    # derived forms: a person's Tamil accusative, a place's Sinhala genitive, English function words in names
+    kamal, jaffna = lx.entries("PER")[0], next(e for e in lx.entries("LOC") if e.key == "Jaffna")
+    assert kamal.forms["ta"]["acc"] == "கமல் பெரேராவை" and jaffna.forms["si"]["gen"] == "යාපනයේ"
+    assert lx.entries("ORG")[1].forms["en"]["base"] == "Ministry of/IN Health"
+    assert _digest(corpus, evald) == SMALL_WORLD_SHA256
+
+
+def test_linguists_added_entry_is_picked_up(tmp_path, monkeypatch):
+    data = tmp_path / "lexicon"
+    shutil.copytree(lx.DATA_DIR, data)
+    place = "Dambulla\tදඹුල්ල\tදඹුල්ලට\tදඹුල්ලේදී\tதம்புள்ளை\tதம்புள்ளைக்கு\tதம்புள்ளையில்\n"
+    with open(data / "places.tsv", "a", encoding="utf-8") as f:
+        f.write(place)
+    lexicon = lx.load(data)
+    added = lexicon.entries[len(lx.entries("PER")) + len(lx.entries("LOC"))]
+    assert added.cat == "LOC" and added.key == "Dambulla" and added.ner == "LOC"
+    assert added.forms["si"]["gen"] == "දඹුල්ලේ" and len(lexicon.entries) == len(lx.ENTRIES) + 1
+    monkeypatch.setattr(lx, "ENTRIES", list(lexicon.entries))
+    monkeypatch.setattr(gen, "POOLS", gen._pools())
+    generate(GenerateSettings.from_dict(SMALL), tmp_path / "corpus", tmp_path / "eval")
+    for lang, name in (("en", "Dambulla"), ("si", "දඹුල්ලට"), ("ta", "தம்புள்ளையில்")):
+        assert f"{name}\tLOC\n" in (tmp_path / f"corpus/lexicon/{lang}.ner.tsv").read_text(encoding="utf-8")
+    assert "Dambulla" in (tmp_path / "corpus/mono/en.txt").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    "file, line, error",
+    [
+        ("nouns.tsv", "X\tcar\tcars\ta\tb\tc\tக\tக\tக\tக\t\n", r"nouns.tsv:59: class 'X' not in"),
+        ("people.tsv", "Ann Lee\tඇන් ලී\n", r"people.tsv:22: 2 tab-separated cells, expected 3"),
+        ("adjectives.tsv", "odd\tඅමුතු\tவிந்தை\tவிந்தையாக\tamuthu\tstrange\n", r"polarity 'strange'"),
+        ("times.tsv", "now\t\tஇப்போது/ADV\n", r"times.tsv:12: empty \['si.base'\]"),
+        ("times.tsv", "now/RB\tදැන්/NNC\tஇப்போது\n", r"times.tsv:12: ta.base 'இப்போது \(no default tag"),
+        ("places.tsv", "Colombo\tකොළඹ\tකොළඹට\tකොළඹදී\tகொழும்பு\tகொழும்புக்கு\tகொழும்பில்\n", "already listed"),
+        ("sentiment_neutral.tsv", "the {x}\t{r} eka\n", r"only \{n\}, \{r\}, \{l\}"),
+    ],
+)
+def test_lexicon_errors_name_file_and_line(tmp_path, file, line, error):
+    data = tmp_path / "lexicon"
+    shutil.copytree(lx.DATA_DIR, data)
+    with open(data / file, "a", encoding="utf-8") as f:
+        f.write(line)
+    with pytest.raises(lx.LexiconError, match=error):
+        lx.load(data)
+    (data / file).write_text("en\tsi\n", encoding="utf-8")
+    with pytest.raises(lx.LexiconError, match=r":1: header \['en', 'si'\]: expected the columns"):
+        lx.load(data)
 
 
 def test_mono_and_gold_agree(world):

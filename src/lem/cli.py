@@ -18,7 +18,7 @@ STAGES: dict[str, tuple[str, str]] = {
     ),
     "tokenizer": ("lem.tokenizer", "train a SentencePiece tokenizer in XLM-R format"),
     "features": ("lem.features", "tokenize annotated text into training features with entity flags"),
-    "masking": ("lem.masking", "masking statistics of a collator over a features dataset"),
+    "masking": ("lem.maskstats", "masking statistics of a collator over a features dataset"),
     "pretrain": ("lem.pretrain", "base-model pre-training and continual pre-training (mono, para)"),
     "stand-in": ("lem.standin", "a random XLM-R-architecture model + tokenizer for smoke tests"),
     "plan": ("lem.plan", "what a config's training jobs cost: steps, evaluations, disk, GPU-hours"),

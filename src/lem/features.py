@@ -1,7 +1,8 @@
 """Tokenize annotated text into training features carrying per-word entity flags (`lem features`).
 
 Each example stores `input_ids`, `word_ids` (per token, -1 for special tokens) and `word_flags` (per word,
-bit 1 = NE, 2 = NOUN, 4 = VERB), so the masking collator needs no strings, no look-ups and no model calls.
+the bits of `lem.entities`: 1 = NE, 2 = NOUN, 4 = VERB), so the masking collator needs no strings, no
+look-ups and no model calls.
 
 Which word a token belongs to. The masking unit is the *SentencePiece word*: the tokens from one `▁`-initial
 token up to the next one (a side's first token always starts a word, with or without `▁`, so a missing
@@ -35,12 +36,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from lem.entities import FLAG_BITS
 from lem.files import atomic_path
 
 log = logging.getLogger(__name__)
-
-FLAG_NE, FLAG_NOUN, FLAG_VERB = 1, 2, 4
-FLAG_BITS = (FLAG_NE, FLAG_NOUN, FLAG_VERB)
 
 
 @dataclass

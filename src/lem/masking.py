@@ -1,9 +1,9 @@
-"""Masking collators: Linguistic Entity Masking (LEM) and the standard MLM/TLM baseline (`lem masking`).
+"""Masking collators: Linguistic Entity Masking (LEM) and the standard MLM/TLM baseline.
 
 LEM, per example (docs/lem-method.md, "Masking, exactly", with the authors' bugs removed):
 1. Words are the SentencePiece words of `lem.features` (`word_ids`, -1 = special token), each with its
-   flags (`word_flags`: 1 = NE, 2 = NOUN, 4 = VERB). A word is an *entity word* when it carries any of the
-   enabled types (`entity_types`, any subset of ne / noun / verb).
+   flags (`word_flags`, the bits of `lem.entities`: 1 = NE, 2 = NOUN, 4 = VERB). A word is an *entity
+   word* when it carries any of the enabled types (`entity_types`, any subset of ne / noun / verb).
 2. Budget: `n = max(1, round(count * budget))` masked positions, where `count` follows `count_rule`:
    `non_special` (default) counts the text tokens only, `all_tokens` also counts `<s>`/`</s>` as the
    authors did; `rounding` is `half_up` (default: `floor(x + 0.5)`) or `half_even` (Python's `round`, as
@@ -25,28 +25,22 @@ comes from one seeded `numpy.random.Generator` per collator (per DataLoader work
 The baseline (`strategy: standard`) is transformers' `DataCollatorForLanguageModeling`, seeded.
 Both collators pass rows that already carry `labels` (from `fixed_masked_examples`) through, padding only,
 so one collator serves training and a validation set masked once with a fixed seed.
+What a collator masks in practice is measured by `lem.maskstats` (`lem masking stats`).
 """
 
 from __future__ import annotations
 
-import argparse
+import copy
 import itertools
-import json
-import logging
-import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
 
-from lem.files import write_json
+from lem.entities import ENTITY_BITS
 from lem.settings import known_keys
 
-log = logging.getLogger(__name__)
-
-ENTITY_BITS = {"ne": 1, "noun": 2, "verb": 4}
-PRIORITY = ("ne", "verb", "noun")  # a word with several flags is attributed to the first (statistics only)
 STRATEGIES = ("standard", "lem")
 COUNT_RULES = ("non_special", "all_tokens")
 ROUNDINGS = ("half_up", "half_even")
@@ -280,6 +274,14 @@ class LemCollator:
     def with_seed(self, seed: int) -> LemCollator:
         return LemCollator(self.tokenizer, self.settings, seed)
 
+    def reseeded(self, seed: int) -> LemCollator:
+        """A copy whose generator starts from exactly `seed`, in any process or DataLoader worker (the
+        vocabulary arrays are shared, not rebuilt: this is called once per training batch)."""
+        fresh = copy.copy(self)
+        fresh.seed = int(seed)
+        fresh.rng = np.random.default_rng(int(seed))
+        return fresh
+
     def __call__(self, rows: Sequence[dict]) -> dict:
         import torch
 
@@ -327,6 +329,18 @@ class StandardCollator:
     def with_seed(self, seed: int) -> StandardCollator:
         return StandardCollator(self.tokenizer, self.settings, seed)
 
+    def reseeded(self, seed: int) -> StandardCollator:
+        """A copy whose torch.Generator starts from exactly `seed`, in any process or DataLoader worker (the
+        generator the main process would create from `seed`)."""
+        import torch
+
+        fresh = copy.copy(self)
+        fresh.seed = int(seed)
+        fresh.inner = copy.copy(self.inner)
+        fresh.inner.seed = int(seed)
+        fresh.inner.generator = torch.Generator().manual_seed(int(seed))
+        return fresh
+
     def __call__(self, rows: Sequence[dict]) -> dict:
         if "labels" in rows[0]:
             return pad_premasked(rows, self.pad_id)
@@ -370,134 +384,55 @@ def fixed_masked_examples(
     return out
 
 
-def share(num: float, den: float) -> float | None:
-    return round(float(num) / float(den), 6) if den else None
+def fixed_masked_validation(valid, collator, seed: int, limit: int | None):
+    """The validation set of a training stage masked once, with a fixed seed, so every checkpoint sees the
+    same masks: at most `limit` rows (a seeded sample), as an HF Dataset of pre-masked rows."""
+    from datasets import Dataset
+
+    if limit is not None and len(valid) > limit:
+        valid = valid.shuffle(seed=seed).select(range(limit))
+    return Dataset.from_list(fixed_masked_examples(collator, valid, batch_size=64, seed=seed))
 
 
-def masking_stats(
-    collator, dataset, tokenizer, n_examples: int = 2000, batch_size: int = 32, seed: int = 0
-) -> dict:
-    """What the collator actually masks, per `lang`: entity shares among masked positions vs in the text,
-    masked positions per example, budget hit rate, subwords masked per word, replacement split."""
-    settings: MaskingSettings = collator.settings
-    fresh = collator.with_seed(seed)
-    pick = np.sort(np.random.default_rng(seed).permutation(len(dataset))[: min(n_examples, len(dataset))])
-    rows = dataset.select(pick).to_list() if hasattr(dataset, "select") else [dataset[int(i)] for i in pick]
-    by_lang: dict[str, list[dict]] = {}
-    for row in rows:
-        by_lang.setdefault(str(row.get("lang", "all")), []).append(row)
-    mask_id = int(tokenizer.mask_token_id)
-    lem = settings.strategy == "lem"
-    budget = settings.budget if lem else settings.mlm_probability
-    count_rule = settings.count_rule if lem else "non_special"
-    rounding = settings.rounding if lem else "half_up"  # standard: the expected count, for comparison
-    per_lang = {}
-    for lang, lang_rows in sorted(by_lang.items()):
-        acc: dict[str, Any] = {"masked_in": {}, "text_in": {}, "primary": {}}
-        masked_counts, wants, max_per_word, per_word = [], [], 0, []
-        n_masked = n_content = n_mask_tok = n_kept = 0
-        for chunk in batches(lang_rows, batch_size):
-            out = fresh([{k: r[k] for k in ("input_ids", "word_ids", "word_flags")} for r in chunk])
-            ids, lens = pad_rows(chunk, "input_ids", int(tokenizer.pad_token_id))
-            word_ids, _ = pad_rows(chunk, "word_ids", -1)
-            flags, _ = pad_rows(chunk, "word_flags", 0, dtype=np.uint8)
-            labels = out["labels"].numpy()[:, : ids.shape[1]]
-            new_ids = out["input_ids"].numpy()[:, : ids.shape[1]]
-            masked = labels != -100
-            content = word_ids >= 0
-            tok_flags = np.where(content, np.take_along_axis(flags, np.maximum(word_ids, 0), axis=1), 0)
-            for name, bit in [*ENTITY_BITS.items(), ("any", 7), ("enabled", settings.entity_mask)]:
-                has = (tok_flags & bit) != 0
-                acc["masked_in"][name] = acc["masked_in"].get(name, 0) + int((masked & has).sum())
-                acc["text_in"][name] = acc["text_in"].get(name, 0) + int((content & has).sum())
-            primary = np.full(tok_flags.shape, "other", dtype=object)
-            for name in reversed(PRIORITY):
-                primary[(tok_flags & ENTITY_BITS[name]) != 0] = name
-            for name in [*PRIORITY, "other"]:
-                acc["primary"][name] = acc["primary"].get(name, 0) + int((masked & (primary == name)).sum())
-            n_masked += int(masked.sum())
-            n_content += int(content.sum())
-            n_mask_tok += int((masked & (new_ids == mask_id)).sum())
-            n_kept += int((masked & (new_ids == ids)).sum())
-            masked_counts.append(masked.sum(axis=1))
-            want = masking_budget(word_ids, lens, budget, count_rule, rounding)
-            if settings.strategy == "lem" and not settings.whole_word:
-                n_words = np.array([len(set(r["word_ids"]) - {-1}) for r in chunk])
-                want = np.minimum(want, n_words)
-            wants.append(want)
-            words_hit = (np.arange(len(chunk))[:, None] * (word_ids.max() + 1) + word_ids)[masked & content]
-            if len(words_hit):
-                counts = np.unique(words_hit, return_counts=True)[1]
-                max_per_word = max(max_per_word, int(counts.max()))
-                per_word.append(counts)
-        mc, wt = np.concatenate(masked_counts), np.concatenate(wants)
-        pw = np.concatenate(per_word) if per_word else np.zeros(0)
-        per_lang[lang] = {
-            "n_examples": len(lang_rows),
-            "text_tokens_per_example": round(n_content / len(lang_rows), 4),
-            "masked_per_example": round(float(mc.mean()), 4),
-            "masked_share_of_text": share(n_masked, n_content),
-            "budget_per_example": round(float(wt.mean()), 4),
-            "budget_hit_rate": share(int((mc == wt).sum()), len(mc)),
-            "max_subwords_masked_per_word": max_per_word,
-            "mean_subwords_masked_per_masked_word": round(float(pw.mean()), 4) if len(pw) else None,
-            "entity_share": {
-                name: {
-                    "masked": share(acc["masked_in"][name], n_masked),
-                    "text": share(acc["text_in"][name], n_content),
-                }
-                for name in acc["masked_in"]
-            },
-            "masked_by_priority": {name: share(v, n_masked) for name, v in acc["primary"].items()},
-            "replacement": {
-                "mask": share(n_mask_tok, n_masked),
-                "unchanged": share(n_kept, n_masked),
-                "random": share(n_masked - n_mask_tok - n_kept, n_masked),
-            },
-        }
-    return {
-        "settings": settings.to_dict(),
-        "seed": seed,
-        "n_examples": len(rows),
-        "budget_rule": {
-            "budget": budget,
-            "count_rule": count_rule,
-            "rounding": rounding,
-            "rule": (
-                f"max(1, {'round_half_even' if rounding == 'half_even' else 'round_half_up'}"
-                f"({'all tokens' if count_rule == 'all_tokens' else 'non-special tokens'} * {budget}))"
-                + ("" if lem else ": the expected count; standard masking draws each token independently")
-            ),
-        },
-        "per_lang": per_lang,
-    }
+BATCH_KEY = "_batch"  # the global index of the training batch a row belongs to (set by the data loader)
 
 
-def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="lem masking", description=__doc__.splitlines()[0])
-    sub = parser.add_subparsers(dest="verb", required=True)
-    stats = sub.add_parser("stats", help="masking statistics of a collator over a features dataset")
-    stats.add_argument("--features", required=True, help="DatasetDict directory from `lem features`")
-    stats.add_argument("--split", default="train")
-    stats.add_argument("--tokenizer", required=True)
-    stats.add_argument("--settings", default="{}", help="MaskingSettings as a JSON object")
-    stats.add_argument("--seed", type=int, default=0)
-    stats.add_argument("--n-examples", type=int, default=2000)
-    stats.add_argument("--batch-size", type=int, default=32)
-    stats.add_argument("--out", required=True)
-    args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    from datasets import load_from_disk
-    from transformers import AutoTokenizer
+def batch_seed(seed: int, batch_index: int) -> int:
+    """The masking seed of training batch `batch_index` (counted from the start of training, across epochs)."""
+    return int(np.random.SeedSequence([int(seed), int(batch_index)]).generate_state(1)[0])
 
-    t0 = time.perf_counter()
-    tokenizer = AutoTokenizer.from_pretrained(args.tokenizer)
-    settings = MaskingSettings.from_dict(json.loads(args.settings))
-    dataset = load_from_disk(args.features)[args.split]
-    collator = make_collator(tokenizer, settings, args.seed)
-    result = masking_stats(collator, dataset, tokenizer, args.n_examples, args.batch_size, args.seed)
-    write_json(args.out, result)
-    log.info(
-        "masking stats: %d examples, %.1fs -> %s", result["n_examples"], time.perf_counter() - t0, args.out
-    )
-    return 0
+
+class BatchSeededCollator:
+    """Masks each training batch with a seed derived from (seed, batch index); pads pre-masked rows as they are.
+
+    The batch index comes with the rows (`BATCH_KEY`, set by `lem.training`'s batch sampler from the epoch
+    and the batch's position in it), not from a counter: the masks of a batch are the same whichever
+    process or DataLoader worker collates it, and after a resume, whatever the number of batches skipped.
+    """
+
+    def __init__(self, collator, seed: int):
+        self.collator = collator
+        self.seed = int(seed)
+
+    def __call__(self, rows: Sequence[dict]) -> dict:
+        if "labels" in rows[0]:
+            return self.collator(rows)  # pre-masked validation rows: padded, never re-masked
+        if BATCH_KEY not in rows[0]:
+            raise ValueError(
+                f"training rows carry no {BATCH_KEY!r} (their batch index): load them with lem.training's "
+                "batch sampler, or call .mask(rows, batch_index)"
+            )
+        return self.mask(rows, rows[0][BATCH_KEY])
+
+    def mask(self, rows: Sequence[dict], batch_index: int) -> dict:
+        """Mask the training batch `batch_index` made of `rows`."""
+        return self.collator.reseeded(batch_seed(self.seed, batch_index))(rows)
+
+
+def __getattr__(name: str) -> Any:
+    """`masking_stats` moved to `lem.maskstats` (which imports this module); kept importable from here."""
+    if name == "masking_stats":
+        from lem.maskstats import masking_stats
+
+        return masking_stats
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

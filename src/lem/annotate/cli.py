@@ -7,7 +7,7 @@ import json
 import logging
 import sys
 
-from lem.annotate.tagsets import TAGSETS
+from lem.entities import TAGSETS
 from lem.settings import settings_json
 
 log = logging.getLogger("lem.annotate")
@@ -110,7 +110,7 @@ def main(argv: list[str]) -> int:
                 write_json(a.stats, stats)
         elif a.verb == "train-crf":
             from lem.annotate.crf import train_crf
-            from lem.annotate.tagsets import NATIVE_TAGSET
+            from lem.entities import NATIVE_TAGSET
 
             tagset = None
             if a.task == "pos":

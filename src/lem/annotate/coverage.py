@@ -15,15 +15,12 @@ import time
 from dataclasses import dataclass
 
 from lem.annotate.run import Annotator, chunks, iter_sentences
-from lem.annotate.schema import FLAG_NE, FLAG_NOUN, FLAG_VERB
 from lem.annotate.settings import AnnotateSettings
+from lem.entities import ENTITY_BITS, ENTITY_TYPES
 from lem.files import write_json
 from lem.settings import settings_from_dict
 
 log = logging.getLogger(__name__)
-
-ENTITY_TYPES = ("ne", "noun", "verb")
-FLAG_OF = {"ne": FLAG_NE, "noun": FLAG_NOUN, "verb": FLAG_VERB}
 
 
 class CoverageError(ValueError):
@@ -98,7 +95,7 @@ def language_coverage(
             words += len(row.words)
             untagged += sum(p == "" for p in row.pos)
             for f in row.flags:
-                for t, bit in FLAG_OF.items():
+                for t, bit in ENTITY_BITS.items():
                     counts[t] += bool(f & bit)
     return {
         "input": str(path),

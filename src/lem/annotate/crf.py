@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pycrfsuite
 
-from lem.annotate.tagsets import TAGSETS, check_tagset, coarse_map, repair_iob2
+from lem.entities import TAGSETS, check_tagset, coarse_map, repair_iob2
 from lem.files import atomic_path, read_json, write_json
 
 log = logging.getLogger(__name__)

@@ -16,7 +16,7 @@ from lem.annotate.readers import (
     read_tnt_lex,
     read_tsv_lexicon,
 )
-from lem.annotate.tagsets import TAGSETS, check_tagset
+from lem.entities import TAGSETS, check_tagset
 
 POS_FORMATS = ("tsv", "tnt", "conllu")
 NER_FORMATS = ("gazetteer_tsv", "conll")

@@ -14,10 +14,11 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from lem.entities import NER_TYPES
+
 log = logging.getLogger(__name__)
 
 ON_ERROR = ("raise", "skip")
-NER_TYPES = ("PER", "LOC", "ORG", "MISC")
 # Tags of the Sinhala TnT lexicon (and others) that carry no information.
 JUNK_TAGS = frozenset({"???", "UNK", "TAG_UNDEFINED", "_", ""})
 

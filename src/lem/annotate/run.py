@@ -13,17 +13,9 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 from lem.annotate.readers import ReaderError
-from lem.annotate.schema import (
-    FLAG_NE,
-    FLAG_NOUN,
-    FLAG_VERB,
-    Annotated,
-    annotation_schema,
-    entity_flags,
-    to_table,
-)
+from lem.annotate.schema import Annotated, annotation_schema, to_table
 from lem.annotate.settings import AnnotateSettings, TaskSettings
-from lem.annotate.tagsets import NATIVE_TAGSET, OTHER, check_tagset, coarse_map
+from lem.entities import ENTITY_BITS, NATIVE_TAGSET, OTHER, check_tagset, coarse_map, entity_flags
 from lem.files import atomic_path
 from lem.text import word_spans
 
@@ -202,7 +194,7 @@ def annotate_file(
     annotator = Annotator(lang, settings)
     t_load = time.perf_counter() - t0
     skipped: Counter = Counter()
-    counts: Counter = Counter()
+    flag_values: Counter = Counter()  # word flags value -> words
     n_rows = n_words = n_empty = n_chunks = max_chunk = 0
     schema = annotation_schema(annotator.pos_tagset, lang)
     sentences = iter_sentences(input, column, settings.on_error, skipped)
@@ -216,16 +208,14 @@ def annotate_file(
             for r in rows:
                 n_words += len(r.words)
                 n_empty += not r.words
-                for f in r.flags:
-                    counts["ne"] += bool(f & FLAG_NE)
-                    counts["noun"] += bool(f & FLAG_NOUN)
-                    counts["verb"] += bool(f & FLAG_VERB)
+                flag_values.update(r.flags)
             del rows
             log.info(
                 "annotate %s: %d lines tagged (%.0f lines/s)",
                 lang, n_rows, n_rows / max(time.perf_counter() - t0 - t_load, 1e-9),
             )  # fmt: skip
     secs = time.perf_counter() - t0 - t_load
+    counts = {t: sum(n for f, n in flag_values.items() if f & bit) for t, bit in ENTITY_BITS.items()}
     stats = {
         "lang": lang,
         "sentences": n_rows,

@@ -1,8 +1,9 @@
 """The word-level annotation format every backend produces (docs/contracts.md, "annotate").
 
-One row per input line: `sent_id, text, words, starts, ends, pos, coarse, ner, flags`; flags bit 1 = NE
-(NER label not O and the word is not a number), 2 = NOUN, 4 = VERB. The schema metadata records the tag set
-of the `pos` column (`lem.pos_tagset`) and the language (`lem.lang`).
+One row per input line: `sent_id, text, words, starts, ends, pos, coarse, ner, flags`; the coarse classes,
+NER labels and flag bits (1 = NE: NER label not O and the word is not a number, 2 = NOUN, 4 = VERB) are
+those of `lem.entities`. The schema metadata records the tag set of the `pos` column (`lem.pos_tagset`) and
+the language (`lem.lang`).
 """
 
 from __future__ import annotations
@@ -14,9 +15,6 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from lem.files import atomic_path
-from lem.text import is_punct
-
-FLAG_NE, FLAG_NOUN, FLAG_VERB = 1, 2, 4
 
 SCHEMA = pa.schema(
     [
@@ -46,21 +44,6 @@ class Annotated:
     coarse: list[str]
     ner: list[str]
     flags: list[int]
-
-
-def is_number(word: str) -> bool:
-    """A word made of digits (any script) and number punctuation only: `2013`, `1,200.50`, `18/2`."""
-    return any(c.isdigit() for c in word) and all(c.isdigit() or is_punct(c) for c in word)
-
-
-def entity_flags(words: list[str], coarse: list[str], ner: list[str]) -> list[int]:
-    """Masking flags per word from its coarse class and NER label."""
-    flags = []
-    for w, c, n in zip(words, coarse, ner, strict=True):
-        f = FLAG_NE if n != "O" and not is_number(w) else 0
-        f |= FLAG_NOUN if c == "NOUN" else FLAG_VERB if c == "VERB" else 0
-        flags.append(f)
-    return flags
 
 
 def annotation_schema(pos_tagset: str | None = None, lang: str | None = None) -> pa.Schema:

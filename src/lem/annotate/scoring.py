@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from lem.annotate.hf_ner import ner_scores
 from lem.annotate.schema import pos_tagset_of
-from lem.annotate.tagsets import NATIVE_TAGSET, check_tagset, coarse_class
+from lem.entities import NATIVE_TAGSET, check_tagset, coarse_class
 
 
 def pos_scores(gold: list[list[str]], pred: list[list[str]], gold_tagset: str, pred_tagset: str) -> dict:

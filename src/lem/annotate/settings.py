@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 
 from lem.annotate.lexicon import NER_FORMATS, POS_FORMATS
-from lem.annotate.tagsets import check_tagset
+from lem.entities import check_tagset
 
 BACKENDS = {
     # backend: (tasks it can do, keys it accepts besides `backend`, keys it requires)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from lem.annotate.tagsets import repair_iob2, to_iob2
+from lem.entities import repair_iob2, to_iob2
 
 
 class SpacyTagger:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from lem.annotate.tagsets import repair_iob2, to_iob2
+from lem.entities import repair_iob2, to_iob2
 
 STANZA_COVERAGE = {"pos": ("en", "ta"), "ner": ("en",)}
 

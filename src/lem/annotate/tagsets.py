@@ -1,102 +1,43 @@
-"""Tag-set mappings: POS tags -> coarse class (NOUN / VERB / OTHER), foreign NER labels -> PER/LOC/ORG/MISC.
-
-A POS tag is mapped with the tag set its tagger emits (every POS backend declares one: a CoNLL-U lexicon or
-CRF trained on CoNLL-U emits UPOS whatever the language, a TnT lexicon the language's native set, ...),
-never with the language's native set by assumption: UPOS `NOUN` read as Penn would be OTHER.
-
-Decisions (docs/annotation-quality.md repeats them):
-- English, Penn: NN NNS NNP NNPS -> NOUN; VB VBD VBG VBN VBP VBZ -> VERB (MD is OTHER).
-- Sinhala, UCSC/Moratuwa: NNC NNP NNJ -> NOUN (NNJ, adjectival noun, as in the lexicon's README);
-  VFM VNF VNN VP -> VERB. Compound-verb parts (NCV, JCV, NVB) stay OTHER, as in the paper.
-- UPOS (Tamil, and any language read from CoNLL-U: UD English EWT, UD Sinhala): NOUN and PROPN -> NOUN (proper nouns are nouns in the Penn and
-  UCSC sets too, NNP); VERB -> VERB; AUX -> OTHER (auxiliaries are function words, and the paper's Tamil
-  verb set is VERB only).
-- NER: CoNLL types are kept; OntoNotes PERSON -> PER, GPE/LOC/FAC -> LOC, ORG -> ORG, NORP/EVENT/
-  WORK_OF_ART/LAW/LANGUAGE/PRODUCT -> MISC; numeric types (DATE, TIME, MONEY, PERCENT, QUANTITY, ORDINAL,
-  CARDINAL) -> O (masking excludes numbers from NE anyway).
-"""
+"""Kept for old imports: the tag sets, coarse maps and NER type mappings are defined in `lem.entities`."""
 
 from __future__ import annotations
 
-NOUN, VERB, OTHER = "NOUN", "VERB", "OTHER"
+from lem.entities import (
+    COARSE,
+    NATIVE_TAGSET,
+    NOUN,
+    ONTONOTES,
+    OTHER,
+    PENN,
+    TAGSETS,
+    UCSC,
+    UPOS,
+    VERB,
+    check_tagset,
+    coarse_class,
+    coarse_for_lang,
+    coarse_map,
+    ner_type,
+    repair_iob2,
+    to_iob2,
+)
 
-PENN = {
-    **dict.fromkeys(["NN", "NNS", "NNP", "NNPS"], NOUN),
-    **dict.fromkeys(["VB", "VBD", "VBG", "VBN", "VBP", "VBZ"], VERB),
-}
-UCSC = {**dict.fromkeys(["NNC", "NNP", "NNJ"], NOUN), **dict.fromkeys(["VFM", "VNF", "VNN", "VP"], VERB)}
-UPOS = {"NOUN": NOUN, "PROPN": NOUN, "VERB": VERB}
-
-# The native POS tag set of each language (contract: en Penn, si UCSC, ta UPOS): the default of a tagger
-# whose tag set is not otherwise known (a plain `word tag` lexicon, the generated world's gold tags).
-NATIVE_TAGSET = {"en": "penn", "si": "ucsc", "ta": "upos"}
-COARSE = {"penn": PENN, "ucsc": UCSC, "upos": UPOS}
-TAGSETS = tuple(COARSE)
-
-ONTONOTES = {
-    "PERSON": "PER",
-    "PER": "PER",
-    "GPE": "LOC",
-    "LOC": "LOC",
-    "FAC": "LOC",
-    "ORG": "ORG",
-    "NORP": "MISC",
-    "EVENT": "MISC",
-    "WORK_OF_ART": "MISC",
-    "LAW": "MISC",
-    "LANGUAGE": "MISC",
-    "PRODUCT": "MISC",
-    "MISC": "MISC",
-}
-
-
-def check_tagset(tagset: str, where: str = "tag set") -> str:
-    if tagset not in COARSE:
-        raise ValueError(f"{where}: tag set must be one of {list(TAGSETS)}, got {tagset!r}")
-    return tagset
-
-
-def coarse_map(tagset: str) -> dict[str, str]:
-    """tag -> NOUN / VERB of `tagset` (every other tag is OTHER)."""
-    return COARSE[check_tagset(tagset)]
-
-
-def coarse_class(tag: str, tagset: str) -> str:
-    """NOUN, VERB or OTHER for a tag of `tagset` (penn, ucsc, upos)."""
-    return coarse_map(tagset).get(tag, OTHER)
-
-
-def coarse_for_lang(tag: str, lang: str) -> str:
-    """The coarse class of a tag of the language's *native* tag set (en Penn, si UCSC, ta UPOS). Annotation
-    does not use this: it maps with the tag set the POS tagger declares (`Annotator.pos_tagset`)."""
-    return coarse_class(tag, NATIVE_TAGSET[lang])
-
-
-def ner_type(label: str) -> str | None:
-    """PER/LOC/ORG/MISC for an entity type name of CoNLL or OntoNotes (case-insensitive), None for O."""
-    return ONTONOTES.get(label.upper().replace("-", "_"))
-
-
-def to_iob2(label: str) -> str:
-    """A model's word label (`B-PERSON`, `I-ORG`, `S-LOC`, `E-GPE`, `PER`, `O`) as IOB2 over PER/LOC/ORG/MISC;
-    unknown or numeric types become O. BIOES S/E are read as B/I; a bare type is read as I (repaired later)."""
-    if label in ("O", "", "_"):
-        return "O"
-    prefix, sep, typ = label.partition("-")
-    if not sep or prefix.upper() not in ("B", "I", "S", "E", "L", "U"):
-        prefix, typ = "I", label
-    t = ner_type(typ)
-    if t is None:
-        return "O"
-    return ("B-" if prefix.upper() in ("B", "S", "U") else "I-") + t
-
-
-def repair_iob2(labels: list[str]) -> list[str]:
-    """Turn an `I-X` that does not continue an X entity into `B-X`."""
-    out, prev = [], "O"
-    for lab in labels:
-        if lab.startswith("I-") and prev[2:] != lab[2:]:
-            lab = "B-" + lab[2:]
-        out.append(lab)
-        prev = lab
-    return out
+__all__ = [
+    "COARSE",
+    "NATIVE_TAGSET",
+    "NOUN",
+    "ONTONOTES",
+    "OTHER",
+    "PENN",
+    "TAGSETS",
+    "UCSC",
+    "UPOS",
+    "VERB",
+    "check_tagset",
+    "coarse_class",
+    "coarse_for_lang",
+    "coarse_map",
+    "ner_type",
+    "repair_iob2",
+    "to_iob2",
+]
