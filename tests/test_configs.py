@@ -72,3 +72,11 @@ def test_a_variant_with_the_same_masking_is_trained_once_and_evaluated_under_its
     models = {m for j in jobs for m in re.findall(r"results/models/[^/]+/[^/]+/para", j.split("output:")[0])}
     assert models == {f"results/models/lem/{p}/para" for p in ("si-en", "si-ta", "ta-en")}
     assert "results/mining/lem_ne_noun_verb/news_itn/si-en.metrics.json" in plan
+
+
+def test_unlock_works_without_cores(tmp_path):
+    """`snakemake --unlock` alone (no --cores) must not fail on the training rules' threads."""
+    cmd = [sys.executable, "-m", "snakemake", "--unlock", "--snakefile", str(REPO / "Snakefile"),
+           "--directory", str(tmp_path), "--configfile", str(REPO / "config" / "config.yaml")]  # fmt: skip
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    assert proc.returncode == 0 and "Unlocked working directory" in proc.stdout + proc.stderr, proc.stderr

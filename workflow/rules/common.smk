@@ -4,6 +4,7 @@ import shutil
 import sys
 from pathlib import Path
 
+from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
 validate(config, schema="../schemas/config.schema.yaml", set_default=True)
@@ -67,6 +68,15 @@ wildcard_constraints:
     seed=r"\d+",
     source=r"[A-Za-z0-9_.-]+",
     name=r"[A-Za-z0-9_.-]+",
+
+
+def all_cores():
+    """The cores given to Snakemake (a training job's threads); 1 when none were given, as for
+    `snakemake --unlock`, which plans no job (`workflow.cores` raises there)."""
+    try:
+        return workflow.cores
+    except WorkflowError:
+        return 1
 
 
 def as_json(obj):

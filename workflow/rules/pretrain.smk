@@ -78,7 +78,7 @@ if config["base_model"]["source"] == "scratch":
             "benchmarks/pretrain/base.tsv"
         conda:
             "../../envs/train.yaml"
-        threads: workflow.cores
+        threads: all_cores()
         resources:
             gpu=config["resources"]["gpu_training"],
             mem_mb=config["resources"]["mem_mb_training"],
@@ -146,7 +146,7 @@ rule pretrain_mono:
         "benchmarks/pretrain/{tvariant}/{scope}/mono.tsv"
     conda:
         "../../envs/train.yaml"
-    threads: workflow.cores
+    threads: all_cores()
     resources:
         gpu=config["resources"]["gpu_training"],
         mem_mb=config["resources"]["mem_mb_training"],
@@ -174,7 +174,7 @@ rule pretrain_para:
         "benchmarks/pretrain/{tvariant}/{scope}/para.tsv"
     conda:
         "../../envs/train.yaml"
-    threads: workflow.cores
+    threads: all_cores()
     resources:
         gpu=config["resources"]["gpu_training"],
         mem_mb=config["resources"]["mem_mb_training"],
