@@ -80,3 +80,27 @@ def test_unlock_works_without_cores(tmp_path):
            "--directory", str(tmp_path), "--configfile", str(REPO / "config" / "config.yaml")]  # fmt: skip
     proc = subprocess.run(cmd, capture_output=True, text=True)
     assert proc.returncode == 0 and "Unlocked working directory" in proc.stdout + proc.stderr, proc.stderr
+
+
+def test_config_strings_reach_the_shell_quoted(tmp_path):
+    """A site name with shell metacharacters and paths with spaces are single, literal arguments."""
+    import shlex
+
+    cfg = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    site, root = "GEN; touch PWNED; echo", "my news"
+    cfg["mining"]["evalsets"]["news_gen"].update(site=site, root=root)
+    cfg["sentiment"]["datasets"]["cmcs_gen"]["input"] = "data dir/sentiment set.csv"
+    (tmp_path / root).mkdir()  # user files, present before the run
+    (tmp_path / "data dir").mkdir()
+    (tmp_path / "data dir" / "sentiment set.csv").write_text("Sentence,Sentiment\n")
+    (tmp_path / "c.yaml").write_text(yaml.safe_dump(cfg))
+    cmd = [sys.executable, "-m", "snakemake", "-n", "-p", "--forceall", "--snakefile", str(REPO / "Snakefile"),
+           "--directory", str(tmp_path), "--configfile", str(tmp_path / "c.yaml")]  # fmt: skip
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    out = proc.stdout + proc.stderr
+    shells = [line.split("Shell command: ", 1)[1] for line in out.splitlines() if "Shell command: " in line]
+    news = [shlex.split(s) for s in shells if s.startswith("lem data news")]
+    assert news and all(a[a.index("--site") + 1] == site and a[a.index("--root") + 1] == root for a in news)
+    senti = [shlex.split(s) for s in shells if s.startswith("lem data sentiment")]
+    assert senti and senti[0][senti[0].index("--input") + 1] == "data dir/sentiment set.csv"
+    assert not (tmp_path / "PWNED").exists()

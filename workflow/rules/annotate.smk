@@ -18,8 +18,8 @@ rule annotate_mono:
     params:
         settings=lambda w: as_json(config["annotation"][w.lang]),
     shell:
-        "lem annotate run --lang {wildcards.lang} --input {input.text} "
-        "--settings '{params.settings}' --out {output} > {log} 2>&1"
+        "lem annotate run --lang {wildcards.lang} --input {input.text:q} "
+        "--settings '{params.settings}' --out {output:q} > {log:q} 2>&1"
 
 
 rule annotate_para:
@@ -43,8 +43,8 @@ rule annotate_para:
         settings=lambda w: as_json(config["annotation"][w.lang]),
         column=lambda w: 0 if w.lang == w.src else 1,
     shell:
-        "lem annotate run --lang {wildcards.lang} --input {input.text} --column {params.column} "
-        "--settings '{params.settings}' --out {output} > {log} 2>&1"
+        "lem annotate run --lang {wildcards.lang} --input {input.text:q} --column {params.column:q} "
+        "--settings '{params.settings}' --out {output:q} > {log:q} 2>&1"
 
 
 rule annotation_coverage:
@@ -72,7 +72,7 @@ rule annotation_coverage:
         variants=as_json({v: config["pretrain"]["variants"][v] for v in TRAINED}),
         check=as_json({"seed": config["seed"], **config["annotation_coverage"]}),
     shell:
-        "lem annotate coverage --langs {params.langs} --texts {input.texts:q} "
+        "lem annotate coverage --langs {params.langs:q} --texts {input.texts:q} "
         "--settings '{params.settings}' --variants '{params.variants}' --check '{params.check}' "
         "--out {output:q} > {log:q} 2>&1"
 
@@ -99,7 +99,7 @@ rule train_crf:
         train=lambda w: source_file(config["crf_models"][w.crf]["train"]),
         args=lambda w: crf_args(w.crf),
     shell:
-        "lem annotate train-crf --train {params.train:q} {params.args} --out {output.model:q} > {log:q} 2>&1"
+        "lem annotate train-crf --train {params.train:q} {params.args:q} --out {output.model:q} > {log:q} 2>&1"
 
 
 rule train_ner:
@@ -125,13 +125,13 @@ rule train_ner:
             {"seed": config["seed"], **config["ner_model"].get("settings", {})}
         ),
         valid=lambda w: (
-            f"--valid {config['ner_model']['valid']}"
+            ["--valid", config["ner_model"]["valid"]]
             if config["ner_model"].get("valid")
-            else ""
+            else []
         ),
     shell:
-        "lem annotate train-ner --base-model {input.base} --train {input.train} {params.valid} "
-        "--settings '{params.settings}' --out {output} > {log} 2>&1"
+        "lem annotate train-ner --base-model {input.base:q} --train {input.train:q} {params.valid:q} "
+        "--settings '{params.settings}' --out {output:q} > {log:q} 2>&1"
 
 
 rule split_gold:
@@ -149,8 +149,8 @@ rule split_gold:
         fraction=config["annotation_eval"]["valid_fraction"],
         seed=config["seed"],
     shell:
-        "lem data conll-split --input {input} --valid-fraction {params.fraction} --seed {params.seed} "
-        "--out-train {output.train} --out-valid {output.valid} > {log} 2>&1"
+        "lem data conll-split --input {input:q} --valid-fraction {params.fraction:q} --seed {params.seed:q} "
+        "--out-train {output.train:q} --out-valid {output.valid:q} > {log:q} 2>&1"
 
 
 rule gold_all:
@@ -164,7 +164,7 @@ rule gold_all:
         "../../envs/core.yaml"
     threads: 1
     shell:
-        "cat {input} > {output} 2> {log}"
+        "cat {input:q} > {output:q} 2> {log:q}"
 
 
 rule gold_text:
@@ -178,7 +178,7 @@ rule gold_text:
         "../../envs/core.yaml"
     threads: 1
     shell:
-        "lem data conll-text --input {input} --out {output} > {log} 2>&1"
+        "lem data conll-text --input {input:q} --out {output:q} > {log:q} 2>&1"
 
 
 rule annotation_eval:
@@ -203,6 +203,6 @@ rule annotation_eval:
     params:
         settings=lambda w: as_json(eval_annotation(w.annotator, w.lang)),
     shell:
-        "(lem annotate run --lang {wildcards.lang} --input {input.text} --settings '{params.settings}' "
-        "--out {output.pred} && lem annotate score --pred {output.pred} --gold {input.gold} "
-        "--lang {wildcards.lang} --out {output.metrics}) > {log} 2>&1"
+        "(lem annotate run --lang {wildcards.lang} --input {input.text:q} --settings '{params.settings}' "
+        "--out {output.pred:q} && lem annotate score --pred {output.pred:q} --gold {input.gold:q} "
+        "--lang {wildcards.lang} --out {output.metrics:q}) > {log:q} 2>&1"

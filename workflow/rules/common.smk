@@ -129,7 +129,8 @@ def source_file(spec):
 
 
 def sha256_arg(spec):
-    return f"--sha256 {spec['sha256']}" if spec.get("sha256") else ""
+    """`--sha256 X` as a list of arguments (shell-quoted one by one by `{params.sha:q}`)."""
+    return ["--sha256", spec["sha256"]] if spec.get("sha256") else []
 
 
 def ner_base_model():
@@ -201,17 +202,13 @@ def annotation_gpu(lang, settings=None):
 def crf_args(name):
     """`lem annotate train-crf` options of `crf_models.<name>` (the CLI's defaults for what is not set)."""
     spec = config["crf_models"][name]
-    args = [
-        f"--task {spec['task']}",
-        f"--lang {spec['lang']}",
-        f"--format {spec['format']}",
-    ]
-    args.append(f"--on-error {spec.get('on_error', 'raise')}")
+    args = ["--task", spec["task"], "--lang", spec["lang"], "--format", spec["format"]]
+    args += ["--on-error", spec.get("on_error", "raise")]
     if spec.get("tagset"):
-        args.append(f"--tagset {spec['tagset']}")
+        args += ["--tagset", spec["tagset"]]
     for key, value in spec.get("settings", {}).items():
-        args.append(f"--{key.replace('_', '-')} {value}")
-    return " ".join(args)
+        args += [f"--{key.replace('_', '-')}", str(value)]
+    return args  # a list: `{params.args:q}` quotes each argument
 
 
 def eval_annotation(annotator, lang):

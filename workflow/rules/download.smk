@@ -16,8 +16,8 @@ rule fetch_file:
         url=lambda w: config["sources"]["files"][w.source]["url"],
         sha=lambda w: sha256_arg(config["sources"]["files"][w.source]),
     shell:
-        "lem data fetch-url --url {params.url:q} {params.sha} "
-        "--out {output} > {log} 2>&1"
+        "lem data fetch-url --url {params.url:q} {params.sha:q} "
+        "--out {output:q} > {log:q} 2>&1"
 
 
 rule unpack_archive:
@@ -31,7 +31,7 @@ rule unpack_archive:
         "../../envs/core.yaml"
     threads: 1
     shell:
-        "lem data unpack --archive {input} --out {output} > {log} 2>&1"
+        "lem data unpack --archive {input:q} --out {output:q} > {log:q} 2>&1"
 
 
 rule madlad:
@@ -56,11 +56,13 @@ rule madlad:
             }
         ),
         unpinned=lambda w: (
-            "--allow-unpinned" if config["sources"]["madlad"]["allow_unpinned"] else ""
+            ["--allow-unpinned"]
+            if config["sources"]["madlad"]["allow_unpinned"]
+            else []
         ),
     shell:
-        "lem data madlad --lang {wildcards.lang} --settings '{params.settings}' {params.unpinned} "
-        "--out {output.text} --stats {output.stats} --provenance {output.provenance} > {log} 2>&1"
+        "lem data madlad --lang {wildcards.lang} --settings '{params.settings}' {params.unpinned:q} "
+        "--out {output.text:q} --stats {output.stats:q} --provenance {output.provenance:q} > {log:q} 2>&1"
 
 
 rule line_aligned_pairs:
@@ -83,8 +85,8 @@ rule line_aligned_pairs:
         tgt=lambda w: source_file(config["sources"]["line_aligned"][w.name]["tgt"]),
         fmt=lambda w: config["sources"]["line_aligned"][w.name].get("format", "plain"),
     shell:
-        "lem data lines --src {params.src:q} --tgt {params.tgt:q} --format {params.fmt} "
-        "--out {output.pairs} --stats {output.stats} > {log} 2>&1"
+        "lem data lines --src {params.src:q} --tgt {params.tgt:q} --format {params.fmt:q} "
+        "--out {output.pairs:q} --stats {output.stats:q} > {log:q} 2>&1"
 
 
 rule multiner_split:
@@ -107,7 +109,7 @@ rule multiner_split:
         settings=lambda w: as_json(config["sources"]["multiner"].get("settings", {})),
     shell:
         "lem data multiner --dir {params.dir:q} --settings '{params.settings}' "
-        "--out-dir resources/multiner > {log} 2>&1"
+        "--out-dir resources/multiner > {log:q} 2>&1"
 
 
 rule multiner_text:
@@ -121,7 +123,7 @@ rule multiner_text:
         "../../envs/core.yaml"
     threads: 1
     shell:
-        "lem data conll-text --input {input} --out {output} > {log} 2>&1"
+        "lem data conll-text --input {input:q} --out {output:q} > {log:q} 2>&1"
 
 
 rule multiner_pairs:
@@ -136,7 +138,7 @@ rule multiner_pairs:
         "../../envs/core.yaml"
     threads: 1
     shell:
-        "lem data lines --src {input.src} --tgt {input.tgt} --out {output} > {log} 2>&1"
+        "lem data lines --src {input.src:q} --tgt {input.tgt:q} --out {output:q} > {log:q} 2>&1"
 
 
 rule multiner_all:
@@ -150,7 +152,7 @@ rule multiner_all:
         "../../envs/core.yaml"
     threads: 1
     shell:
-        "cat {input} > {output} 2> {log}"
+        "cat {input:q} > {output:q} 2> {log:q}"
 
 
 if (
@@ -171,11 +173,11 @@ if (
             repo=config["base_model"]["hub"]["repo"],
             revision=config["base_model"]["hub"]["revision"],
             unpinned=(
-                "--allow-unpinned"
+                ["--allow-unpinned"]
                 if config["base_model"]["hub"]["allow_unpinned"]
-                else ""
+                else []
             ),
         shell:
-            "lem data fetch-hf --repo {params.repo} --revision {params.revision} --kind model "
-            "--include '*.json' '*.safetensors' 'sentencepiece.bpe.model' {params.unpinned} "
-            "--out {output} > {log} 2>&1"
+            "lem data fetch-hf --repo {params.repo:q} --revision {params.revision:q} --kind model "
+            "--include '*.json' '*.safetensors' 'sentencepiece.bpe.model' {params.unpinned:q} "
+            "--out {output:q} > {log:q} 2>&1"

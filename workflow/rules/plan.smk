@@ -16,4 +16,4 @@ rule plan:
         config=as_json(config),
     shell:
         "lem plan --config-json '{params.config}' "
-        "--out {output.txt} {output.tsv} {output.json} > {log} 2>&1"
+        "--out {output.txt:q} {output.tsv:q} {output.json:q} > {log:q} 2>&1"

@@ -15,8 +15,8 @@ if config["tokenizer"]["source"] == "train":
             vocab=config["tokenizer"]["vocab_size"],
             seed=config["seed"],
         shell:
-            "lem tokenizer train --inputs {input.mono} {input.para} --vocab-size {params.vocab} "
-            "--seed {params.seed} --out {output} > {log} 2>&1"
+            "lem tokenizer train --inputs {input.mono:q} {input.para:q} --vocab-size {params.vocab:q} "
+            "--seed {params.seed:q} --out {output:q} > {log:q} 2>&1"
 
 
 rule features_mono:
@@ -35,9 +35,9 @@ rule features_mono:
         valid=config["pretrain"]["valid_fraction"],
         seed=config["seed"],
     shell:
-        "lem features mono --tokenizer {input.tokenizer} --annotations {input.annotations} "
-        "--lang {wildcards.lang} --max-length {params.max_length} --valid-fraction {params.valid} "
-        "--seed {params.seed} --out {output} > {log} 2>&1"
+        "lem features mono --tokenizer {input.tokenizer:q} --annotations {input.annotations:q} "
+        "--lang {wildcards.lang} --max-length {params.max_length:q} --valid-fraction {params.valid:q} "
+        "--seed {params.seed:q} --out {output:q} > {log:q} 2>&1"
 
 
 rule features_para:
@@ -57,10 +57,10 @@ rule features_para:
     params:
         max_length=config["pretrain"]["max_length"],
     shell:
-        "lem features para --tokenizer {input.tokenizer} --pair {wildcards.src}-{wildcards.tgt} "
-        "--train-src {input.train_src} --train-tgt {input.train_tgt} "
-        "--valid-src {input.valid_src} --valid-tgt {input.valid_tgt} "
-        "--max-length {params.max_length} --out {output} > {log} 2>&1"
+        "lem features para --tokenizer {input.tokenizer:q} --pair {wildcards.src}-{wildcards.tgt} "
+        "--train-src {input.train_src:q} --train-tgt {input.train_tgt:q} "
+        "--valid-src {input.valid_src:q} --valid-tgt {input.valid_tgt:q} "
+        "--max-length {params.max_length:q} --out {output:q} > {log:q} 2>&1"
 
 
 if config["base_model"]["source"] == "scratch":
@@ -87,9 +87,9 @@ if config["base_model"]["source"] == "scratch":
             settings=base_settings(),
             checkpoints="results/checkpoints/base",
         shell:
-            "lem pretrain base --tokenizer {input.tokenizer} --features {input.features} "
-            "--settings '{params.settings}' --checkpoints {params.checkpoints} "
-            "--threads {threads} --out {output} > {log} 2>&1"
+            "lem pretrain base --tokenizer {input.tokenizer:q} --features {input.features:q} "
+            "--settings '{params.settings}' --checkpoints {params.checkpoints:q} "
+            "--threads {threads} --out {output:q} > {log:q} 2>&1"
 
 
 if config["base_model"]["source"] == "stand_in":
@@ -120,7 +120,7 @@ if config["base_model"]["source"] == "stand_in":
             vocab=config["base_model"]["stand_in"]["vocab_size"],
             seed=config["seed"],
         shell:
-            "lem stand-in --size {params.size} "
+            "lem stand-in --size {params.size:q} "
             + (
                 "--tokenizer {input.tokenizer}"
                 if config["tokenizer"]["source"] == "train"
@@ -155,9 +155,9 @@ rule pretrain_mono:
         settings=lambda w: stage_settings(w.scope, w.tvariant, "mono"),
         checkpoints="results/checkpoints/{tvariant}/{scope}/mono",
     shell:
-        "lem pretrain continue --stage mono --init {input.init} --features {input.features} "
-        "--settings '{params.settings}' --checkpoints {params.checkpoints} "
-        "--threads {threads} --out {output} > {log} 2>&1"
+        "lem pretrain continue --stage mono --init {input.init:q} --features {input.features:q} "
+        "--settings '{params.settings}' --checkpoints {params.checkpoints:q} "
+        "--threads {threads} --out {output:q} > {log:q} 2>&1"
 
 
 rule pretrain_para:
@@ -183,6 +183,6 @@ rule pretrain_para:
         settings=lambda w: stage_settings(w.scope, w.tvariant, "para"),
         checkpoints="results/checkpoints/{tvariant}/{scope}/para",
     shell:
-        "lem pretrain continue --stage para --init {input.init} --features {input.features} "
-        "--settings '{params.settings}' --checkpoints {params.checkpoints} "
-        "--threads {threads} --out {output} > {log} 2>&1"
+        "lem pretrain continue --stage para --init {input.init:q} --features {input.features:q} "
+        "--settings '{params.settings}' --checkpoints {params.checkpoints:q} "
+        "--threads {threads} --out {output:q} > {log:q} 2>&1"
