@@ -59,7 +59,10 @@ def test_conllu_skips_mwt_and_empty_nodes(tmp_path):
     bad = write(tmp_path, "b.conllu", "1\ta\n")
     with pytest.raises(ReaderError, match=r"b\.conllu:1: expected 10"):
         read_conllu(bad)
-    assert read_conllu(bad, on_error="skip").skipped == 1
+    mixed = write(tmp_path, "m.conllu", "1\ta\n\n" + rows[2] + "\n")
+    assert read_conllu(mixed, on_error="skip").skipped == 1
+    with pytest.raises(ReaderError, match=r"b\.conllu: expected CoNLL-U sentences .*got none"):
+        read_conllu(bad, on_error="skip")  # nothing usable left: fails whatever the policy
 
 
 def test_tnt_lex_most_frequent_tag_and_junk(tmp_path):

@@ -219,6 +219,7 @@ def test_a_base_model_max_length_other_than_pretrains_is_reported(capsys):
     embedded default carries it with the same value, so a different one is a warning, not an error."""
     cfg = copy.deepcopy(CONFIGS["config.yaml"])
     cfg["pretrain"]["max_length"] = 48
+    cfg["embedding"]["max_length"] = 48  # at most the model's positions (lem.config_check)
     assert loaded(cfg) is None
     err = capsys.readouterr().err
     assert "warning: base_model.model.max_length: 64 is ignored" in err and "pretrain.max_length (48)" in err

@@ -150,13 +150,19 @@ def test_rounding_of_halves_and_numpy_agrees_with_python_round():
 
 def test_canonical_settings_and_variant_aliases():
     a = MaskingSettings.from_dict({"strategy": "lem", "entity_types": ["ne", "noun", "verb"]})
-    b = MaskingSettings.from_dict(
-        {"entity_types": ["verb", "ne", "noun"], "budget": 0.15, "mlm_probability": 0.3}
-    )
+    b = MaskingSettings.from_dict({"entity_types": ["verb", "ne", "noun"], "budget": 0.15})
     assert a != b and a.canonical() == b.canonical() and a.canonical().entity_types == ("ne", "noun", "verb")
+    assert (
+        a.canonical() == MaskingSettings(entity_types=("verb", "ne", "noun"), mlm_probability=0.3).canonical()
+    )
     assert a.canonical() != MaskingSettings.from_dict({"rounding": "half_even"}).canonical()
-    std = [MaskingSettings.from_dict({"strategy": "standard", "entity_types": t}) for t in (["ne"], [])]
+    std = [MaskingSettings(strategy="standard", entity_types=t) for t in (("ne",), ())]
     assert std[0].canonical() == std[1].canonical()  # entity types mean nothing to standard masking
+    # ... so a config may not set them: a key the strategy does not use is refused, not ignored
+    for bad in ({"strategy": "standard", "entity_types": ["ne"]}, {"strategy": "standard", "whole_word": False},
+                {"strategy": "lem", "mlm_probability": 0.15}, {"mlm_probability": 0.2}):  # fmt: skip
+        with pytest.raises(ValueError, match="not used by strategy"):
+            MaskingSettings.from_dict(bad)
     paperlike = {
         "mlm_tlm": {"strategy": "standard", "mlm_probability": 0.15},
         "lem": {"strategy": "lem", "entity_types": ["ne", "noun", "verb"]},

@@ -15,6 +15,17 @@ Types come from the dataclass's annotations (checked on the built object, so wha
 e.g. a list into a tuple, passes); values from the dataclass's own `from_dict` checks. A key that the rule
 sets itself (a stage's `training.epochs`, MADLAD's `settings.size`, curation's `settings.embed`) is refused
 rather than silently replaced. `SECTIONS` lists every checked section; config/README.md documents them.
+
+Then what joins the sections (`_check_*`), each failure one line naming the key, the value and what is
+allowed: names that become paths match `[A-Za-z0-9_.-]+`; pairs join two different configured languages;
+every language has its annotation and (`corpus.source: files`) its text, every pair its files; evaluation
+sets, sentiment datasets and curation corpora name configured pairs; every listed variant has its masking;
+sentiment seeds are distinct; `embedding.max_length` and `pretrain.max_length` fit the base model's
+positions (read from its `config.json` once the folder exists; a scratch model is built for
+`pretrain.max_length`):
+
+    curation.corpora: 'en-ta' is not a configured pair; configured: si-en, si-ta, ta-en (`pairs`)
+    embedding.max_length: 128 exceeds the base model's 64 tokens (...); at most 64
 """
 
 from __future__ import annotations
@@ -22,11 +33,14 @@ from __future__ import annotations
 import copy
 import dataclasses
 import importlib
+import json
+import re
 import sys
 import types
 import typing
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, NamedTuple
 
 LANGS = ("en", "si", "ta")
@@ -451,11 +465,222 @@ def _check_crf_models(config: dict[str, Any]) -> None:
                 )
 
 
+# --- checks across sections ------------------------------------------------------------------------------
+
+NAME_RE = re.compile(r"[A-Za-z0-9_.-]+")
+
+
+def _named(config: dict[str, Any]) -> Iterator[tuple[str, Any]]:
+    """(config key, name) of every name that becomes part of a file path or a wildcard value."""
+    for key in ("languages", "pairs", "variants"):
+        for name in config.get(key) or []:
+            yield key, name
+    mapping_keys = (
+        ("mining", "evalsets"),
+        ("sentiment", "datasets"),
+        ("curation", "corpora"),
+        ("crf_models",),
+        ("sources", "files"),
+        ("sources", "line_aligned"),
+        ("annotation_eval", "annotators"),
+        ("pretrain", "variants"),
+    )
+    for path in mapping_keys:
+        node: Any = config
+        for seg in path:
+            node = node.get(seg) if isinstance(node, dict) else None
+        for name in node or {}:
+            yield ".".join(path), name
+
+
+def _check_names(config: dict[str, Any]) -> None:
+    for key, name in _named(config):
+        if not isinstance(name, str) or not NAME_RE.fullmatch(name) or name in (".", ".."):
+            raise ConfigError(
+                f"{key}: name {name!r} is used in file paths: expected letters, digits, '_', '.' and '-' only "
+                "([A-Za-z0-9_.-]+, not '.' or '..')"
+            )
+    if "sentiment" in ((config.get("mining") or {}).get("evalsets") or {}):
+        raise ConfigError(
+            "mining.evalsets: name 'sentiment' is reserved: results/eval/prepared/sentiment/ holds the "
+            "sentiment datasets; choose another name"
+        )
+
+
+def _check_pairs(config: dict[str, Any]) -> None:
+    langs = list(config.get("languages") or [])
+    pairs = list(config.get("pairs") or [])
+    for pair in pairs:
+        src, _, tgt = str(pair).partition("-")
+        if src not in langs or tgt not in langs or src == tgt:
+            raise ConfigError(
+                f"pairs: {pair!r}: expected 'src-tgt' joining two different languages of `languages` "
+                f"({', '.join(langs)})"
+            )
+    repeated = sorted({p for p in pairs if pairs.count(p) > 1})
+    if repeated:
+        raise ConfigError(f"pairs: {repeated[0]!r} is listed twice: expected distinct pairs")
+
+
+def _check_pair_uses(config: dict[str, Any]) -> None:
+    """Every pair an evaluation set, a sentiment dataset or a curation corpus names is a configured pair (a
+    job for another pair would wait for a model or a file that no rule makes)."""
+    from lem.data.news import PAIRS as NEWS_PAIRS
+
+    pairs = list(config.get("pairs") or [])
+    configured = f"configured: {', '.join(pairs)} (`pairs`)"
+    for name, spec in ((config.get("mining") or {}).get("evalsets") or {}).items():
+        listed = list((spec or {}).get("pairs") or [])
+        for pair in listed:
+            if pair not in pairs:
+                raise ConfigError(
+                    f"mining.evalsets.{name}.pairs: {pair!r} is not a configured pair; {configured}"
+                )
+            if pair not in NEWS_PAIRS:
+                raise ConfigError(
+                    f"mining.evalsets.{name}.pairs: {pair!r}: the news benchmark has "
+                    f"{', '.join(NEWS_PAIRS)} (source first)"
+                )
+            if listed.count(pair) > 1:
+                raise ConfigError(
+                    f"mining.evalsets.{name}.pairs: {pair!r} is listed twice: expected distinct pairs"
+                )
+    for name, spec in ((config.get("sentiment") or {}).get("datasets") or {}).items():
+        pair = (spec or {}).get("pair")
+        if pair not in pairs:
+            raise ConfigError(
+                f"sentiment.datasets.{name}.pair: {pair!r} is not a configured pair; {configured}"
+            )
+    for pair in (config.get("curation") or {}).get("corpora") or {}:
+        if pair not in pairs:
+            raise ConfigError(f"curation.corpora: {pair!r} is not a configured pair; {configured}")
+
+
+def _check_corpus_files(config: dict[str, Any]) -> None:
+    """`corpus.source: files`: a text file for every language and pair files for every pair."""
+    corpus = config.get("corpus") or {}
+    if corpus.get("source") != "files":
+        return
+    files = corpus.get("files") or {}
+    mono, para = files.get("mono") or {}, files.get("para") or {}
+    for lang in config.get("languages") or []:
+        if lang not in mono:
+            raise ConfigError(
+                f"corpus.files.mono.{lang}: missing: `corpus.source: files` needs a text file for every "
+                f"language of `languages` (given: {', '.join(mono) or 'none'})"
+            )
+    for pair in config.get("pairs") or []:
+        if pair not in para:
+            raise ConfigError(
+                f"corpus.files.para.{pair}: missing: `corpus.source: files` needs pair files for every pair "
+                f"of `pairs` (given: {', '.join(para) or 'none'})"
+            )
+        spec = para[pair] or {}
+        if ("valid" in spec) == ("valid_size" in spec):
+            got = "both" if "valid" in spec else "neither"
+            raise ConfigError(
+                f"corpus.files.para.{pair}: expected either `valid` (validation files) or `valid_size` (pairs "
+                f"held out of train), got {got}"
+            )
+
+
+def _check_variants(config: dict[str, Any]) -> None:
+    defined = (config.get("pretrain") or {}).get("variants") or {}
+    if "base" in defined:
+        raise ConfigError(
+            "pretrain.variants.base: `base` is the base model without continual pre-training and takes no "
+            "masking; drop it"
+        )
+    for name in config.get("variants") or []:
+        if name != "base" and name not in defined:
+            raise ConfigError(
+                f"variants: {name!r} has no masking in pretrain.variants (defined: {', '.join(defined) or 'none'}; "
+                "`base` needs none)"
+            )
+
+
+def _check_seeds(config: dict[str, Any]) -> None:
+    seeds = (config.get("sentiment") or {}).get("seeds")
+    if seeds is None:
+        return
+    ok = isinstance(seeds, list) and all(
+        isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in seeds
+    )
+    if not ok or not seeds or len(set(seeds)) != len(seeds):
+        raise ConfigError(
+            f"sentiment.seeds: {seeds!r}: expected a non-empty list of distinct integers >= 0 (one fine-tuning "
+            "run per seed; the report gives their mean and spread)"
+        )
+
+
+def base_model_folder(config: dict[str, Any]) -> str | None:
+    """The base model's folder as common.smk's base_model_dir names it (None for a model trained from
+    scratch)."""
+    bm = config.get("base_model") or {}
+    source = bm.get("source", "scratch")
+    if source == "scratch":
+        return None
+    if source == "stand_in":
+        return (
+            f"resources/hf/lem-stand-in/xlm-roberta-{(bm.get('stand_in') or {}).get('size', 'base')}/random"
+        )
+    if "path" in bm:
+        return str(bm["path"])
+    hub = bm.get("hub") or {}
+    if "repo" in hub and "revision" in hub:
+        return f"resources/hf/{hub['repo']}/{hub['revision']}"
+    return None
+
+
+def model_positions(config: dict[str, Any]) -> tuple[int, str] | None:
+    """Tokens per sequence the base model takes (its positions less the two XLM-R reserves) and where that
+    comes from; None when unknown here (a pretrained or stand-in model not fetched or built yet)."""
+    pretrain = config.get("pretrain") or {}
+    folder = base_model_folder(config)
+    if folder is None:
+        n = pretrain.get("max_length", 100)
+        return n, f"the scratch base model is built for pretrain.max_length = {n}"
+    path = Path(folder) / "config.json"
+    try:
+        positions = json.loads(path.read_text(encoding="utf-8"))["max_position_embeddings"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None  # not there yet (or not a model config): the training job reports it
+    if isinstance(positions, bool) or not isinstance(positions, int):
+        return None
+    return positions - 2, f"{path}: max_position_embeddings {positions} - 2"
+
+
+def _check_lengths(config: dict[str, Any]) -> None:
+    """embedding.max_length and pretrain.max_length fit the base model's positions."""
+    known = model_positions(config)
+    if known is None:
+        return
+    limit, why = known
+    embed_default = {f.name: f.default for f in dataclasses.fields(SECTION["embedding"].cls)}["max_length"]
+    lengths = {
+        "pretrain.max_length": (config.get("pretrain") or {}).get("max_length", 100),
+        "embedding.max_length": (config.get("embedding") or {}).get("max_length", embed_default),
+    }
+    for key, value in lengths.items():
+        if isinstance(value, int) and value > limit:
+            raise ConfigError(
+                f"{key}: {value} exceeds the base model's {limit} tokens ({why}); at most {limit}"
+            )
+
+
 def check_config(config: dict[str, Any]) -> None:
     """Build every section's settings dataclass from `config` (validated, schema defaults filled) as the
-    rules pass it; raise ConfigError in one line naming the config key on the first problem."""
+    rules pass it, and check what joins the sections (names, pairs, languages, lengths); raise ConfigError
+    in one line naming the config key on the first problem."""
+    _check_names(config)
+    _check_pairs(config)
     _check_annotation_langs(config)
+    _check_variants(config)
+    _check_pair_uses(config)
+    _check_corpus_files(config)
+    _check_seeds(config)
     _check_epochs(config)
     for use in _uses(config):
         build(SECTION[use.section], use.path, use.data, use.before, use.after, use.sources)
     _check_crf_models(config)
+    _check_lengths(config)

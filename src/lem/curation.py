@@ -9,17 +9,16 @@ of clean pairs in the top-ranked share, for each configured share, and average p
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import logging
 import sys
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from lem.data.noisy import NOISY_HEADERS, read_noisy  # noqa: F401 - the corpus reader, re-exported
 from lem.files import atomic_path, write_json
 from lem.pretrain import set_threads
 from lem.settings import settings_from_dict
@@ -29,7 +28,7 @@ log = logging.getLogger("lem.curation")
 
 @dataclass
 class CurationSettings:
-    k: int = 4
+    k: int = 4  # neighbours per side of the margin, capped at the corpus size
     margin: str = "ratio"
     neighbourhood: str = "mean"
     keep_fractions: list[float] = field(default_factory=lambda: [0.25, 0.5])
@@ -37,27 +36,31 @@ class CurationSettings:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any] | None) -> CurationSettings:
-        return settings_from_dict(cls, d, "curation settings")
+        s = settings_from_dict(cls, d, "curation settings")
+        s.validate()
+        return s
 
+    def validate(self) -> None:
+        from lem.mining import MARGINS, NEIGHBOURHOODS
 
-def read_noisy(path: str | Path) -> tuple[list[str], list[str], list[str] | None]:
-    """Read `src<TAB>tgt[<TAB>label]` with a header line; fail naming the file and line."""
-    src, tgt, labels = [], [], []
-    with open(path, encoding="utf-8", newline="") as fh:
-        reader = csv.reader(fh, delimiter="\t", quoting=csv.QUOTE_NONE)
-        header = next(reader, None)
-        if header not in (["src", "tgt"], ["src", "tgt", "label"]):
-            raise ValueError(f"{path}:1: expected the header 'src<TAB>tgt[<TAB>label]', found {header!r}")
-        for lineno, row in enumerate(reader, start=2):
-            if len(row) != len(header):
-                raise ValueError(
-                    f"{path}:{lineno}: expected {len(header)} tab-separated fields, found {len(row)}"
-                )
-            src.append(row[0])
-            tgt.append(row[1])
-            if len(row) == 3:
-                labels.append(row[2])
-    return src, tgt, (labels if len(header) == 3 else None)
+        if isinstance(self.k, bool) or not isinstance(self.k, int) or self.k < 1:
+            raise ValueError(f"curation settings: k={self.k!r}: expected an integer >= 1")
+        if self.margin not in MARGINS:
+            raise ValueError(f"curation settings: margin={self.margin!r}: expected one of {MARGINS}")
+        if self.neighbourhood not in NEIGHBOURHOODS:
+            raise ValueError(
+                f"curation settings: neighbourhood={self.neighbourhood!r}: expected one of {NEIGHBOURHOODS}"
+            )
+        fractions = self.keep_fractions
+        if not isinstance(fractions, list) or any(
+            isinstance(f, bool) or not isinstance(f, (int, float)) or not 0 < f <= 1 for f in fractions
+        ):
+            raise ValueError(
+                f"curation settings: keep_fractions={fractions!r}: expected shares in (0, 1] (the top share "
+                "of the ranked corpus whose precision is reported)"
+            )
+        if len({f"{f:g}" for f in fractions}) != len(fractions):
+            raise ValueError(f"curation settings: keep_fractions={fractions!r}: expected distinct shares")
 
 
 def ranking_metrics(scores: np.ndarray, clean: np.ndarray, keep_fractions: list[float]) -> dict[str, Any]:
@@ -119,11 +122,17 @@ def main(argv: list[str] | None = None) -> int:
         level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s", stream=sys.stderr
     )
     set_threads(args.threads)
-    curate(
-        args.model,
-        args.corpus,
-        CurationSettings.from_dict(json.loads(args.settings)),
-        args.out_scores,
-        args.out_metrics,
-    )
+    from lem.inputs import InputError
+
+    try:
+        curate(
+            args.model,
+            args.corpus,
+            CurationSettings.from_dict(json.loads(args.settings)),
+            args.out_scores,
+            args.out_metrics,
+        )
+    except InputError as err:  # a malformed corpus: one line naming the file and the line
+        print(f"lem curate: {err}", file=sys.stderr)
+        return 1
     return 0

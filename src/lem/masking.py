@@ -44,8 +44,8 @@ from lem.settings import known_keys
 STRATEGIES = ("standard", "lem")
 COUNT_RULES = ("non_special", "all_tokens")
 ROUNDINGS = ("half_up", "half_even")
-LEM_ONLY = ("entity_types", "budget", "count_rule", "rounding", "whole_word")  # ignored by `standard`
-STANDARD_ONLY = ("mlm_probability",)  # ignored by `lem`
+LEM_ONLY = ("entity_types", "budget", "count_rule", "rounding", "whole_word")  # refused by `standard`
+STANDARD_ONLY = ("mlm_probability",)  # refused by `lem`
 
 
 @dataclass(frozen=True)
@@ -64,7 +64,19 @@ class MaskingSettings:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any] | None) -> MaskingSettings:
+        """Settings from a config mapping; a key its strategy does not use (`mlm_probability` under `lem`,
+        `entity_types`/`budget`/`count_rule`/`rounding`/`whole_word` under `standard`) is refused, not
+        ignored."""
         d = known_keys(cls, d, "masking settings")
+        strategy = d.get("strategy", cls.strategy)
+        other = LEM_ONLY if strategy == "standard" else STANDARD_ONLY
+        foreign = [k for k in other if k in d]
+        if foreign and strategy in STRATEGIES:
+            uses = ", ".join(n for n in cls.__dataclass_fields__ if n != "strategy" and n not in other)
+            raise ValueError(
+                f"masking settings: {', '.join(f'{k}={d[k]!r}' for k in foreign)}: not used by strategy "
+                f"{strategy!r} (it takes {uses}); drop it"
+            )
         if "entity_types" in d:
             d["entity_types"] = tuple(d["entity_types"])
         settings = cls(**d)
@@ -122,7 +134,10 @@ class MaskingSettings:
         d = {**self.to_dict(), **{k: getattr(default, k) for k in ignored}}
         d["entity_types"] = [t for t in ENTITY_BITS if t in d["entity_types"]]
         d.update({k: float(d[k]) for k in ("budget", "mask_prob", "random_prob", "mlm_probability")})
-        return MaskingSettings.from_dict(d)
+        d["entity_types"] = tuple(d["entity_types"])
+        settings = MaskingSettings(**d)  # every key, those the strategy ignores at their defaults
+        settings.validate()
+        return settings
 
 
 def variant_aliases(variants: dict[str, dict[str, Any] | None], order: Sequence[str]) -> dict[str, str]:

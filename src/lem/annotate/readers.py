@@ -1,8 +1,11 @@
 """Readers of the annotation resources: CoNLL NER, CoNLL-U, the TnT `.lex` lexicon, TSV lexicons, gazetteers.
 
-Every reader handles a UTF-8 BOM and CRLF line endings, and treats a malformed line by the `on_error`
-policy: `raise` (a `ReaderError` naming the file, the line and what was expected) or `skip` (the line is
-dropped and counted in the returned object's `skipped` / `skip_reasons`).
+Every reader handles a UTF-8 BOM and CRLF line endings, and treats a malformed line (a line of more than
+`lem.inputs.MAX_LINE_CHARS` characters included) by the `on_error` policy: `raise` (a `ReaderError` naming
+the file, the line and what was expected) or `skip` (the line is dropped and counted in the returned
+object's `skipped` / `skip_reasons`). Text that is not UTF-8 or holds a NUL byte, and a file that yields no
+sentence or entry at all (empty, or every line skipped), raise `ReaderError` whatever the policy.
+`ReaderError` is a `lem.inputs.InputError` (a ValueError).
 """
 
 from __future__ import annotations
@@ -12,9 +15,10 @@ import os
 import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from lem.entities import NER_TYPES
+from lem.inputs import MAX_LINE_CHARS, InputError, shown
+from lem.inputs import read_lines as _read_input_lines
 
 log = logging.getLogger(__name__)
 
@@ -23,7 +27,7 @@ ON_ERROR = ("raise", "skip")
 JUNK_TAGS = frozenset({"???", "UNK", "TAG_UNDEFINED", "_", ""})
 
 
-class ReaderError(ValueError):
+class ReaderError(InputError):
     """Malformed input: the message names the file, the 1-based line and what was expected."""
 
 
@@ -77,20 +81,39 @@ def check_on_error(on_error: str) -> None:
 
 
 def read_lines(path: str | os.PathLike) -> list[str]:
-    """Lines of a UTF-8 file with BOM and CR/LF stripped (a file that is not UTF-8 fails naming it)."""
+    """Lines of a UTF-8 file with BOM and CR/LF stripped (text that is not UTF-8 or holds a NUL byte fails
+    naming the file and the line)."""
     try:
-        text = Path(path).read_text(encoding="utf-8-sig")
-    except UnicodeDecodeError as e:
-        raise ReaderError(f"{path}: not UTF-8 ({e})") from e
-    return [line.rstrip("\r") for line in text.split("\n")]
+        return _read_input_lines(path)
+    except InputError as e:
+        raise ReaderError(str(e)) from None
 
 
 def _bad(path, lineno: int, what: str, line: str, on_error: str, reasons: Counter) -> None:
-    msg = f"{path}:{lineno}: {what}, got {line[:80]!r}"
+    msg = f"{path}:{lineno}: {what}, got {shown(line)}"
     if on_error == "raise":
         raise ReaderError(msg)
     reasons[what] += 1
     log.debug("skipped %s", msg)
+
+
+def _numbered(path, on_error: str, reasons: Counter):
+    """(line number, line) of `path`; a line of more than MAX_LINE_CHARS characters is malformed."""
+    for lineno, line in enumerate(read_lines(path), 1):
+        if len(line) > MAX_LINE_CHARS:
+            what = f"expected a line of at most {MAX_LINE_CHARS:,} characters"
+            _bad(path, lineno, what, line, on_error, reasons)
+            continue
+        yield lineno, line
+
+
+def _require(obj, n: int, what: str) -> None:
+    """A file that gave nothing usable fails, whatever the on_error policy."""
+    if not n:
+        why = [f"{obj.skipped} malformed lines skipped"] if obj.skipped else []
+        if getattr(obj, "dropped_tags", 0):
+            why.append(f"{obj.dropped_tags} junk tags dropped")
+        raise ReaderError(f"{obj.path}: expected {what}, got none ({', '.join(why) or 'an empty file'})")
 
 
 def is_junk_tag(tag: str) -> bool:
@@ -119,7 +142,7 @@ def read_conll_ner(
     out = Sentences(path=str(path))
     current: list[tuple[str, str]] = []
     ncols: int | None = None
-    for lineno, line in enumerate(read_lines(path), 1):
+    for lineno, line in _numbered(path, on_error, out.skip_reasons):
         if not line.strip():
             if current:
                 out.append(_iob2(current))
@@ -147,6 +170,7 @@ def read_conll_ner(
         current.append((parts[0], tag))
     if current:
         out.append(_iob2(current))
+    _require(out, len(out), "sentences of 'token ... TAG' lines")
     _log_skips(out)
     return out
 
@@ -167,7 +191,7 @@ def read_conll_columns(path: str | os.PathLike, ncols: int, on_error: str = "rai
     check_on_error(on_error)
     out = Sentences(path=str(path))
     current: list[tuple[str, ...]] = []
-    for lineno, line in enumerate(read_lines(path), 1):
+    for lineno, line in _numbered(path, on_error, out.skip_reasons):
         if not line.strip():
             if current:
                 out.append(current)
@@ -180,6 +204,7 @@ def read_conll_columns(path: str | os.PathLike, ncols: int, on_error: str = "rai
         current.append(tuple(parts))
     if current:
         out.append(current)
+    _require(out, len(out), "sentences of tab-separated columns")
     _log_skips(out)
     return out
 
@@ -194,7 +219,7 @@ def read_conllu(path: str | os.PathLike, on_error: str = "raise", surface: bool 
     current: list[tuple[str, str]] = []
     skip_until = 0
     mwt: tuple[str, int] | None = None
-    for lineno, line in enumerate(read_lines(path), 1):
+    for lineno, line in _numbered(path, on_error, out.skip_reasons):
         if not line.strip():
             if current:
                 out.append(current)
@@ -228,6 +253,7 @@ def read_conllu(path: str | os.PathLike, on_error: str = "raise", surface: bool 
         current.append((form, upos))
     if current:
         out.append(current)
+    _require(out, len(out), "CoNLL-U sentences (10 tab-separated columns)")
     _log_skips(out)
     return out
 
@@ -237,7 +263,7 @@ def read_tnt_lex(path: str | os.PathLike, on_error: str = "raise") -> Lexicon:
     word. `%%` comments and `@` pseudo-entries (`@CARD`, ...) are skipped."""
     check_on_error(on_error)
     lex = Lexicon(path=str(path))
-    for lineno, line in enumerate(read_lines(path), 1):
+    for lineno, line in _numbered(path, on_error, lex.skip_reasons):
         if not line.strip() or line.startswith("%%") or line.startswith("@"):
             continue
         parts = [p for p in line.split("\t") if p != ""]
@@ -260,6 +286,7 @@ def read_tnt_lex(path: str | os.PathLike, on_error: str = "raise") -> Lexicon:
             continue
         if best:
             lex.tags[word] = best
+    _require(lex, len(lex.tags), "lexicon entries 'word<TAB><TAB>count<TAB>tag<TAB>n...' with a usable tag")
     _log_skips(lex)
     return lex
 
@@ -269,7 +296,7 @@ def read_tsv_lexicon(path: str | os.PathLike, on_error: str = "raise") -> Lexico
     check_on_error(on_error)
     lex = Lexicon(path=str(path))
     counts: dict[str, Counter[str]] = {}
-    for lineno, line in enumerate(read_lines(path), 1):
+    for lineno, line in _numbered(path, on_error, lex.skip_reasons):
         if not line.strip():
             continue
         parts = line.split("\t")
@@ -286,6 +313,7 @@ def read_tsv_lexicon(path: str | os.PathLike, on_error: str = "raise") -> Lexico
             continue
         counts.setdefault(parts[0], Counter())[parts[1]] += n
     lex.tags = {w: c.most_common(1)[0][0] for w, c in counts.items()}
+    _require(lex, len(lex.tags), "lexicon entries 'word<TAB>tag[<TAB>count]' with a usable tag")
     _log_skips(lex)
     return lex
 
@@ -307,7 +335,7 @@ def read_gazetteer_tsv(path: str | os.PathLike, on_error: str = "raise", normali
     check_on_error(on_error)
     norm = normalize or (lambda w: w)
     gaz = Gazetteer(path=str(path))
-    for lineno, line in enumerate(read_lines(path), 1):
+    for lineno, line in _numbered(path, on_error, gaz.skip_reasons):
         if not line.strip():
             continue
         parts = line.split("\t")
@@ -315,6 +343,7 @@ def read_gazetteer_tsv(path: str | os.PathLike, on_error: str = "raise", normali
             _bad(path, lineno, "expected 'phrase<TAB>PER|LOC|ORG|MISC'", line, on_error, gaz.skip_reasons)
             continue
         gaz.phrases[tuple(norm(w) for w in words(parts[0]))] = parts[1]
+    _require(gaz, len(gaz.phrases), "gazetteer entries 'phrase<TAB>PER|LOC|ORG|MISC'")
     _log_skips(gaz)
     return gaz
 

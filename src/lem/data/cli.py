@@ -108,6 +108,16 @@ def main(argv: list[str]) -> int:
         logging.basicConfig(
             level=logging.INFO, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr
         )
+    from lem.inputs import InputError
+
+    try:
+        return run(args)
+    except (InputError, FileNotFoundError) as err:  # a malformed or missing input: one line naming it
+        print(f"lem data {args.verb}: {err}", file=sys.stderr)
+        return 1
+
+
+def run(args: argparse.Namespace) -> int:
     from lem.files import write_json
 
     if args.verb == "news":
@@ -143,6 +153,12 @@ def main(argv: list[str]) -> int:
         if args.valid_input:
             train, _, _ = merge_and_split(args.inputs, 0, args.seed)
             valid = [p for path in args.valid_input for p in read_pairs_tsv(path)]
+            if not valid:
+                from lem.inputs import InputError
+
+                raise InputError(
+                    f"{', '.join(args.valid_input)}: expected validation 'source<TAB>target' lines, got no pair"
+                )
         else:
             train, valid, _ = merge_and_split(args.inputs, args.valid_size, args.seed)
         write_pairs(train, args.out_train)

@@ -16,7 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from lem.data import settings_from_dict
+from lem.data.noisy import NOISY_HEADERS, read_noisy
 from lem.files import atomic_path, write_json
+from lem.inputs import InputError, read_text
 
 log = logging.getLogger(__name__)
 
@@ -43,21 +45,26 @@ def normalise(text: str) -> str:
 
 def read_eval_sentences(path: str | os.PathLike) -> list[str]:
     """Sentences of an evaluation file: `.txt` lines; `.tsv` the `text`/`src`/`tgt`/`Sentence` columns of a
-    headed file, else every column; `.conll` tokens (first column) joined by spaces."""
+    headed file (a curation corpus, header `src<TAB>tgt[<TAB>label]`, read strictly by
+    `lem.data.noisy.read_noisy`), else every column; `.conll` tokens (first column) joined by spaces."""
     path = Path(path)
-    lines = path.read_text(encoding="utf-8-sig").splitlines()
+    lines = read_text(path).splitlines()
     if path.suffix in (".conll", ".conllu"):
         out, cur = [], []
+        column = 1 if path.suffix == ".conllu" else 0
         for line in lines + [""]:
             if not line.strip():
                 if cur:
                     out.append(" ".join(cur))
                 cur = []
-            elif not line.startswith("#"):
-                cur.append(line.split()[1] if path.suffix == ".conllu" else line.split()[0])
+            elif not line.startswith("#") and len(line.split()) > column:
+                cur.append(line.split()[column])
         return out
     if path.suffix == ".tsv" and lines:
         header = lines[0].split("\t")
+        if header in NOISY_HEADERS:  # a curation corpus: checked now, long before `lem curate` reads it
+            src, tgt, _ = read_noisy(path)
+            return src + tgt
         cols = [i for i, h in enumerate(header) if h in ("text", "src", "tgt", "Sentence", "sentence")]
         if cols:
             return [f[i] for line in lines[1:] for f in [line.split("\t")] for i in cols if i < len(f)]
@@ -87,7 +94,7 @@ def guard(
     report: dict[str, Any] = {"train": {}, "eval_sentences_seen_in_training": {str(e): 0 for e in evals}}
     hit_eval: dict[str, set[str]] = {str(e): set() for e in evals}
     for k, t in enumerate(train):
-        lines = Path(t).read_text(encoding="utf-8").splitlines()
+        lines = read_text(t).splitlines()
         keep: list[str] = []
         n_exact = n_norm = 0
         for line in lines:
@@ -104,6 +111,11 @@ def guard(
                 if settings.drop:
                     continue
             keep.append(line)
+        if lines and not keep:
+            raise InputError(
+                f"{t}: every one of its {len(lines)} lines is in an evaluation set (leakage.drop): nothing "
+                "left to train on"
+            )
         report["train"][str(t)] = {
             "lines": len(lines),
             "exact_overlap": n_exact,

@@ -285,22 +285,39 @@ class Extractor:
 
 
 def iter_local_jsonl(path: str | os.PathLike) -> Iterator[str]:
-    """Documents of a local file in the MADLAD layout: one JSON object `{"text": ...}` per line (`.gz` too)."""
+    """Documents of a local file in the MADLAD layout: one JSON object `{"text": ...}` per line (`.gz` too);
+    a line that is not UTF-8 or not such an object, or a broken gzip stream, fails naming the file and the
+    line (`lem.inputs.InputError`)."""
     import gzip
+    import zlib
+
+    from lem.inputs import InputError
 
     opener = gzip.open if str(path).endswith(".gz") else open
-    with opener(path, "rt", encoding="utf-8") as f:
-        for lineno, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-                text = row["text"]
-            except (json.JSONDecodeError, KeyError, TypeError) as err:
-                raise ValueError(
-                    f"{path}:{lineno}: expected a JSON object with a 'text' field ({err})"
-                ) from err
-            yield text
+    lineno = 0
+    try:
+        with opener(path, "rb") as f:
+            for lineno, raw in enumerate(f, 1):
+                try:
+                    line = raw.decode("utf-8-sig" if lineno == 1 else "utf-8")
+                except UnicodeDecodeError as err:
+                    raise InputError(f"{path}:{lineno}: expected UTF-8 text ({err})") from None
+                if not line.strip():
+                    continue
+                try:
+                    row = json.loads(line)
+                    text = row["text"]
+                except (json.JSONDecodeError, KeyError, TypeError, IndexError, RecursionError) as err:
+                    raise InputError(
+                        f"{path}:{lineno}: expected a JSON object with a 'text' field ({err})"
+                    ) from None
+                if not isinstance(text, str):
+                    raise InputError(
+                        f"{path}:{lineno}: expected 'text' to be a string, got {type(text).__name__}"
+                    )
+                yield text
+    except (gzip.BadGzipFile, EOFError, zlib.error) as err:
+        raise InputError(f"{path}:{lineno + 1}: expected a gzip stream ({err})") from None
 
 
 def hub_data_files(lang: str, settings: MadladSettings, commit: str | None = None) -> str:

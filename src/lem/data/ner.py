@@ -18,6 +18,7 @@ import numpy as np
 from lem.annotate.readers import read_conll_ner
 from lem.data import settings_from_dict
 from lem.files import atomic_path, write_json
+from lem.inputs import InputError, read_text
 
 log = logging.getLogger(__name__)
 
@@ -51,7 +52,7 @@ def split_indices(n: int, valid: float, test: float, seed: int, skip: list[int] 
 
 def irregular_spacing_lines(path: str | os.PathLike) -> int:
     """Lines whose single-space split is not `token TAG` (double or trailing spaces): counted, not fatal."""
-    lines = Path(path).read_text(encoding="utf-8-sig").splitlines()
+    lines = read_text(path).splitlines()
     return sum(1 for x in lines if x.strip() and len(x.split(" ")) != 2)
 
 
@@ -77,7 +78,7 @@ def split_multiner(
     }
     sizes = {lang: len(s) for lang, s in sents.items()}
     if len(set(sizes.values())) != 1:
-        raise ValueError(
+        raise InputError(
             f"{root}: multiNER languages have different sentence counts {sizes}; not 3-way parallel"
         )
     n = sizes["en"]
@@ -115,7 +116,7 @@ def split_multiner(
 def split_conll(path: str | os.PathLike, valid_fraction: float, seed: int) -> tuple[list[str], list[str]]:
     """Sentence blocks of a CoNLL file (any column count) split into seeded train / valid lists."""
     blocks, cur = [], []
-    for line in Path(path).read_text(encoding="utf-8-sig").splitlines():
+    for line in read_text(path).splitlines():
         if line.strip():
             cur.append(line.rstrip("\r"))
         elif cur:
@@ -125,7 +126,10 @@ def split_conll(path: str | os.PathLike, valid_fraction: float, seed: int) -> tu
         blocks.append("\n".join(cur))
     n_valid = int(round(valid_fraction * len(blocks)))
     if not 0 < n_valid < len(blocks):
-        raise ValueError(f"{path}: {len(blocks)} sentences cannot give a valid share of {valid_fraction}")
+        raise InputError(
+            f"{path}: expected sentences (blocks of lines between blank lines) to give a valid share of "
+            f"{valid_fraction}, got {len(blocks)}"
+        )
     held = set(np.random.default_rng(seed).permutation(len(blocks))[:n_valid].tolist())
     train = [b for i, b in enumerate(blocks) if i not in held]
     valid = [b for i, b in enumerate(blocks) if i in held]

@@ -2,7 +2,11 @@
 
 Layout: `<root>/<Pair folder>/<site>/{<Lang>,<Lang>}/<docid>` plus a gold file ending in `.<pair>` inside
 the site folder. Document lines are `<lang>_<docid>_<k>\\t<sentence>`; gold lines `<srcID>\\t<tgtID>`.
-Every defect of the real files is repaired or dropped here and counted in `stats.json`.
+Every defect of the real files is repaired or dropped here and counted in `stats.json` (a line of more than
+`lem.inputs.MAX_LINE_CHARS` characters is dropped and counted too). What cannot be repaired fails in one
+line naming the file (and line) or the folder, site and pair (`lem.inputs.InputError`): text that is not
+UTF-8 or holds a NUL byte, a side without sentences, a gold file none of whose links names a sentence of the
+documents (mining would have nothing to score).
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from lem.files import atomic_path, write_json
+from lem.inputs import MAX_LINE_CHARS, InputError, decode
 
 log = logging.getLogger(__name__)
 
@@ -90,14 +95,15 @@ def read_document(path: Path, lang: str, counts: Counter[str]) -> list[tuple[str
     raw = path.read_bytes()
     if b"\r\n" in raw:
         counts["crlf_files"] += 1
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as err:
-        raise ValueError(f"{path}: not UTF-8 ({err})") from err
+    text = decode(raw, path)
     out: list[tuple[str, str]] = []
     for lineno, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             counts["doc_blank_lines"] += 1
+            continue
+        if len(line) > MAX_LINE_CHARS:
+            counts["doc_too_long_lines"] += 1
+            log.warning("%s:%d: a line of %d characters (dropped)", path, lineno, len(line))
             continue
         sid, tab, sentence = line.partition("\t")
         if not tab:
@@ -121,8 +127,12 @@ def read_gold(path: Path, counts: Counter[str]) -> list[tuple[str, str]]:
     if b"\r\n" in raw:
         counts["gold_crlf"] = 1
     links: list[tuple[str, str]] = []
-    for lineno, line in enumerate(raw.decode("utf-8-sig").splitlines(), 1):
+    for lineno, line in enumerate(decode(raw, path).splitlines(), 1):
         if not line.strip():
+            continue
+        if len(line) > MAX_LINE_CHARS:
+            counts["gold_malformed_lines"] += 1
+            log.warning("%s:%d: a line of %d characters (dropped)", path, lineno, len(line))
             continue
         parts = line.split("\t") if "\t" in line else line.split()
         parts = [p for p in parts if p.strip()]
@@ -176,7 +186,8 @@ def load_news(root: str | os.PathLike, site: str, pair: str, doc_pairs: str = "g
                     counts["id_doc_mismatch"] += 1
                 index[lang][sid] = (doc, text)
 
-    raw_links = read_gold(find_gold(site_dir, pair), counts)
+    gold_file = find_gold(site_dir, pair)
+    raw_links = read_gold(gold_file, counts)
     seen: set[tuple[str, str]] = set()
     gold: list[tuple[str, str]] = []
     for s, t in raw_links:
@@ -193,6 +204,25 @@ def load_news(root: str | os.PathLike, site: str, pair: str, doc_pairs: str = "g
     counts["gold_src_ids_repeated"] = sum(c - 1 for c in Counter(s for s, _ in gold).values() if c > 1)
     counts["gold_tgt_ids_repeated"] = sum(c - 1 for c in Counter(t for _, t in gold).values() if c > 1)
 
+    for lang, name in ((src, src_lang_name), (tgt, tgt_lang_name)):
+        if not index[lang]:
+            raise InputError(
+                f"{site_dir / name}: expected '<id><TAB><sentence>' lines in documents that both sides have, "
+                f"got no sentence ({len(docs[lang])} documents, {len(common)} shared; site {site!r}, pair "
+                f"{pair}; defects { ({k: v for k, v in sorted(counts.items()) if v}) })"
+            )
+    if not gold:
+        got = (
+            f"{len(raw_links)} links, none naming a sentence of both sides (missing {src} ids: "
+            f"{counts['gold_missing_src_id']}, missing {tgt} ids: {counts['gold_missing_tgt_id']})"
+            if raw_links
+            else "no link"
+        )
+        raise InputError(
+            f"{gold_file}: expected gold links '<{src}_<doc>_<k>><TAB><{tgt}_<doc>_<k>>' naming sentences of "
+            f"the documents in {site_dir}, got {got}; malformed lines: {counts['gold_malformed_lines']} "
+            f"(site {site!r}, pair {pair}): mining would have nothing to score"
+        )
     gold_docs = sorted({index[src][s][0] for s, _ in gold} | {index[tgt][t][0] for _, t in gold})
     selected = set(common if doc_pairs == "all" else gold_docs)
     rows = {

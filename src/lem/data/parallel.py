@@ -1,7 +1,12 @@
-"""Line-aligned parallel files (FLoRes/Tatoeba style, NLPC government corpora) into `src<TAB>tgt` pairs.
+"""Line-aligned parallel files (FLoRes/Tatoeba style, NLPC government corpora) into `src<TAB>tgt` pairs,
+monolingual text files and `src<TAB>tgt` pair files: the `corpus.source: files` inputs.
 
 The NLPC format: UTF-8 with a BOM, `#` header lines at the top of both files, empty lines at matching
 positions. Both formats: CRLF, leading/trailing spaces, inner tabs; a pair with an empty side is dropped.
+Text that is not UTF-8 or holds a NUL byte fails naming the file and line (`lem.inputs`); lines of more
+than `lem.inputs.MAX_LINE_CHARS` characters are dropped and counted (`too_long`) in text and line-aligned
+files and refused in pair files; a file (or a set of pair files) that leaves no sentence fails naming it,
+so no stage ever trains on an empty language or pair.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from collections import Counter
 from pathlib import Path
 
 from lem.files import atomic_path
+from lem.inputs import MAX_LINE_CHARS, InputError, decode, long_line_message, shown, split_lines
 
 log = logging.getLogger(__name__)
 
@@ -26,14 +32,7 @@ def read_lines(path: str | os.PathLike, fmt: str, counts: Counter[str]) -> list[
         counts["bom"] += 1
     if b"\r\n" in raw:
         counts["crlf_files"] += 1
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as err:
-        raise ValueError(f"{path}: not UTF-8 ({err})") from err
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()  # final newline
-    lines = [line.rstrip("\r") for line in lines]
+    lines = split_lines(decode(raw, path))
     if fmt == "nlpc":
         n = 0
         while n < len(lines) and lines[n].lstrip().startswith("#"):
@@ -53,9 +52,12 @@ def read_parallel(
     counts: Counter[str] = Counter()
     a, b = read_lines(src, fmt, counts), read_lines(tgt, fmt, counts)
     if len(a) != len(b):
-        raise ValueError(f"{src} has {len(a)} lines but {tgt} has {len(b)} (after headers): not line-aligned")
+        raise InputError(f"{src} has {len(a)} lines but {tgt} has {len(b)} (after headers): not line-aligned")
     pairs: list[tuple[str, str]] = []
     for x, y in zip(a, b, strict=True):
+        if len(x) > MAX_LINE_CHARS or len(y) > MAX_LINE_CHARS:
+            counts["too_long"] += 1
+            continue
         x2, y2 = " ".join(x.split()), " ".join(y.split())  # also removes inner tabs
         if (x2 != x.strip()) or (y2 != y.strip()):
             counts["inner_whitespace_fixed"] += 1
@@ -69,6 +71,10 @@ def read_parallel(
             continue
         pairs.append((x2, y2))
     stats = {"lines": len(a), "pairs": len(pairs), **dict(sorted(counts.items()))}
+    if not pairs:
+        raise InputError(
+            f"{src} | {tgt}: expected line-aligned sentences, got no pair with two sides ({stats})"
+        )
     log.info("lines %s | %s (%s): %s; %.1fs", src, tgt, fmt, stats, time.monotonic() - started)
     return pairs, stats
 
@@ -81,17 +87,28 @@ def write_pairs(pairs: list[tuple[str, str]], out: str | os.PathLike) -> None:
 
 
 def read_mono(path: str | os.PathLike) -> tuple[list[str], dict[str, int]]:
-    """Sentences of a one-sentence-per-line file: BOM, CRLF and edge/inner whitespace cleaned, empty lines dropped."""
+    """Sentences of a one-sentence-per-line file: BOM, CRLF and edge/inner whitespace cleaned, empty lines
+    and lines of more than MAX_LINE_CHARS characters dropped and counted; a file left with no sentence fails
+    naming it."""
     counts: Counter[str] = Counter()
     lines = read_lines(path, "plain", counts)
     out = []
-    for line in lines:
+    for lineno, line in enumerate(lines, 1):
+        if len(line) > MAX_LINE_CHARS:
+            if not counts["too_long"]:
+                log.warning(
+                    "%s (dropped; later ones are only counted)", long_line_message(path, lineno, line)
+                )
+            counts["too_long"] += 1
+            continue
         clean = " ".join(line.split())
         if not clean:
             counts["empty"] += 1
             continue
         out.append(clean)
     stats = {"lines": len(lines), "sentences": len(out), **dict(sorted(counts.items()))}
+    if not out:
+        raise InputError(f"{path}: expected one sentence per line, got no sentence ({stats})")
     log.info("mono %s: %s", path, stats)
     return out, stats
 
@@ -103,16 +120,19 @@ def write_lines(lines: list[str], out: str | os.PathLike) -> None:
 
 
 def read_pairs_tsv(path: str | os.PathLike) -> list[tuple[str, str]]:
-    """A header-less `src<TAB>tgt` file; a line without exactly two non-empty fields is an error naming it."""
+    """A header-less `src<TAB>tgt` file; a line without exactly two non-empty fields, or longer than
+    MAX_LINE_CHARS characters, is an error naming the file and the line (an empty file gives no pairs: the
+    callers decide)."""
     pairs = []
-    with open(path, encoding="utf-8-sig", newline="") as f:
-        for lineno, line in enumerate(f, start=1):
-            fields = line.rstrip("\r\n").split("\t")
-            if len(fields) != 2 or not fields[0].strip() or not fields[1].strip():
-                raise ValueError(
-                    f"{path}:{lineno}: expected 'source<TAB>target' (two non-empty fields), got {line[:80]!r}"
-                )
-            pairs.append((" ".join(fields[0].split()), " ".join(fields[1].split())))
+    for lineno, line in enumerate(split_lines(decode(Path(path).read_bytes(), path)), start=1):
+        if len(line) > MAX_LINE_CHARS:
+            raise InputError(long_line_message(path, lineno, line))
+        fields = line.split("\t")
+        if len(fields) != 2 or not fields[0].strip() or not fields[1].strip():
+            raise InputError(
+                f"{path}:{lineno}: expected 'source<TAB>target' (two non-empty fields), got {shown(line)}"
+            )
+        pairs.append((" ".join(fields[0].split()), " ".join(fields[1].split())))
     return pairs
 
 
@@ -132,8 +152,10 @@ def merge_and_split(
                 continue
             seen.add(pair)
             pairs.append(pair)
+    if not pairs:
+        raise InputError(f"{', '.join(map(str, inputs))}: expected 'source<TAB>target' lines, got no pair")
     if valid_size >= len(pairs):
-        raise ValueError(
+        raise InputError(
             f"valid size {valid_size} leaves no training pairs out of {len(pairs)} from {inputs}"
         )
     order = list(range(len(pairs)))

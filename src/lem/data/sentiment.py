@@ -2,10 +2,19 @@
 
 The CMCS code-mixed sentiment CSV has no official split, a row-index first column, duplicate texts and a
 rare `Conflict` label; the column names, label mapping and split are settings so a user's own file fits.
+
+The file is read with the `csv` module (quoted fields may hold the delimiter and line breaks): a BOM and
+CRLF are accepted; text that is not UTF-8 or holds a NUL byte, a missing or repeated column name, a row
+whose field count differs from the header's, or broken quoting fails naming the file and the line
+(`lem.inputs.InputError`). Rows with an empty text or label, a text of more than
+`lem.inputs.MAX_LINE_CHARS` characters, dropped labels and duplicates are dropped and counted in
+`stats.json`; a file left with no row fails.
 """
 
 from __future__ import annotations
 
+import csv
+import io
 import logging
 import os
 import time
@@ -15,10 +24,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from lem.data import settings_from_dict
 from lem.files import atomic_path, write_json
+from lem.inputs import MAX_LINE_CHARS, InputError, read_text
 
 log = logging.getLogger(__name__)
 
@@ -44,6 +53,15 @@ class SentimentSettings:
         total = s.train + s.valid + s.test
         if min(s.train, s.valid, s.test) < 0 or abs(total - 1.0) > 1e-6:
             raise ValueError(f"sentiment settings: train/valid/test must be >= 0 and sum to 1, got {total}")
+        if s.delimiter is not None and (
+            not isinstance(s.delimiter, str) or len(s.delimiter) != 1 or s.delimiter in '"\r\n'
+        ):
+            raise ValueError(
+                f"sentiment settings: delimiter must be one character (not a quote or line break) or null, got "
+                f"{s.delimiter!r}"
+            )
+        if s.text_column == s.label_column:
+            raise ValueError(f"sentiment settings: text_column and label_column are both {s.text_column!r}")
         return s
 
 
@@ -53,19 +71,29 @@ def read_labelled(
     """(text, label) rows after mapping, dropping and deduplication, with the counts of what was removed."""
     path = Path(path)
     sep = settings.delimiter or ("\t" if path.suffix.lower() in (".tsv", ".tab") else ",")
-    frame = pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False, encoding="utf-8-sig")
+    records = read_table(path, sep)
+    header = records[0][1]
+    cols = []
     for col in (settings.text_column, settings.label_column):
-        if col not in frame.columns:
-            raise ValueError(f"{path}: no column {col!r}; columns are {list(frame.columns)}")
+        if header.count(col) != 1:
+            got = "no" if col not in header else "a repeated"
+            raise InputError(
+                f"{path}:1: expected a column {col!r}, got {got} one; columns are {str(header)[:300]}"
+            )
+        cols.append(header.index(col))
     counts: Counter[str] = Counter()
+    pairs = [(lineno, row[cols[0]], " ".join(row[cols[1]].split())) for lineno, row in records[1:]]
     if settings.label_map is not None:
-        unknown = sorted(set(frame[settings.label_column]) - set(settings.label_map))
+        unknown = sorted({label for _, _, label in pairs} - set(settings.label_map))
         if unknown:
-            raise ValueError(f"{path}: labels {unknown} are not in label_map {sorted(settings.label_map)}")
+            raise InputError(f"{path}: labels {unknown} are not in label_map {sorted(settings.label_map)}")
     rows: list[tuple[str, str]] = []
-    for text, label in zip(frame[settings.text_column], frame[settings.label_column], strict=True):
-        text = " ".join(str(text).split())  # tabs/newlines inside a comment would break the TSV outputs
-        label = str(label).strip()
+    for lineno, text, label in pairs:
+        if len(text) > MAX_LINE_CHARS:
+            counts["too_long_texts_dropped"] += 1
+            log.warning("%s:%d: a text of %d characters (dropped)", path, lineno, len(text))
+            continue
+        text = " ".join(text.split())  # tabs/newlines inside a comment would break the TSV outputs
         if settings.label_map is not None:
             mapped = settings.label_map[label]
             if mapped is None:
@@ -95,8 +123,31 @@ def read_labelled(
             seen.add(text)
             kept.append((text, label))
         rows = kept
-    counts["rows_in"] = len(frame)
+    counts["rows_in"] = len(records) - 1
     return rows, counts
+
+
+def read_table(path: Path, sep: str) -> list[tuple[int, list[str]]]:
+    """(line, fields) of every non-blank record of a delimited file, the header first; every record has the
+    header's field count."""
+    reader = csv.reader(io.StringIO(read_text(path), newline=""), delimiter=sep)
+    records: list[tuple[int, list[str]]] = []
+    start = 1
+    try:
+        for row in reader:
+            if row and (len(row) > 1 or row[0].strip()):  # a blank line is no record
+                if records and len(row) != len(records[0][1]):
+                    raise InputError(
+                        f"{path}:{start}: expected {len(records[0][1])} fields separated by {sep!r} as in the "
+                        f"header, got {len(row)}"
+                    )
+                records.append((start, row))
+            start = reader.line_num + 1
+    except csv.Error as err:  # broken quoting, a field past csv.field_size_limit()
+        raise InputError(f"{path}:{start}: expected {sep!r}-separated fields ({err})") from None
+    if not records:
+        raise InputError(f"{path}: expected a header line and labelled rows, got an empty file")
+    return records
 
 
 def stratified_split(labels: list[str], fractions: tuple[float, float, float], seed: int) -> list[str]:
@@ -123,7 +174,9 @@ def prepare_sentiment(
     started = time.monotonic()
     rows, counts = read_labelled(path, settings)
     if not rows:
-        raise ValueError(f"{path}: no labelled rows left after mapping/dropping")
+        raise InputError(
+            f"{path}: expected labelled rows, got none left after mapping/dropping ({dict(counts)})"
+        )
     splits = stratified_split(
         [lab for _, lab in rows], (settings.train, settings.valid, settings.test), settings.seed
     )

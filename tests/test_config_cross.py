@@ -1,0 +1,213 @@
+"""Checks across config sections at load time (lem.config_check, run from common.smk before the DAG is
+built): names used in paths, pairs and the languages they join, the pairs that evaluation sets, sentiment
+datasets and curation corpora name, masking keys of the other strategy, model lengths, seeds, curation
+shares. Every bad config fails in one line naming the key, the value and what is allowed; a few of them
+also through a real `snakemake -n`, which must stop before any job, creating nothing under results/."""
+
+from __future__ import annotations
+
+import copy
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import pytest
+import yaml
+from snakemake.utils import validate
+
+from lem.config_check import ConfigError, check_config
+
+REPO = Path(__file__).resolve().parents[1]
+SCHEMA = REPO / "workflow" / "schemas" / "config.schema.yaml"
+DELETE = object()
+MODEL = "<a model folder with max_position_embeddings 514>"
+
+
+def shipped(name: str) -> dict:
+    """A shipped config as common.smk sees it: schema defaults filled in."""
+    cfg = yaml.safe_load((REPO / "config" / name).read_text(encoding="utf-8"))
+    validate(cfg, str(SCHEMA), set_default=True)
+    return cfg
+
+
+CONFIGS = {name: shipped(name) for name in ("config.yaml", "paper.yaml", "gpu-smoke.yaml")}
+
+
+class Bad(NamedTuple):
+    changes: dict[str, Any]  # dotted key path (`|` for a dot inside a name) -> value (DELETE: remove it)
+    key: str  # the key the message names first
+    words: str  # a piece of the message: the value and what is allowed
+    file: str = "config.yaml"
+
+
+def apply(cfg: dict, path: str, value: Any, model: Path) -> None:
+    *parents, last = [seg.replace("|", ".") for seg in path.split(".")]
+    for seg in parents:
+        cfg = cfg.setdefault(seg, {})
+    if value is DELETE:
+        del cfg[last]
+    else:
+        cfg[last] = str(model) if value == MODEL else value
+
+
+STD = "pretrain.variants.mlm_tlm"
+EVAL = {"root": "results/eval/news", "site": "GEN", "doc_pairs": "gold", "pairs": ["si-en"]}
+CMCS = {"input": "results/eval/sentiment/generated.csv", "pair": "si-en", "prepare": {}}
+
+# fmt: off
+BAD = [
+    # pairs join two different configured languages
+    Bad({"pairs": ["si-en", "si-si"]}, "pairs", "'si-si': expected 'src-tgt' joining two different languages"),
+    Bad({"languages": ["en", "si"]}, "pairs", "'si-ta': expected 'src-tgt' joining two different languages of `languages` (en, si)"),
+    Bad({"pairs": ["si-en", "si-en"]}, "pairs", "'si-en' is listed twice"),
+    Bad({"pairs": ["sien"]}, "pairs", "'sien': expected 'src-tgt'"),
+    # every language has its annotation settings
+    Bad({"annotation.ta": DELETE}, "annotation.ta", "missing: every language of `languages` needs its annotation settings"),
+    Bad({"annotation.si": DELETE}, "annotation.si", "missing", "paper.yaml"),
+    # evaluation sets, sentiment datasets and curation corpora name configured pairs
+    Bad({"mining.evalsets.news_gen.pairs": ["si-en", "en-ta"]}, "mining.evalsets.news_gen.pairs", "'en-ta' is not a configured pair; configured: si-en, si-ta, ta-en"),
+    Bad({"pairs": ["si-en"], "languages": ["en", "si"], "curation.corpora": {"si-en": "x.tsv"}}, "mining.evalsets.news_gen.pairs", "'si-ta' is not a configured pair; configured: si-en"),
+    Bad({"pairs": ["si-en", "si-ta", "ta-en", "en-si"], "mining.evalsets.news_gen.pairs": ["en-si"]}, "mining.evalsets.news_gen.pairs", "'en-si': the news benchmark has si-en, si-ta, ta-en"),
+    Bad({"mining.evalsets.news_gen.pairs": ["si-en", "si-en"]}, "mining.evalsets.news_gen.pairs", "'si-en' is listed twice"),
+    Bad({"sentiment.datasets.cmcs_gen.pair": "en-si"}, "sentiment.datasets.cmcs_gen.pair", "'en-si' is not a configured pair"),
+    Bad({"sentiment.datasets.cmcs.pair": "ta-si"}, "sentiment.datasets.cmcs.pair", "'ta-si' is not a configured pair", "paper.yaml"),
+    Bad({"curation.corpora.en-ta": "results/eval/noisy/en-ta.tsv"}, "curation.corpora", "'en-ta' is not a configured pair"),
+    # corpus.source: files covers every language and pair, with one way to get validation pairs
+    Bad({"corpus.files.mono.ta": DELETE}, "corpus.files.mono.ta", "missing: `corpus.source: files` needs a text file for every language", "paper.yaml"),
+    Bad({"corpus.files.para.ta-en": DELETE}, "corpus.files.para.ta-en", "missing: `corpus.source: files` needs pair files", "paper.yaml"),
+    Bad({"corpus.files.para.si-en.valid_size": 100}, "corpus.files.para.si-en", "either `valid` (validation files) or `valid_size`", "paper.yaml"),
+    Bad({"corpus.files.para.si-en.valid": DELETE}, "corpus.files.para.si-en", "got neither", "paper.yaml"),
+    # variants
+    Bad({"variants": ["base", "lem_x"]}, "variants", "'lem_x' has no masking in pretrain.variants"),
+    Bad({"pretrain.variants.base": {"strategy": "standard"}}, "pretrain.variants.base", "takes no masking; drop it"),
+    # masking: probabilities, and a key of the other strategy is refused, not ignored
+    Bad({"pretrain.variants.lem.mask_prob": 0.9, "pretrain.variants.lem.random_prob": 0.2}, "pretrain.variants.lem", "mask_prob + random_prob = 1.1"),
+    Bad({"pretrain.variants.lem_ne.random_prob": 1.5}, "pretrain.variants.lem_ne.random_prob", "random_prob 1.5 not in [0, 1]"),
+    Bad({"pretrain.variants.lem.mlm_probability": 0.15}, "pretrain.variants.lem.mlm_probability", "mlm_probability=0.15: not used by strategy 'lem'"),
+    Bad({f"{STD}.entity_types": ["ne"]}, STD, "entity_types=['ne']: not used by strategy 'standard' (it takes mask_prob, random_prob, mlm_probability)"),
+    Bad({f"{STD}.budget": 0.2}, STD, "budget=0.2: not used by strategy 'standard'", "paper.yaml"),
+    Bad({f"{STD}.count_rule": "all_tokens"}, STD, "count_rule='all_tokens': not used by strategy 'standard'"),
+    Bad({f"{STD}.rounding": "half_even"}, STD, "rounding='half_even': not used by strategy 'standard'"),
+    Bad({f"{STD}.whole_word": False}, STD, "whole_word=False: not used by strategy 'standard'", "gpu-smoke.yaml"),
+    # lengths fit the base model's positions
+    Bad({"embedding.max_length": 128}, "embedding.max_length", "128 exceeds the base model's 64 tokens (the scratch base model is built for pretrain.max_length = 64); at most 64"),
+    Bad({"base_model.path": MODEL, "pretrain.max_length": 600}, "pretrain.max_length", "600 exceeds the base model's 512 tokens", "paper.yaml"),
+    Bad({"base_model.path": MODEL, "embedding.max_length": 1024}, "embedding.max_length", "max_position_embeddings 514 - 2); at most 512", "paper.yaml"),
+    # neighbours and shares
+    Bad({"mining.settings.k": 0}, "mining.settings.k", "must be >= 1"),
+    Bad({"curation.settings.k": 0}, "curation.settings.k", "k=0: expected an integer >= 1"),
+    Bad({"curation.settings.keep_fractions": [1.5]}, "curation.settings.keep_fractions", "keep_fractions=[1.5]: expected shares in (0, 1]"),
+    Bad({"curation.settings.keep_fractions": [0.25, 0]}, "curation.settings.keep_fractions", "keep_fractions=[0.25, 0]: expected shares in (0, 1]"),
+    Bad({"curation.settings.keep_fractions": [0.5, 0.5]}, "curation.settings.keep_fractions", "expected distinct shares"),
+    Bad({"curation.settings.margin": "ratios"}, "curation.settings.margin", "margin='ratios': expected one of ('ratio', 'distance', 'absolute')"),
+    Bad({"curation.settings.neighbourhood": "knn"}, "curation.settings.neighbourhood", "expected one of ('mean', 'pooled')"),
+    # names used in paths
+    Bad({"mining.evalsets": {"news gen": EVAL}}, "mining.evalsets", "name 'news gen' is used in file paths: expected letters, digits"),
+    Bad({"mining.evalsets": {"sentiment": EVAL}}, "mining.evalsets", "name 'sentiment' is reserved"),
+    Bad({"sentiment.datasets": {"cmcs/gen": CMCS}}, "sentiment.datasets", "name 'cmcs/gen' is used in file paths"),
+    Bad({"sentiment.datasets": {"..": CMCS}}, "sentiment.datasets", "name '..' is used in file paths"),
+    Bad({"crf_models": {"ta pos": {"task": "pos", "lang": "ta", "train": "x.conllu", "format": "conllu"}}}, "crf_models", "name 'ta pos'", "paper.yaml"),
+    Bad({"sources.files.my file|csv": {"url": "https://example.org/a.csv"}}, "sources.files", "name 'my file.csv'", "paper.yaml"),
+    Bad({"sources.line_aligned.nlpc:en-ta": {"src": "a", "tgt": "b"}}, "sources.line_aligned", "name 'nlpc:en-ta'", "paper.yaml"),
+    Bad({"annotation_eval.annotators": {"hf ner": {}}}, "annotation_eval.annotators", "name 'hf ner'"),
+    Bad({"variants": ["base", "lem ne"]}, "variants", "name 'lem ne'"),
+    Bad({"languages": ["en", "si", "ta/x"]}, "languages", "name 'ta/x'"),
+    # sentiment seeds
+    Bad({"sentiment.seeds": [1, 1]}, "sentiment.seeds", "[1, 1]: expected a non-empty list of distinct integers >= 0"),
+    Bad({"sentiment.seeds": []}, "sentiment.seeds", "[]: expected a non-empty list"),
+    Bad({"sentiment.seeds": [-1]}, "sentiment.seeds", "[-1]: expected a non-empty list of distinct integers >= 0"),
+    Bad({"sentiment.datasets.cmcs_gen.prepare.delimiter": ";;"}, "sentiment.datasets.cmcs_gen.prepare", "delimiter must be one character"),
+]
+# fmt: on
+
+
+@pytest.fixture(scope="module")
+def model(tmp_path_factory) -> Path:
+    """A pretrained model folder as far as lengths go: xlm-roberta-base's 514 positions."""
+    folder = tmp_path_factory.mktemp("model")
+    (folder / "config.json").write_text(json.dumps({"max_position_embeddings": 514}))
+    return folder
+
+
+def failure(bad: Bad, model: Path) -> str | None:
+    cfg = copy.deepcopy(CONFIGS[bad.file])
+    for path, value in bad.changes.items():
+        apply(cfg, path, value, model)
+    try:
+        check_config(cfg)
+    except ConfigError as err:
+        return str(err)
+    return None
+
+
+def test_the_table_is_large():
+    assert len(BAD) >= 30 and len({(b.key, b.words) for b in BAD}) == len(BAD)
+
+
+@pytest.mark.parametrize("bad", BAD, ids=[f"{b.key}:{b.words[:24]}" for b in BAD])
+def test_a_bad_config_fails_in_one_line_naming_key_value_and_what_is_allowed(bad, model):
+    message = failure(bad, model)
+    assert message is not None, f"{bad.changes} was accepted"
+    assert message.startswith(bad.key), message
+    assert bad.words in message and "\n" not in message, message
+
+
+@pytest.mark.parametrize("name", CONFIGS)
+def test_the_shipped_configs_pass(name):
+    check_config(copy.deepcopy(CONFIGS[name]))
+
+
+def test_lengths_of_a_model_not_there_yet_are_not_checked(tmp_path, monkeypatch):
+    """A pretrained or stand-in model is checked once its folder exists (fetched, built); before, nothing
+    is said."""
+    monkeypatch.chdir(tmp_path)
+    cfg = copy.deepcopy(CONFIGS["gpu-smoke.yaml"])
+    cfg["embedding"]["max_length"] = 4096
+    check_config(copy.deepcopy(cfg))  # resources/hf/lem-stand-in/... does not exist here
+    folder = tmp_path / "resources/hf/lem-stand-in/xlm-roberta-base/random"
+    folder.mkdir(parents=True)
+    (folder / "config.json").write_text(json.dumps({"max_position_embeddings": 514}))
+    with pytest.raises(ConfigError, match=r"^embedding\.max_length: 4096 exceeds the base model's 512"):
+        check_config(cfg)
+
+
+def test_masking_of_the_shipped_variants_still_aliases():
+    """The refusal of other-strategy keys leaves every shipped variant valid (and lem_ne_noun_verb still
+    an alias of lem)."""
+    from lem.masking import variant_aliases
+
+    for cfg in CONFIGS.values():
+        variants = cfg["pretrain"]["variants"]
+        aliases = variant_aliases(variants, list(variants))
+        if "lem_ne_noun_verb" in variants:
+            assert aliases["lem_ne_noun_verb"] == "lem"
+
+
+# Through a real `snakemake -n`: the message reaches the user and no job is planned or run.
+SNAKEMAKE = [sys.executable, "-m", "snakemake", "-n", "--snakefile", str(REPO / "Snakefile")]
+REAL = [  # (key, start of the words): a pair, a language's annotation (a KeyError in an input function
+    # before), a curation corpus of another pair (a MissingInputException before), a length, a share
+    ("pairs", "'si-si'"),
+    ("annotation.ta", "missing"),
+    ("curation.corpora", "'en-ta'"),
+    ("embedding.max_length", "128"),
+    ("curation.settings.keep_fractions", "keep_fractions=[1.5]"),
+]
+
+
+@pytest.mark.parametrize("which", REAL, ids=[k for k, _ in REAL])
+def test_snakemake_stops_before_any_job(which, tmp_path, model):
+    [bad] = [b for b in BAD if b.key == which[0] and b.words.startswith(which[1])]
+    cfg = yaml.safe_load((REPO / "config" / bad.file).read_text(encoding="utf-8"))
+    for path, value in bad.changes.items():
+        apply(cfg, path, value, model)
+    (tmp_path / "bad.yaml").write_text(yaml.safe_dump(cfg))
+    cmd = [*SNAKEMAKE, "--directory", str(tmp_path), "--configfile", str(tmp_path / "bad.yaml")]
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0, out
+    assert f"{bad.key}" in out and bad.words in out, out
+    assert "Job stats" not in out and "rule " not in out, out
+    assert not (tmp_path / "results").exists() and not (tmp_path / "logs").exists()
