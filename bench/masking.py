@@ -1,9 +1,12 @@
 """Throughput of the LEM collator vs transformers' DataCollatorForLanguageModeling (a script, not a test).
 
-Same 2,048 feature rows (batch 32, up to 100 tokens) for both, one thread, median of several passes.
+Same 2,048 feature rows (batch 32, up to 100 tokens) for both, one thread. Passes alternate (LEM, stock,
+stock, LEM, ...: each pass of one is next to a pass of the other, and neither always goes first), so that a
+slow spell of a shared machine hits both; the figures are medians over the passes.
 Rows come from `--features DIR` (a `lem features` DatasetDict) with `--tokenizer DIR`, or by default from
 synthetic sentences tokenized with a tokenizer trained here (vocab 8,000 like the embedded default).
-The last line printed is `lem_vs_stock_ratio=<float>` (examples/s of LEM divided by stock).
+The last line printed is `lem_vs_stock_ratio=<float>` (median examples/s of LEM divided by stock's); the
+line before, `pass_ratio_min/median/max=`, the spread of the ratios of neighbouring passes.
 
     .venv/bin/python bench/masking.py [--features D --tokenizer T] [--passes 7]
 """
@@ -63,14 +66,23 @@ def feature_rows(features: str, tokenizer: str, n: int) -> tuple[list[dict], obj
     return ds.select(range(min(n, len(ds)))).to_list(), AutoTokenizer.from_pretrained(tokenizer)
 
 
-def examples_per_second(collate, rows: list[dict], batch: int, passes: int) -> float:
-    times = []
-    for _ in range(passes):
-        t0 = time.perf_counter()
-        for start in range(0, len(rows), batch):
-            collate(rows[start : start + batch])
-        times.append(time.perf_counter() - t0)
-    return len(rows) / statistics.median(times)
+def one_pass(collate, rows: list[dict], batch: int) -> float:
+    """Examples per second of one pass over the rows."""
+    t0 = time.perf_counter()
+    for start in range(0, len(rows), batch):
+        collate(rows[start : start + batch])
+    return len(rows) / (time.perf_counter() - t0)
+
+
+def interleaved(contenders: dict, batch: int, passes: int) -> dict[str, list[float]]:
+    """Examples/s of every pass of each (collate, rows) contender, the passes alternating between them."""
+    names = list(contenders)
+    eps: dict[str, list[float]] = {name: [] for name in names}
+    for p in range(passes):
+        for name in names if p % 2 == 0 else names[::-1]:
+            collate, rows = contenders[name]
+            eps[name].append(one_pass(collate, rows, batch))
+    return eps
 
 
 def main() -> None:
@@ -94,14 +106,20 @@ def main() -> None:
     stock = DataCollatorForLanguageModeling(tok, mlm=True, mlm_probability=0.15, seed=0, return_tensors="pt")
     stock_rows = [{"input_ids": r["input_ids"]} for r in rows]  # stock gets only what it understands
     lem(rows[:32]), stock(stock_rows[:32])  # warm-up
-    lem_eps = examples_per_second(lem, rows, args.batch_size, args.passes)
-    stock_eps = examples_per_second(stock, stock_rows, args.batch_size, args.passes)
+    eps = interleaved({"lem": (lem, rows), "stock": (stock, stock_rows)}, args.batch_size, args.passes)
+    lem_eps, stock_eps = statistics.median(eps["lem"]), statistics.median(eps["stock"])
+    pass_ratios = sorted(a / b for a, b in zip(eps["lem"], eps["stock"], strict=True))
     mean_len = np.mean([len(r["input_ids"]) for r in rows])
     print(
         f"examples={len(rows)} batch={args.batch_size} mean_tokens={mean_len:.1f} vocab={len(tok)} threads=1"
     )
+    print(f"passes={args.passes}, interleaved; medians below")
     print(f"lem_examples_per_s={lem_eps:.0f}")
     print(f"stock_examples_per_s={stock_eps:.0f}")
+    print(
+        f"pass_ratio_min={pass_ratios[0]:.3f} pass_ratio_median={statistics.median(pass_ratios):.3f} "
+        f"pass_ratio_max={pass_ratios[-1]:.3f}"
+    )
     print(f"lem_vs_stock_ratio={lem_eps / stock_eps:.3f}")
 
 

@@ -88,6 +88,26 @@ def test_embed_cli_writes_npy_and_ids(model_dir, tmp_path):
     assert meta["sentences"] == 5 and meta["dim"] == 32
 
 
+def test_embed_cli_several_files_in_one_call_equal_one_call_each(model_dir, tmp_path):
+    head = ["--model", str(model_dir), "--settings", '{"batch_size": 2, "device": "cpu"}']
+    names = {"a": SENTS, "b": SENTS[::-1][:3], "c": SENTS[1:]}
+    for name, sents in names.items():
+        rows = "".join(f"{name}{i}\t{t}\n" for i, t in enumerate(sents))
+        (tmp_path / f"{name}.tsv").write_text("id\ttext\n" + rows, encoding="utf-8")
+
+    def files(name: str, folder: str) -> list[str]:
+        return ["--sentences", str(tmp_path / f"{name}.tsv"), "--out", str(tmp_path / folder / f"{name}.npy")]
+
+    assert embed.main(head + [arg for name in names for arg in files(name, "many")]) == 0  # one model load
+    for name in names:
+        assert embed.main(head + files(name, "one")) == 0
+        for ext in (".npy", ".ids.txt", ".meta.json"):
+            many, one = tmp_path / "many" / f"{name}{ext}", tmp_path / "one" / f"{name}{ext}"
+            assert many.read_bytes() == one.read_bytes(), many
+    with pytest.raises(SystemExit, match="one --out per --sentences"):
+        embed.main(head + files("a", "x") + ["--sentences", str(tmp_path / "b.tsv")])
+
+
 def test_precision_is_float32_by_default_and_half_precision_is_opt_in(model_dir, tmp_path):
     import torch
 

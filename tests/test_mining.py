@@ -170,6 +170,78 @@ def test_mine_equals_reference_for_every_option(margin, neighbourhood, cand, dat
             assert_same(mining.retrieve(best, r, thr), want[r])
 
 
+@pytest.mark.parametrize("kind", mining.MARGINS)
+@pytest.mark.parametrize("data", ["random", "tied"])
+@pytest.mark.parametrize("block,chunk_rows", [(1, 1), (4, 1), (4, 3), (7, 2), (1024, 5), (1024, 1000)])
+def test_best_over_all_in_blocks_and_chunks_equals_dense(monkeypatch, kind, data, block, chunk_rows):
+    # the all-candidates pass scores each block of rows in chunks (reused buffers); any split gives the
+    # dense result: first maximum of every row, first maximum of every column, same float64 scores
+    rng = np.random.default_rng([len(data), block, chunk_rows])
+    make = unit if data == "random" else tied
+    x, y = make(rng, 37), make(rng, 23)
+    fwd, bwd = mining.knn_both(x, y, 4)
+    dx, dy = mining.neighbourhood_terms(fwd, bwd, 4, "pooled")
+    monkeypatch.setattr(mining, "_SCORE_CHUNK", 8 * len(y) * chunk_rows)
+    got = mining.best_over_all(x, y, dx, dy, kind, block)
+    m = mining.margin((x @ y.T).astype(np.float64), dx[:, None] + dy[None, :], kind)
+    assert got.fwd_best.tolist() == m.argmax(axis=1).tolist()
+    assert got.bwd_best.tolist() == m.argmax(axis=0).tolist()
+    if data == "tied":  # exact arithmetic, and many exact ties
+        assert len(np.unique(x, axis=0)) < len(x) and len(np.unique(y, axis=0)) < len(y)
+        assert (got.fwd_score == m.max(axis=1)).all() and (got.bwd_score == m.max(axis=0)).all()
+    else:  # a one-row block's matmul may round differently from the whole matrix's
+        np.testing.assert_allclose(got.fwd_score, m.max(axis=1), rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(got.bwd_score, m.max(axis=0), rtol=1e-5, atol=1e-6)
+    assert got.fwd_score.dtype == got.bwd_score.dtype == np.float64
+
+
+@pytest.mark.parametrize(
+    "margin,neighbourhood", list(itertools.product(mining.MARGINS, mining.NEIGHBOURHOODS))
+)
+@pytest.mark.parametrize("data", ["random", "tied"])
+def test_all_candidates_settled_from_neighbours_equal_reference(monkeypatch, margin, neighbourhood, data):
+    # large problems settle most sources/targets from their k nearest neighbours (a bound on every other
+    # candidate's margin) and rescore only the rest; forced here on small ones, against the dense reference
+    monkeypatch.setattr(mining, "_SETTLE_MIN", 1)
+    monkeypatch.setattr(mining, "_PAD", 1)  # so that the partial passes run on small problems too
+    rng = np.random.default_rng(11)
+    make = (lambda r, n: unit(r, n, 16)) if data == "random" else (lambda r, n: tied(r, n, 16))
+    for shape, k in itertools.product(SHAPES + [(60, 45), (45, 60)], [1, 2, 4]):
+        x, y = make(rng, shape[0]), make(rng, shape[1])
+        st = MineSettings(
+            margin=margin, neighbourhood=neighbourhood, k=k, block_size=512,
+            retrieval=("forward", "backward", "intersection", "max"),
+        )  # fmt: skip
+        best, want = mining.mine(x, y, st), ref_mine(x, y, st)
+        for r in st.retrieval:
+            assert_same(mining.retrieve(best, r), want[r])
+
+
+@pytest.mark.parametrize("kind", mining.MARGINS)
+def test_best_over_all_settled_equals_whole_second_pass_bit_for_bit(kind):
+    # big enough for the settled path (and 2049 rows: a one-row last block of the first pass)
+    rng = np.random.default_rng(5)
+    hubs = rng.standard_normal((8, 32)).astype(np.float32)
+    z = rng.standard_normal((2100, 32)).astype(np.float32)
+    pulled = rng.random(2100) < 0.3
+    z[pulled] += 1.5 * hubs[rng.integers(0, 8, pulled.sum())]
+    x = z[:2049] / np.linalg.norm(z[:2049], axis=1, keepdims=True)
+    y = z[rng.permutation(2100)] + 0.3 * rng.standard_normal((2100, 32)).astype(np.float32)
+    y /= np.linalg.norm(y, axis=1, keepdims=True)
+    x[-1] = y[7] = hubs[0] / np.linalg.norm(hubs[0])  # the lone row: unsettled, and target 7's best
+    fwd, bwd = mining.knn_both(x, y, 4)
+    dx, dy = mining.neighbourhood_terms(fwd, bwd, 4, "pooled")
+    rows = mining._settled(fwd, dx, dy, kind, len(y), mining._product_slack(x, y))[0]
+    cols = mining._settled(bwd, dy, dx, kind, len(x), mining._product_slack(y, x))[0]
+    got = mining.best_over_all(x, y, dx, dy, kind, 1024, fwd, bwd)
+    whole = mining.best_over_all(x, y, dx, dy, kind, 1024)
+    assert 0.7 < rows.mean() <= 1 and 0.7 < cols.mean() <= 1
+    if kind != "absolute":  # absolute settles all: the best cosine is the first neighbour
+        assert rows.mean() < 0.9 and not rows[-1] and not cols[7] and whole.bwd_best[7] == len(x) - 1
+    for f in ("fwd_best", "fwd_score", "bwd_best", "bwd_score"):
+        assert getattr(got, f).tobytes() == getattr(whole, f).tobytes(), f
+
+
 def test_pooled_and_mean_differ_only_in_short_documents():
     rng = np.random.default_rng(2)
     x, y = unit(rng, 10), unit(rng, 12)

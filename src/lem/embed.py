@@ -8,7 +8,6 @@ order and L2-normalised, so that a dot product is a cosine.
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import time
 from dataclasses import asdict, dataclass
@@ -18,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from lem.files import atomic_path, write_json
-from lem.settings import known_keys
+from lem.settings import known_keys, settings_json
 
 log = logging.getLogger(__name__)
 
@@ -92,49 +91,64 @@ def _device(name: str):
     return torch.device(name)
 
 
+class Encoder:
+    """A model and its tokenizer, loaded once, that embeds any number of sentence lists."""
+
+    def __init__(self, model_dir: str | Path, settings: EmbedSettings | None = None):
+        import torch
+        from transformers import AutoModel, AutoTokenizer
+
+        self.settings = settings = settings or EmbedSettings()
+        self.device = _device(settings.device)
+        self.tok = AutoTokenizer.from_pretrained(str(model_dir))
+        model = AutoModel.from_pretrained(str(model_dir), add_pooling_layer=False)
+        self.model = model.eval().to(device=self.device, dtype=getattr(torch, PRECISIONS[settings.precision]))
+        n_hidden = model.config.num_hidden_layers + 1
+        if not -n_hidden <= settings.layer < n_hidden:
+            raise ValueError(
+                f"embed setting layer={settings.layer}: the model has hidden states 0..{n_hidden - 1}"
+            )
+        # XLM-R numbers positions from padding_idx + 1: a model with P position embeddings takes P - 2 tokens.
+        self.max_length = min(settings.max_length, model.config.max_position_embeddings - 2)
+
+    def __call__(self, sentences: list[str]) -> np.ndarray:
+        """L2-normalised float32 sentence embeddings, one row per sentence, in input order (computed in
+        `settings.precision`, pooled and normalised in float32)."""
+        import torch
+
+        settings, tok, model, device = self.settings, self.tok, self.model, self.device
+        enc = tok(sentences, truncation=True, max_length=self.max_length, add_special_tokens=True)
+        lengths = [len(ids) for ids in enc["input_ids"]]
+        order = sorted(range(len(sentences)), key=lambda i: (lengths[i], i))
+        out = np.zeros((len(sentences), model.config.hidden_size), np.float32)
+        pad = tok.pad_token_id if tok.pad_token_id is not None else 1
+        with torch.inference_mode():
+            for a in range(0, len(order), settings.batch_size):
+                idx = order[a : a + settings.batch_size]
+                width = max(lengths[i] for i in idx)
+                ids = torch.full((len(idx), width), pad, dtype=torch.long)
+                mask = torch.zeros((len(idx), width), dtype=torch.long)
+                for r, i in enumerate(idx):
+                    ids[r, : lengths[i]] = torch.tensor(enc["input_ids"][i])
+                    mask[r, : lengths[i]] = 1
+                ids, mask = ids.to(device), mask.to(device)
+                hs = model(input_ids=ids, attention_mask=mask, output_hidden_states=True).hidden_states
+                h = hs[settings.layer].float()
+                if settings.pooling == "cls":
+                    v = h[:, 0]
+                else:
+                    m = mask.unsqueeze(-1).float()
+                    v = (h * m).sum(1) / m.sum(1).clamp(min=1)
+                out[idx] = v.cpu().numpy()
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        return out / np.maximum(norms, 1e-12)
+
+
 def encode(model_dir: str | Path, sentences: list[str], settings: EmbedSettings | None = None) -> np.ndarray:
     """L2-normalised float32 sentence embeddings, one row per sentence, in input order (computed in
-    `settings.precision`, pooled and normalised in float32)."""
-    import torch
-    from transformers import AutoModel, AutoTokenizer
-
-    settings = settings or EmbedSettings()
-    device = _device(settings.device)
-    tok = AutoTokenizer.from_pretrained(str(model_dir))
-    model = AutoModel.from_pretrained(str(model_dir), add_pooling_layer=False)
-    model.eval().to(device=device, dtype=getattr(torch, PRECISIONS[settings.precision]))
-    n_hidden = model.config.num_hidden_layers + 1
-    if not -n_hidden <= settings.layer < n_hidden:
-        raise ValueError(
-            f"embed setting layer={settings.layer}: the model has hidden states 0..{n_hidden - 1}"
-        )
-    # XLM-R numbers positions from padding_idx + 1: a model with P position embeddings takes P - 2 tokens.
-    max_length = min(settings.max_length, model.config.max_position_embeddings - 2)
-    enc = tok(sentences, truncation=True, max_length=max_length, add_special_tokens=True)
-    lengths = [len(ids) for ids in enc["input_ids"]]
-    order = sorted(range(len(sentences)), key=lambda i: (lengths[i], i))
-    out = np.zeros((len(sentences), model.config.hidden_size), np.float32)
-    pad = tok.pad_token_id if tok.pad_token_id is not None else 1
-    with torch.inference_mode():
-        for a in range(0, len(order), settings.batch_size):
-            idx = order[a : a + settings.batch_size]
-            width = max(lengths[i] for i in idx)
-            ids = torch.full((len(idx), width), pad, dtype=torch.long)
-            mask = torch.zeros((len(idx), width), dtype=torch.long)
-            for r, i in enumerate(idx):
-                ids[r, : lengths[i]] = torch.tensor(enc["input_ids"][i])
-                mask[r, : lengths[i]] = 1
-            ids, mask = ids.to(device), mask.to(device)
-            hs = model(input_ids=ids, attention_mask=mask, output_hidden_states=True).hidden_states
-            h = hs[settings.layer].float()
-            if settings.pooling == "cls":
-                v = h[:, 0]
-            else:
-                m = mask.unsqueeze(-1).float()
-                v = (h * m).sum(1) / m.sum(1).clamp(min=1)
-            out[idx] = v.cpu().numpy()
-    norms = np.linalg.norm(out, axis=1, keepdims=True)
-    return out / np.maximum(norms, 1e-12)
+    `settings.precision`, pooled and normalised in float32). Loads the model: for several lists, use one
+    `Encoder`."""
+    return Encoder(model_dir, settings)(sentences)
 
 
 def embedding_meta(model_dir: str | Path, settings: EmbedSettings, emb: np.ndarray) -> dict[str, Any]:
@@ -152,27 +166,47 @@ def embedding_meta(model_dir: str | Path, settings: EmbedSettings, emb: np.ndarr
 
 
 def main(argv: list[str]) -> int:
-    ap = argparse.ArgumentParser(prog="lem embed", description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(
+        prog="lem embed",
+        description=__doc__.splitlines()[0],
+        epilog="Several files: repeat --sentences S --out E; the model is loaded once for all of them.",
+    )
     ap.add_argument("--model", required=True, help="directory with an HF model and its tokenizer")
-    ap.add_argument("--sentences", required=True, help="TSV with header id<TAB>doc<TAB>text")
+    ap.add_argument(
+        "--sentences", action="append", required=True, help="TSV with header id<TAB>doc<TAB>text (repeatable)"
+    )
     ap.add_argument("--settings", default="{}", help="JSON object of embed settings")
-    ap.add_argument("--out", required=True, help="E.npy; the ids go to E.ids.txt")
+    ap.add_argument(
+        "--out", action="append", required=True, help="E.npy of the matching --sentences; ids go to E.ids.txt"
+    )
     a = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    if not a.out.endswith(".npy"):
-        raise SystemExit(f"lem embed: --out must end in .npy, got {a.out}")
+    if len(a.sentences) != len(a.out):
+        raise SystemExit(
+            f"lem embed: give one --out per --sentences, got {len(a.sentences)} --sentences and {len(a.out)} --out"
+        )
+    for out in a.out:
+        if not out.endswith(".npy"):
+            raise SystemExit(f"lem embed: --out must end in .npy, got {out}")
+    if len(set(a.out)) != len(a.out):
+        raise SystemExit("lem embed: the same --out is given twice")
     t0 = time.perf_counter()
-    settings = EmbedSettings.from_dict(json.loads(a.settings))
-    sents = read_sentences(a.sentences)
-    emb = encode(a.model, sents.texts, settings)
-    with atomic_path(a.out) as tmp:
-        with open(tmp, "wb") as f:
-            np.save(f, emb)
-    with atomic_path(a.out[: -len(".npy")] + ".ids.txt") as tmp:
-        tmp.write_text("".join(i + "\n" for i in sents.ids), encoding="utf-8")
-    write_json(a.out[: -len(".npy")] + ".meta.json", embedding_meta(a.model, settings, emb))
-    log.info(
-        "embed: %d sentences, dim %d, pooling %s, layer %d; %.1fs",
-        len(emb), emb.shape[1], settings.pooling, settings.layer, time.perf_counter() - t0,
-    )  # fmt: skip
+    settings = EmbedSettings.from_dict(settings_json(a.settings, "lem embed"))
+    files = [(read_sentences(path), out) for path, out in zip(a.sentences, a.out, strict=True)]  # fail early
+    encoder = Encoder(a.model, settings)
+    log.info("embed: model %s loaded in %.1fs", a.model, time.perf_counter() - t0)
+    for sents, out in files:
+        t1 = time.perf_counter()
+        emb = encoder(sents.texts)
+        with atomic_path(out) as tmp:
+            with open(tmp, "wb") as f:
+                np.save(f, emb)
+        with atomic_path(out[: -len(".npy")] + ".ids.txt") as tmp:
+            tmp.write_text("".join(i + "\n" for i in sents.ids), encoding="utf-8")
+        write_json(out[: -len(".npy")] + ".meta.json", embedding_meta(a.model, settings, emb))
+        log.info(
+            "embed: %s: %d sentences, dim %d, pooling %s, layer %d; %.1fs",
+            out, len(emb), emb.shape[1], settings.pooling, settings.layer, time.perf_counter() - t1,
+        )  # fmt: skip
+    log.info("embed: %d file(s); %.1fs in all", len(files), time.perf_counter() - t0)
     return 0

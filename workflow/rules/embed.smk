@@ -1,20 +1,70 @@
-rule embed:
-    input:
-        model=lambda w: model_for(w.variant, f"{w.src}-{w.tgt}"),
-        sentences="results/eval/prepared/{evalset}/{src}-{tgt}/{lang}.tsv",
-    output:
-        emb="results/embeddings/{variant}/{evalset}/{src}-{tgt}/{lang}.npy",
-        ids="results/embeddings/{variant}/{evalset}/{src}-{tgt}/{lang}.ids.txt",
-        meta="results/embeddings/{variant}/{evalset}/{src}-{tgt}/{lang}.meta.json",
-    log:
-        "logs/embed/{variant}/{evalset}/{src}-{tgt}/{lang}.log",
-    benchmark:
-        "benchmarks/embed/{variant}/{evalset}/{src}-{tgt}/{lang}.tsv"
-    conda:
-        "../../envs/train.yaml"
-    threads: 1
-    params:
-        settings=as_json(config["embedding"]),
-    shell:
-        "lem embed --model {input.model} --sentences {input.sentences} "
-        "--settings '{params.settings}' --out {output.emb} > {log} 2>&1"
+# One embed job per model: it loads the model once and writes the embeddings of every evaluation file the
+# model serves, at results/embeddings/{variant}/{evalset}/{src}-{tgt}/{lang}.{npy,ids.txt,meta.json}.
+# A unit `all` is a model that serves every pair (the base model; any variant's trilingual model); in the
+# per-pair scope a trained variant has one unit per pair (`si-en`, ...). Adding an evaluation set reruns
+# each variant's embed jobs (their outputs change); mining settings never do.
+
+
+def embed_units():
+    """Unit -> (variants, [(evalset, pair, lang), ...]): which files each model writes."""
+    files = [
+        (e, pair, lang)
+        for e, spec in config["mining"].get("evalsets", {}).items()
+        for pair in spec["pairs"]
+        for lang in src_tgt(pair)
+    ]
+    if not files:
+        return {}
+    if config["pretrain"]["scope"] == "tri":
+        return {"all": (VARIANTS, files)}
+    units = {"all": (["base"], files)} if "base" in VARIANTS else {}
+    if TRAINED:
+        for pair in dict.fromkeys(p for _, p, _ in files):
+            units[pair] = (TRAINED, [f for f in files if f[1] == pair])
+    return units
+
+
+def embed_paths(files, ext):
+    return [
+        f"results/embeddings/{{variant}}/{e}/{p}/{lang}.{ext}" for e, p, lang in files
+    ]
+
+
+def embed_args(input, output):
+    """--sentences S --out E for every file of the job, in the same order."""
+    return " ".join(
+        f"--sentences {s} --out {o}"
+        for s, o in zip(input.sentences, output.emb, strict=True)
+    )
+
+
+for _unit, (_variants, _files) in embed_units().items():
+
+    rule:
+        name:
+            "embed" if _unit == "all" else f"embed_{_unit.replace('-', '_')}"
+        input:
+            # model_for (common.smk): every pair of a unit has the same model
+            model=lambda w, pair=_files[0][1]: model_for(w.variant, pair),
+            sentences=[
+                f"results/eval/prepared/{e}/{p}/{lang}.tsv" for e, p, lang in _files
+            ],
+        output:
+            emb=embed_paths(_files, "npy"),
+            ids=embed_paths(_files, "ids.txt"),
+            meta=embed_paths(_files, "meta.json"),
+        log:
+            f"logs/embed/{{variant}}/{_unit}.log",
+        benchmark:
+            f"benchmarks/embed/{{variant}}/{_unit}.tsv"
+        wildcard_constraints:
+            variant="|".join(_variants),
+        conda:
+            "../../envs/train.yaml"
+        threads: 1
+        params:
+            settings=as_json(config["embedding"]),
+            files=lambda w, input, output: embed_args(input, output),
+        shell:
+            "lem embed --model {input.model} {params.files} "
+            "--settings '{params.settings}' > {log} 2>&1"
