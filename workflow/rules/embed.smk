@@ -31,11 +31,12 @@ def embed_paths(files, ext):
 
 
 def embed_args(input, output):
-    """--sentences S --out E for every file of the job, in the same order."""
-    return " ".join(
-        f"--sentences {s} --out {o}"
+    """--sentences S --out E for every file of the job, in the same order (a list: `:q` quotes each)."""
+    return [
+        arg
         for s, o in zip(input.sentences, output.emb, strict=True)
-    )
+        for arg in ("--sentences", s, "--out", o)
+    ]
 
 
 for _unit, (_variants, _files) in embed_units().items():
@@ -66,5 +67,5 @@ for _unit, (_variants, _files) in embed_units().items():
             settings=as_json(config["embedding"]),
             files=lambda w, input, output: embed_args(input, output),
         shell:
-            "lem embed --model {input.model} {params.files} "
-            "--settings '{params.settings}' > {log} 2>&1"
+            "lem embed --model {input.model:q} {params.files:q} "
+            "--settings '{params.settings}' > {log:q} 2>&1"

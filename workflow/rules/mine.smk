@@ -18,6 +18,6 @@ rule mine:
     params:
         settings=as_json(config["mining"]["settings"]),
     shell:
-        "lem mine --src-emb {input.src_emb} --src-sents {input.src_sents} "
-        "--tgt-emb {input.tgt_emb} --tgt-sents {input.tgt_sents} --gold {input.gold} "
-        "--settings '{params.settings}' --out-pairs {output.pairs} --out-metrics {output.metrics} > {log} 2>&1"
+        "lem mine --src-emb {input.src_emb:q} --src-sents {input.src_sents:q} "
+        "--tgt-emb {input.tgt_emb:q} --tgt-sents {input.tgt_sents:q} --gold {input.gold:q} "
+        "--settings '{params.settings}' --out-pairs {output.pairs:q} --out-metrics {output.metrics:q} > {log:q} 2>&1"

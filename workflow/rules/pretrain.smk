@@ -122,11 +122,11 @@ if config["base_model"]["source"] == "stand_in":
         shell:
             "lem stand-in --size {params.size:q} "
             + (
-                "--tokenizer {input.tokenizer}"
+                "--tokenizer {input.tokenizer:q}"
                 if config["tokenizer"]["source"] == "train"
-                else "--texts {input.texts} --vocab-size {params.vocab}"
+                else "--texts {input.texts:q} --vocab-size {params.vocab:q}"
             )
-            + " --seed {params.seed} --out {output} > {log} 2>&1"
+            + " --seed {params.seed:q} --out {output:q} > {log:q} 2>&1"
 
 
 rule pretrain_mono:
