@@ -1,12 +1,13 @@
 """Training throughput: our training step vs a bare PyTorch loop over the same model and batches.
 
-Ours = `lem.pretrain`'s Trainer set-up (the per-batch-seeded LEM collator, forward, backward, AdamW,
-linear schedule, gradient clipping, as the pipeline trains). Bare = a hand-written loop that calls the
-same collator, forward, backward, AdamW and scheduler, nothing else. Both start from the same weights
-and see the same examples in the same order; tokens are the non-padding input tokens. One thread by
-default; median of several passes. The last line reads `train_vs_bare_ratio=<float>`.
+Ours = `lem.training`'s Trainer set-up as the pipeline's training stage uses it (batches drawn by
+`BatchIndexSampler`, the per-batch-seeded LEM collator in the loop or in `--workers` DataLoader workers,
+the loss of `--loss-positions`, AdamW, linear schedule, gradient clipping). Bare = a hand-written loop that
+calls the same collator, forward (the same loss path), backward, AdamW and scheduler, nothing else. Both
+start from the same weights and see the same examples in the same order; tokens are the non-padding input
+tokens. One thread by default; median of several passes. The last line reads `train_vs_bare_ratio=<float>`.
 
-    python bench/training.py [--steps 60] [--passes 3] [--threads 1] [--hidden 128 --layers 2]
+    python bench/training.py [--steps 60] [--passes 3] [--threads 1] [--hidden 128 --layers 2] [--workers 0]
 """
 
 from __future__ import annotations
@@ -60,19 +61,17 @@ def main() -> None:
     p.add_argument("--layers", type=int, default=2)
     p.add_argument("--vocab", type=int, default=8000)
     p.add_argument("--sentences", type=int, default=1500)
+    p.add_argument("--workers", type=int, default=0, help="ours: dataloader_num_workers")
+    p.add_argument("--loss-positions", default="labelled", choices=["labelled", "all"])
     args = p.parse_args()
 
     import torch
-    from transformers import (
-        AutoTokenizer,
-        Trainer,
-        TrainerCallback,
-        TrainingArguments,
-        get_linear_schedule_with_warmup,
-    )
+    import torch.nn.functional as F
+    from transformers import AutoTokenizer, TrainerCallback, get_linear_schedule_with_warmup
 
-    from lem.masking import MaskingSettings, make_collator
-    from lem.pretrain import ModelSettings, PipelineCollator, load_features, new_model
+    from lem import training
+    from lem.masking import BatchSeededCollator, MaskingSettings, make_collator
+    from lem.pretrain import ModelSettings, load_features, new_model
 
     torch.set_num_threads(args.threads)
     work = Path(tempfile.mkdtemp(prefix="lem-bench-train-"))
@@ -92,14 +91,21 @@ def main() -> None:
     def bare() -> float:
         model = new_model(tokenizer, arch, 0)
         model.train()
-        collate = PipelineCollator(make_collator(tokenizer, masking, 0), 0)
+        collate = BatchSeededCollator(make_collator(tokenizer, masking, 0), 0)
         opt = torch.optim.AdamW(model.parameters(), lr=5e-5, weight_decay=0.0)
         sched = get_linear_schedule_with_warmup(opt, 0, len(batches))
         for i, b in enumerate(batches):
             if i == warm:
                 t0 = time.perf_counter()
-            batch = collate(b)
-            loss = model(**batch).loss
+            batch = collate.mask(b, i)
+            if args.loss_positions == "labelled":
+                hidden = model.roberta(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"])[
+                    0
+                ]
+                sel = batch["labels"] != -100
+                loss = F.cross_entropy(model.lm_head(hidden[sel]).float(), batch["labels"][sel])
+            else:
+                loss = model(**batch).loss
             loss.backward()
             opt.step()
             sched.step()
@@ -118,18 +124,20 @@ def main() -> None:
                     marks["t0"] = time.perf_counter()
                 marks["t1"] = time.perf_counter()
 
-        targs = TrainingArguments(
-            output_dir=str(work / "trainer"), max_steps=len(batches), per_device_train_batch_size=args.batch_size,
-            learning_rate=5e-5, lr_scheduler_type="linear", save_strategy="no", eval_strategy="no",
-            logging_strategy="no", report_to="none", remove_unused_columns=False, disable_tqdm=True,
-            dataloader_num_workers=0, seed=0, use_cpu=not torch.cuda.is_available(),
+        class InOrder(training.BatchIndexSampler):  # the same order as bare
+            def order(self, epoch):
+                return list(range(self.n_rows))
+
+        targs = training.training_arguments(
+            work / "trainer", policy=training.CheckpointPolicy.final(), seed=0, max_steps=len(batches),
+            batch_size=args.batch_size, learning_rate=5e-5, logging_steps=10**6, remove_unused_columns=False,
+            dataloader_num_workers=args.workers,
         )  # fmt: skip
-        ds = Dataset.from_list(rows)
-        trainer = Trainer(model=model, args=targs, train_dataset=ds,
-                          data_collator=PipelineCollator(make_collator(tokenizer, masking, 0), 0), callbacks=[Clock()])  # fmt: skip
-        trainer._get_train_sampler = lambda *a, **k: torch.utils.data.SequentialSampler(
-            ds
-        )  # same order as bare
+        trainer = training.make_trainer(
+            model=model, args=targs, train_dataset=Dataset.from_list(rows), tokenizer=tokenizer,
+            data_collator=BatchSeededCollator(make_collator(tokenizer, masking, 0), 0), callbacks=[Clock()],
+            train_batches=InOrder(len(rows), args.batch_size, 0), loss_positions=args.loss_positions,
+        )  # fmt: skip
         trainer.train()
         return sum(tokens[warm:]) / (marks["t1"] - marks["t0"])
 
@@ -140,7 +148,8 @@ def main() -> None:
     med = {k: statistics.median(v) for k, v in results.items()}
     print(f"model: XLM-R architecture, hidden {args.hidden}, {args.layers} layers, vocab {len(tokenizer)}, "
           f"{n_params / 1e6:.2f}M parameters; batch {args.batch_size}, max length {args.max_length}, "
-          f"{args.threads} thread(s), {len(batches)} steps ({warm} untimed), median of {args.passes}")  # fmt: skip
+          f"{args.threads} thread(s), {len(batches)} steps ({warm} untimed), median of {args.passes}; "
+          f"loss on {args.loss_positions} positions, ours with {args.workers} DataLoader worker(s)")  # fmt: skip
     for k in ("bare", "ours"):
         print(f"{k:>5}: {med[k]:9.0f} tokens/s   passes: {', '.join(f'{x:.0f}' for x in results[k])}")
     print(f"train_vs_bare_ratio={med['ours'] / med['bare']:.3f}")

@@ -76,3 +76,21 @@ def test_train_ner_then_annotate(tmp_path):
     rows = pq.read_table(out).to_pylist()
     assert rows[0]["words"] == ["John", "lives", "in", "Colombo", "."] and len(rows[0]["ner"]) == 5
     assert all(x == "O" or x[:2] in ("B-", "I-") for x in rows[0]["ner"]) and rows[1]["ner"] == []
+
+
+def test_train_ner_keeps_the_best_epoch_without_changing_the_training(tmp_path):
+    """With a validation set the model is evaluated every epoch and the best epoch is kept; the evaluations
+    leave the training itself as it is without them (same training loss)."""
+    from lem.annotate.hf_ner import TrainNERSettings, train_ner
+
+    sents = [[("John", "B-PER"), ("lives", "O"), ("in", "O"), ("Colombo", "B-LOC")],
+             [("Mary", "B-PER"), ("works", "O"), ("at", "O"), ("UNICEF", "B-ORG")]]  # fmt: skip
+    tiny_xlmr(tmp_path / "base", ["John lives in Colombo .", "Mary works at UNICEF"] * 20)
+    s = TrainNERSettings.from_dict({"epochs": 4, "learning_rate": 0.01, "batch_size": 2, "max_length": 32,
+                                    "device": "cpu"})  # fmt: skip
+    with_valid = train_ner(str(tmp_path / "base"), sents, tmp_path / "a", s, valid=sents)
+    without = train_ner(str(tmp_path / "base"), sents, tmp_path / "b", s)
+    assert with_valid["train_loss"] == without["train_loss"]
+    sel = with_valid["selection"]
+    assert len(sel["epochs"]) == 4 and sel["best_f1"] == max(e["f1"] for e in sel["epochs"])
+    assert "selection" not in without and (tmp_path / "a" / "training_args.json").is_file()

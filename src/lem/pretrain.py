@@ -6,6 +6,10 @@ was masked **once** with a fixed seed (so checkpoints are comparable), keeps the
 lowest validation loss and records the choice in `selection.json`. Checkpoints live outside the stage's
 output folder (`--checkpoints`), so a job that is killed and started again resumes from its last
 checkpoint (model, optimizer, scheduler, RNG and data position) instead of step 0.
+
+What every training stage shares (device, precision, seeds, the schedule and checkpoint policy, the
+Trainer, the masked-LM loss on the labelled positions, data-parallel runs, saving) is `lem.training`;
+the masking of training batches and of the validation set is `lem.masking`.
 """
 
 from __future__ import annotations
@@ -23,9 +27,17 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
+from lem.masking import fixed_masked_validation  # noqa: F401  (kept importable from here)
 from lem.settings import settings_from_dict
+from lem.training import (  # noqa: F401  (the schedule is imported from here by `lem plan` and the config check)
+    KEPT_CHECKPOINTS,
+    LOSS_POSITIONS,
+    PRECISIONS,
+    Schedule,
+    set_threads,
+    steps_per_epoch,
+    training_schedule,
+)
 
 log = logging.getLogger("lem.pretrain")
 
@@ -44,18 +56,34 @@ class TrainSettings:
     scheduler: str = "linear"
     checkpoint_every: int | str = "epoch"  # "epoch" or a number of optimizer steps
     logging_steps: int = 50
-    precision: str = "auto"  # auto | fp32 | fp16 | bf16
+    precision: str = "auto"  # auto (bf16/fp16 autocast on a GPU, fp32 on the CPU) | fp32 | fp16 | bf16
     seed: int = 13
     valid_examples: int | None = 2000  # cap on the validation set (None = all)
     keep_checkpoints: bool = False  # keep the checkpoint folder after a successful run
     stats_examples: int = 2000  # examples for masking_stats.json
     min_evaluations: int = 5  # evaluations per stage at least (the interval shrinks; the final step counts)
+    # labelled: the LM head and the loss on the labelled positions only | all: HF's head on every position
+    loss_positions: str = "labelled"
+    dataloader_num_workers: int = 0  # worker processes masking batches ahead (0: in the training loop)
+    group_by_length: bool = False  # batches of similar lengths (changes batch composition, so the result)
+    compile: bool = False  # torch.compile the model
 
     def __post_init__(self) -> None:
+        problems = []
         if not isinstance(self.min_evaluations, int) or self.min_evaluations < 1:
-            raise ValueError(
-                f"training settings: min_evaluations must be an integer >= 1, got {self.min_evaluations!r}"
-            )
+            problems.append(f"min_evaluations must be an integer >= 1, got {self.min_evaluations!r}")
+        if self.loss_positions not in LOSS_POSITIONS:
+            problems.append(f"loss_positions {self.loss_positions!r} not in {LOSS_POSITIONS}")
+        if self.precision not in PRECISIONS:
+            problems.append(f"precision {self.precision!r} not in {PRECISIONS}")
+        workers = self.dataloader_num_workers
+        if not isinstance(workers, int) or isinstance(workers, bool) or workers < 0:
+            problems.append(f"dataloader_num_workers must be an integer >= 0, got {workers!r}")
+        for name in ("group_by_length", "compile", "keep_checkpoints"):
+            if not isinstance(getattr(self, name), bool):
+                problems.append(f"{name} must be true or false, got {getattr(self, name)!r}")
+        if problems:
+            raise ValueError("training settings: " + "; ".join(problems))
 
     @classmethod
     def from_dict(cls, d: dict[str, Any] | None) -> TrainSettings:
@@ -77,73 +105,10 @@ class ModelSettings:
         return settings_from_dict(cls, d, "model settings")
 
 
-@dataclass(frozen=True)
-class Schedule:
-    """When a training stage evaluates and what it keeps, derived from its real step count.
-
-    `eval_every` is the configured interval (`checkpoint_every`: steps, or one epoch), shrunk so that the
-    stage evaluates at least `min_evaluations` times; the final step is always evaluated (and saved), so a
-    stage shorter than one interval still chooses between checkpoints. Only the best and the last
-    checkpoints are kept (at most `KEPT_CHECKPOINTS`; one more exists briefly while a new one is written)."""
-
-    steps: int  # optimizer steps of the stage
-    steps_per_epoch: int
-    eval_every: int
-    evaluations: int  # evaluations, the final step included
-    kept_checkpoints: int  # checkpoints on disk after a save (best and last)
-    peak_checkpoints: int  # checkpoints on disk at most (while a new one is written)
-
-    @property
-    def eval_steps(self) -> list[int]:
-        """The global steps evaluated (and saved): every `eval_every` steps, and the final step."""
-        at = list(range(self.eval_every, self.steps + 1, self.eval_every))
-        return at if at and at[-1] == self.steps else [*at, self.steps]
-
-
-KEPT_CHECKPOINTS = 2
-
-
-def steps_per_epoch(n_examples: int, batch_size: int, grad_accum: int = 1, world_size: int = 1) -> int:
-    """Optimizer steps per epoch as the HF Trainer counts them (the last partial batch is a batch; the
-    last partial accumulation is an optimizer step)."""
-    batches = math.ceil(n_examples / (batch_size * world_size))
-    return max(1, math.ceil(batches / grad_accum))
-
-
-def training_schedule(
-    n_examples: int,
-    *,
-    epochs: float,
-    batch_size: int,
-    grad_accum: int = 1,
-    max_steps: int = -1,
-    checkpoint_every: int | str = "epoch",
-    min_evaluations: int = 5,
-    world_size: int = 1,
-) -> Schedule:
-    """The evaluation cadence and checkpoint count of a stage of `n_examples` training examples."""
-    if n_examples < 1:
-        raise ValueError(f"a training stage needs at least one example, got {n_examples}")
-    per_epoch = steps_per_epoch(n_examples, batch_size, grad_accum, world_size)
-    steps = max_steps if max_steps > 0 else max(1, math.ceil(epochs * per_epoch))
-    interval = per_epoch if checkpoint_every == "epoch" else int(checkpoint_every)
-    if interval < 1:
-        raise ValueError(f"checkpoint_every must be 'epoch' or a positive number of steps, got {interval}")
-    interval = max(1, min(interval, steps // max(1, min_evaluations)))
-    evaluations = steps // interval + (1 if steps % interval else 0)
-    kept = min(KEPT_CHECKPOINTS, evaluations)
-    return Schedule(
-        steps=steps,
-        steps_per_epoch=per_epoch,
-        eval_every=interval,
-        evaluations=evaluations,
-        kept_checkpoints=kept,
-        peak_checkpoints=min(kept + 1, evaluations),
-    )
-
-
 def stage_schedule(n_examples: int, settings: TrainSettings, world_size: int = 1) -> Schedule:
-    """`training_schedule` of a stage with these training settings."""
+    """`training_schedule` of a stage with these training settings. `settings.batch_size` is the global
+    batch of the stage (a data-parallel run shares it between its processes), so its schedule is the
+    one-process schedule (`world_size` 1); `world_size` > 1 counts `batch_size` per process instead."""
     return training_schedule(
         n_examples,
         epochs=settings.epochs,
@@ -171,13 +136,6 @@ def dir_bytes(path: Path) -> int:
     return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
 
 
-def set_threads(threads: int | None) -> None:
-    import torch
-
-    if threads:
-        torch.set_num_threads(threads)
-
-
 def load_features(dirs: list[str | Path]):
     """Concatenate the train and valid splits of several features folders."""
     from datasets import concatenate_datasets, load_from_disk
@@ -191,49 +149,19 @@ def load_features(dirs: list[str | Path]):
     return train, valid
 
 
-class PipelineCollator:
-    """Masks training batches with a per-batch seed; pads pre-masked validation rows as they are.
-
-    The seed of batch b is derived from (seed, b), so the masks do not depend on how many batches a
-    resumed run skipped: `batches_seen` is set from the restored global step (`ResumeBatchCounter`).
-    """
-
-    def __init__(self, collator, seed: int):
-        self.collator = collator
-        self.seed = seed
-        self.batches_seen = 0
-
-    def __call__(self, rows: list[dict]) -> dict:
-        if "labels" in rows[0]:
-            return self.collator(rows)  # pre-masked validation rows: padded, never re-masked
-        seed = int(np.random.SeedSequence([self.seed, self.batches_seen]).generate_state(1)[0])
-        self.batches_seen += 1
-        return self.collator.with_seed(seed)(rows)
-
-
-def fixed_masked_validation(valid, collator, seed: int, limit: int | None):
-    """Mask the validation set once, with a fixed seed, so every checkpoint sees the same masks."""
-    from datasets import Dataset
-
-    from lem.masking import fixed_masked_examples
-
-    if limit is not None and len(valid) > limit:
-        valid = valid.shuffle(seed=seed).select(range(limit))
-    return Dataset.from_list(fixed_masked_examples(collator, valid, batch_size=64, seed=seed))
-
-
-def _precision_flags(precision: str) -> dict[str, bool]:
-    import torch
-
-    if precision == "auto":
-        if not torch.cuda.is_available():
-            return {}
-        return {"bf16": True} if torch.cuda.is_bf16_supported() else {"fp16": True}
-    return {"fp16": precision == "fp16", "bf16": precision == "bf16"}
-
-
 def fingerprint(obj: Any) -> str:
     return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+# training settings that change how fast a stage trains, not what it computes: a job resumed with
+# another value keeps its checkpoints
+RESULT_NEUTRAL = ("dataloader_num_workers",)
+
+
+def result_settings(cfg: dict) -> dict:
+    """`cfg` (a stage's settings) without its `RESULT_NEUTRAL` training keys, for the checkpoint fingerprint."""
+    training = {k: v for k, v in (cfg.get("training") or {}).items() if k not in RESULT_NEUTRAL}
+    return {**cfg, "training": training} if "training" in cfg else cfg
 
 
 def prepare_checkpoint_dir(ckpt_dir: Path, fp: str) -> bool:
@@ -269,116 +197,115 @@ def train_stage(
     ckpt_dir: Path,
     fp: str,
     extra_selection: dict | None = None,
+    callbacks: list | None = None,
 ) -> dict:
     """Train one stage, choose the best checkpoint by fixed-mask validation loss, save it to `out_dir`.
 
     The stage evaluates and saves at the steps of `stage_schedule` (at least `min_evaluations` times, the
     final step included, whatever `checkpoint_every` and the data size), keeps the best and the last
-    checkpoints only, and fails unless it evaluated exactly at the scheduled steps."""
-    import torch
-    from transformers import Trainer, TrainerCallback, TrainingArguments
+    checkpoints only, and fails unless it evaluated exactly at the scheduled steps. Under torchrun
+    (`lem.training`), `settings.batch_size` is shared between the processes and rank 0 alone writes."""
+    from transformers import TrainerCallback
 
+    from lem import training
     from lem.files import atomic_path, write_json
-    from lem.masking import make_collator, masking_stats
+    from lem.masking import BatchSeededCollator, make_collator, masking_stats
 
     t0 = time.time()
-    resume = prepare_checkpoint_dir(ckpt_dir, fp)
-    base_collator = make_collator(tokenizer, masking, settings.seed)
-    eval_ds = fixed_masked_validation(valid_ds, base_collator, settings.seed + 1, settings.valid_examples)
+    world = training.world_size()
     train_ds = train_ds.remove_columns(
         [c for c in train_ds.column_names if c not in {"input_ids", "word_ids", "word_flags", "lang"}]
     )
-    collator = PipelineCollator(base_collator, settings.seed)
-
-    schedule = stage_schedule(len(train_ds), settings, int(os.environ.get("WORLD_SIZE", "1")))
+    schedule = stage_schedule(len(train_ds), settings)  # batch_size is the global batch, whatever `world`
+    args = training.training_arguments(
+        ckpt_dir,
+        policy=training.CheckpointPolicy.scheduled(schedule),
+        seed=settings.seed,
+        data_seed=settings.seed,
+        epochs=settings.epochs,
+        max_steps=settings.max_steps,
+        batch_size=math.ceil(settings.batch_size / world),
+        eval_batch_size=math.ceil(max(settings.batch_size, 32) / world),
+        grad_accum=settings.grad_accum,
+        learning_rate=settings.learning_rate,
+        weight_decay=settings.weight_decay,
+        warmup=settings.warmup_ratio,  # a float < 1 is a share of the steps
+        scheduler=settings.scheduler,
+        logging_steps=settings.logging_steps,
+        precision=settings.precision,
+        remove_unused_columns=False,
+        dataloader_num_workers=settings.dataloader_num_workers,
+        compile=settings.compile,
+        # the labelled-positions loss is normalised over the global batch; the full head's is a mean per process
+        average_tokens_across_devices=settings.loss_positions == "labelled",
+    )
+    if args.world_size != world:
+        raise RuntimeError(
+            f"{world} processes were started (WORLD_SIZE) but the Trainer runs {args.world_size}: "
+            "they would each train alone and write the same outputs"
+        )
+    with args.main_process_first(local=False, desc="checkpoint folder"):
+        if args.process_index == 0:
+            prepare_checkpoint_dir(ckpt_dir, fp)
+    resume = bool(checkpoint_dirs(ckpt_dir))
+    base_collator = make_collator(tokenizer, masking, settings.seed)
+    eval_ds = fixed_masked_validation(valid_ds, base_collator, settings.seed + 1, settings.valid_examples)
+    batches = training.BatchIndexSampler(
+        len(train_ds),
+        settings.batch_size,
+        settings.seed,
+        lengths=training.row_lengths(train_ds) if settings.group_by_length else None,
+        group_size=settings.batch_size * settings.grad_accum,
+    )
     log.info(
-        "schedule: %d steps (%d per epoch), evaluate and save every %d steps and at the last: %d evaluations",
-        schedule.steps, schedule.steps_per_epoch, schedule.eval_every, schedule.evaluations,
+        "schedule: %d steps (%d per epoch), evaluate and save every %d steps and at the last: %d evaluations"
+        " (%d process(es), %d examples per step each)",
+        schedule.steps, schedule.steps_per_epoch, schedule.eval_every, schedule.evaluations, world,
+        args.per_device_train_batch_size,
     )  # fmt: skip
 
     started_at = {"step": 0}
 
-    class ResumeBatchCounter(TrainerCallback):
+    class ResumedAt(TrainerCallback):
         def on_train_begin(self, args, state, control, **kw):
-            collator.batches_seen = state.global_step * args.gradient_accumulation_steps
             started_at["step"] = state.global_step
 
-    class ScheduledEvaluation(TrainerCallback):
-        """Checks the Trainer's step count against the schedule; evaluates and saves at the final step."""
-
-        def on_train_begin(self, args, state, control, **kw):
-            if state.max_steps != schedule.steps:
-                raise RuntimeError(
-                    f"the Trainer plans {state.max_steps} steps, the schedule {schedule.steps}: "
-                    "lem.pretrain.training_schedule no longer counts steps as the Trainer does"
-                )
-
-        def on_step_end(self, args, state, control, **kw):
-            if state.global_step >= state.max_steps:  # a no-op when the final step is an eval step
-                control.should_evaluate = True
-                control.should_save = True
-
-    args = TrainingArguments(
-        output_dir=str(ckpt_dir),
-        num_train_epochs=settings.epochs,
-        max_steps=settings.max_steps,
-        per_device_train_batch_size=settings.batch_size,
-        per_device_eval_batch_size=max(settings.batch_size, 32),
-        gradient_accumulation_steps=settings.grad_accum,
-        learning_rate=settings.learning_rate,
-        weight_decay=settings.weight_decay,
-        warmup_steps=settings.warmup_ratio,  # a float < 1 is a share of the steps
-        lr_scheduler_type=settings.scheduler,
-        eval_strategy="steps",
-        save_strategy="steps",
-        eval_steps=schedule.eval_every,
-        save_steps=schedule.eval_every,
-        # transformers' rotation never deletes the most recent nor the best checkpoint (5.23:
-        # trainer_utils.rotate_checkpoints), so 2 keeps exactly the best and the last (the last two when
-        # the last is the best); a limit of 1 would also delete the last at the end of training.
-        save_total_limit=KEPT_CHECKPOINTS,
-        load_best_model_at_end=True,
-        metric_for_best_model="eval_loss",
-        greater_is_better=False,
-        logging_steps=settings.logging_steps,
-        seed=settings.seed,
-        data_seed=settings.seed,
-        report_to="none",
-        remove_unused_columns=False,
-        dataloader_num_workers=0,
-        disable_tqdm=True,
-        save_only_model=False,
-        **_precision_flags(settings.precision),
-    )
-    trainer = Trainer(
+    trainer = training.make_trainer(
         model=model,
         args=args,
         train_dataset=train_ds,
         eval_dataset=eval_ds,
-        data_collator=collator,
-        processing_class=tokenizer,
-        callbacks=[ResumeBatchCounter(), ScheduledEvaluation()],
+        data_collator=BatchSeededCollator(base_collator, settings.seed),
+        tokenizer=tokenizer,
+        callbacks=[ResumedAt(), training.scheduled_evaluation_callback(schedule), *(callbacks or [])],
+        train_batches=batches,
+        loss_positions=settings.loss_positions,
     )
-    result = trainer.train(resume_from_checkpoint=True if resume else None)
-    state = trainer.state
-    evals = [
-        {"step": h["step"], "epoch": h.get("epoch"), "eval_loss": h["eval_loss"]}
-        for h in state.log_history
-        if "eval_loss" in h
-    ]
-    done = [e["step"] for e in evals]
-    if state.global_step != schedule.steps or done != schedule.eval_steps:
-        raise RuntimeError(
-            f"{out_dir}: trained {state.global_step} steps and evaluated at steps {done}, but the schedule "
-            f"is {schedule.steps} steps evaluated at {schedule.eval_steps}: no checkpoint choice is recorded"
-        )
-    if not state.best_model_checkpoint:
-        raise RuntimeError(f"{out_dir}: {len(done)} evaluations but no best checkpoint was recorded")
-    best_ckpt = Path(state.best_model_checkpoint)
-    best_step = checkpoint_step(best_ckpt)
-    if best_step not in done:
-        raise RuntimeError(f"{out_dir}: the chosen checkpoint {best_ckpt.name} was never evaluated ({done})")
-    final_eval = trainer.evaluate()  # the loaded best model on the same fixed masks
+    try:
+        result = trainer.train(resume_from_checkpoint=True if resume else None)
+        state = trainer.state
+        evals = [
+            {"step": h["step"], "epoch": h.get("epoch"), "eval_loss": h["eval_loss"]}
+            for h in state.log_history
+            if "eval_loss" in h
+        ]
+        done = [e["step"] for e in evals]
+        if state.global_step != schedule.steps or done != schedule.eval_steps:
+            raise RuntimeError(
+                f"{out_dir}: trained {state.global_step} steps and evaluated at steps {done}, but the schedule "
+                f"is {schedule.steps} steps evaluated at {schedule.eval_steps}: no checkpoint choice is recorded"
+            )
+        if not state.best_model_checkpoint:
+            raise RuntimeError(f"{out_dir}: {len(done)} evaluations but no best checkpoint was recorded")
+        best_ckpt = Path(state.best_model_checkpoint)
+        best_step = checkpoint_step(best_ckpt)
+        if best_step not in done:
+            raise RuntimeError(
+                f"{out_dir}: the chosen checkpoint {best_ckpt.name} was never evaluated ({done})"
+            )
+        final_eval = trainer.evaluate()  # the loaded best model on the same fixed masks
+    finally:
+        training.restore_forward(model)
     reloaded = final_eval["eval_loss"]
     if not math.isclose(reloaded, state.best_metric, rel_tol=1e-3, abs_tol=1e-6):
         raise RuntimeError(
@@ -415,25 +342,21 @@ def train_stage(
         # the Trainer averages the loss over the steps of this call only: after a resume, those since it
         "train_loss": result.training_loss if state.global_step > started_at["step"] else None,
         "train_loss_steps": state.global_step - started_at["step"],
+        "processes": args.world_size,
         "seconds": round(time.time() - t0, 1),
         **(extra_selection or {}),
     }
+    if not trainer.is_world_process_zero():  # under torchrun, rank 0 alone writes the outputs
+        return selection
     # what this variant's collator actually masks (a fresh copy, seeded apart from training)
     stats = masking_stats(
         base_collator, train_ds, tokenizer, n_examples=settings.stats_examples, seed=settings.seed + 2
     )
-    if not trainer.is_world_process_zero():  # under torchrun, rank 0 alone writes the outputs
-        return selection
     with atomic_path(out_dir) as tmp:
-        # the model as safetensors and the arguments as JSON (Trainer.save_model adds a pickled training_args.bin)
-        trainer.model.save_pretrained(str(tmp), safe_serialization=True)
-        tokenizer.save_pretrained(str(tmp))
-        (tmp / "training_args.json").write_text(trainer.args.to_json_string(), encoding="utf-8")
+        training.save_model_dir(tmp, trainer.model, tokenizer, trainer.args)
         write_json(tmp / "selection.json", selection)
         write_json(tmp / "masking_stats.json", stats)
-        with open(tmp / "train_log.jsonl", "w", encoding="utf-8") as fh:
-            for h in state.log_history:
-                fh.write(json.dumps(h) + "\n")
+        training.write_json_lines(tmp / "train_log.jsonl", state.log_history)
     if not settings.keep_checkpoints:
         shutil.rmtree(ckpt_dir, ignore_errors=True)
     log.info(
@@ -444,12 +367,11 @@ def train_stage(
         state.best_metric or float("nan"),
         time.time() - t0,
     )
-    del torch
     return selection
 
 
 def new_model(tokenizer, arch: ModelSettings, seed: int):
-    """A randomly initialised XLM-R-architecture masked LM sized for `tokenizer`."""
+    """A randomly initialised XLM-R-architecture masked LM sized for `tokenizer` (SDPA attention)."""
     import torch
     from transformers import XLMRobertaConfig, XLMRobertaForMaskedLM
 
@@ -465,6 +387,7 @@ def new_model(tokenizer, arch: ModelSettings, seed: int):
         pad_token_id=tokenizer.pad_token_id,
         bos_token_id=tokenizer.bos_token_id,
         eos_token_id=tokenizer.eos_token_id,
+        attn_implementation="sdpa",
     )
     return XLMRobertaForMaskedLM(config)
 
@@ -473,7 +396,9 @@ def load_model(path: str | Path):
     from transformers import AutoModelForMaskedLM, AutoTokenizer
 
     tokenizer = AutoTokenizer.from_pretrained(str(path))
-    model = AutoModelForMaskedLM.from_pretrained(str(path), trust_remote_code=False)
+    model = AutoModelForMaskedLM.from_pretrained(
+        str(path), trust_remote_code=False, attn_implementation="sdpa"
+    )
     return model, tokenizer
 
 
@@ -497,7 +422,12 @@ def run(args: argparse.Namespace) -> int:
         init, stage = str(args.init), args.stage
     train_ds, valid_ds = load_features(args.features)
     fp = fingerprint(
-        {"cmd": args.verb, "cfg": cfg, "init": init, "features": [str(f) for f in args.features]}
+        {
+            "cmd": args.verb,
+            "cfg": result_settings(cfg),
+            "init": init,
+            "features": [str(f) for f in args.features],
+        }
     )
     train_stage(
         model=model,
@@ -514,6 +444,12 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+NPROC_HELP = (
+    "data-parallel processes (torchrun, one node): a number, or `gpus` for one per visible GPU "
+    "(default: $LEM_NPROC_PER_NODE, else 1); the training settings' batch_size is shared between them"
+)
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="lem pretrain", description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="verb", required=True)
@@ -525,7 +461,8 @@ def main(argv: list[str] | None = None) -> int:
         "--checkpoints", required=True, help="folder for resumable checkpoints (kept across restarts)"
     )
     b.add_argument("--out", required=True)
-    b.add_argument("--threads", type=int, default=None)
+    b.add_argument("--threads", type=int, default=None, help="torch threads (per process)")
+    b.add_argument("--nproc-per-node", default=os.environ.get("LEM_NPROC_PER_NODE", "1"), help=NPROC_HELP)
     c = sub.add_parser("continue", help="continual pre-training stage (mono or para) of a variant")
     c.add_argument("--init", required=True, help="model folder to start from")
     c.add_argument("--stage", required=True, choices=["mono", "para"])
@@ -533,11 +470,19 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("--settings", required=True, help="JSON: {training: {...}, masking: {...}}")
     c.add_argument("--checkpoints", required=True)
     c.add_argument("--out", required=True)
-    c.add_argument("--threads", type=int, default=None)
+    c.add_argument("--threads", type=int, default=None, help="torch threads (per process)")
+    c.add_argument("--nproc-per-node", default=os.environ.get("LEM_NPROC_PER_NODE", "1"), help=NPROC_HELP)
+    argv = list(sys.argv[1:] if argv is None else argv)
     args = p.parse_args(argv)
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s", stream=sys.stderr
     )
-    set_threads(args.threads)
+    from lem.training import nproc_per_node, relaunch
+
+    status = relaunch(["pretrain", *argv], nproc_per_node(args.nproc_per_node))
+    if status is not None:
+        return status
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    set_threads(max(1, args.threads // world) if args.threads else None)  # --threads: the job's, shared
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     return run(args)

@@ -22,8 +22,8 @@ from typing import Any
 import numpy as np
 
 from lem.files import write_json
-from lem.pretrain import _precision_flags, set_threads
 from lem.settings import settings_from_dict
+from lem.training import set_threads
 
 log = logging.getLogger("lem.sentiment")
 
@@ -78,15 +78,10 @@ def macro_f1_report(gold: list[int], pred: list[int], names: list[str]) -> dict[
 def finetune(
     model_dir: str, train_tsv: str, valid_tsv: str, test_tsv: str, settings: SentimentSettings, seed: int
 ) -> dict:
-    import torch
     from datasets import Dataset
-    from transformers import (
-        AutoModelForSequenceClassification,
-        AutoTokenizer,
-        DataCollatorWithPadding,
-        Trainer,
-        TrainingArguments,
-    )
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer, DataCollatorWithPadding
+
+    from lem import training
 
     t0 = time.time()
     splits = {
@@ -99,13 +94,14 @@ def finetune(
         if unseen:
             raise ValueError(f"{name} split has labels {unseen} that the train split lacks")
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
-    torch.manual_seed(seed)
+    training.seed_everything(seed)  # the new classification head's initialisation
     model = AutoModelForSequenceClassification.from_pretrained(
         model_dir,
         num_labels=len(names),
         id2label=dict(enumerate(names)),
         label2id=index,
         trust_remote_code=False,
+        attn_implementation="sdpa",
     )
 
     max_length = min(settings.max_length, model.config.max_position_embeddings - 2)
@@ -125,46 +121,41 @@ def finetune(
 
     work = Path(tempfile.mkdtemp(prefix="lem-sentiment-"))
     try:
-        args = TrainingArguments(
-            output_dir=str(work),
-            num_train_epochs=settings.epochs,
-            per_device_train_batch_size=settings.batch_size,
-            per_device_eval_batch_size=max(64, settings.batch_size),
-            learning_rate=settings.learning_rate,
-            weight_decay=settings.weight_decay,
-            warmup_steps=settings.warmup_ratio,  # a float < 1 is a share of the steps
-            eval_strategy="epoch",
-            save_strategy="epoch",
-            save_total_limit=2,
-            load_best_model_at_end=True,
-            metric_for_best_model="macro_f1",
-            greater_is_better=True,
+        args = training.training_arguments(
+            work,
+            policy=training.CheckpointPolicy.best_epoch("macro_f1", greater_is_better=True),
             seed=seed,
             data_seed=seed,
-            report_to="none",
-            disable_tqdm=True,
+            epochs=settings.epochs,
+            batch_size=settings.batch_size,
+            eval_batch_size=max(64, settings.batch_size),
+            learning_rate=settings.learning_rate,
+            weight_decay=settings.weight_decay,
+            warmup=settings.warmup_ratio,  # a float < 1 is a share of the steps
             logging_steps=50,
-            **_precision_flags(settings.precision),
+            precision=settings.precision,
         )
-        trainer = Trainer(
+        trainer = training.make_trainer(
             model=model,
             args=args,
             train_dataset=data["train"],
             eval_dataset=data["valid"],
             data_collator=DataCollatorWithPadding(tokenizer),
-            processing_class=tokenizer,
+            tokenizer=tokenizer,
             compute_metrics=metrics,
         )
         trainer.train()
         pred = trainer.predict(data["test"])
         best_valid = trainer.state.best_metric
+        per_epoch = [h["eval_macro_f1"] for h in trainer.state.log_history if "eval_macro_f1" in h]
     finally:
         shutil.rmtree(work, ignore_errors=True)
     report = macro_f1_report(list(pred.label_ids), list(np.argmax(pred.predictions, axis=-1)), names)
     counts = {name: {n: int(lbls.count(n)) for n in names} for name, (_, lbls) in splits.items()}
     report.update(
         {
-            "valid_macro_f1": best_valid,
+            "valid_macro_f1": best_valid,  # of the epoch kept (lem.training.CheckpointPolicy.best_epoch)
+            "valid_macro_f1_per_epoch": per_epoch,
             "labels": names,
             "counts": counts,
             "seed": seed,

@@ -1,7 +1,8 @@
 """NER with any Hugging Face token-classification model, and fine-tuning one on CoNLL NER data.
 
 A word takes the label of its first subword (the authors' rule). Words past the model's maximum length
-are labelled O. Runs batched, on GPU when one exists (device `auto`).
+are labelled O. Runs batched, on GPU when one exists (device `auto`). Fine-tuning is `lem.training`'s: the
+epoch with the best validation F1 is kept when a validation set is given.
 """
 
 from __future__ import annotations
@@ -9,29 +10,16 @@ from __future__ import annotations
 import logging
 import math
 import os
-import random
 import shutil
 import time
 from dataclasses import dataclass, fields
 
 from lem.annotate.tagsets import repair_iob2, to_iob2
 from lem.files import atomic_path, write_json
+from lem.training import PRECISIONS, pick_device
 
 log = logging.getLogger(__name__)
 LABELS = ["O", "B-PER", "I-PER", "B-LOC", "I-LOC", "B-ORG", "I-ORG", "B-MISC", "I-MISC"]
-
-
-def pick_device(device: str = "auto") -> str:
-    """`auto`: cuda when a GPU is visible, else cpu; an explicit cuda device that is not there fails."""
-    import torch
-
-    if device == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    if device.startswith("cuda") and not torch.cuda.is_available():
-        raise RuntimeError(
-            f"device {device!r} asked for, but no CUDA GPU is visible (use device: auto or cpu)"
-        )
-    return device
 
 
 class HFNER:
@@ -46,7 +34,11 @@ class HFNER:
         self.tokenizer = AutoTokenizer.from_pretrained(path)
         if not self.tokenizer.is_fast:
             raise RuntimeError(f"{path}: hf_ner needs a fast tokenizer (word_ids)")
-        self.model = AutoModelForTokenClassification.from_pretrained(path).to(self.device).eval()
+        self.model = (
+            AutoModelForTokenClassification.from_pretrained(path, attn_implementation="sdpa")
+            .to(self.device)
+            .eval()
+        )
         self.id2label = {int(k): v for k, v in self.model.config.id2label.items()}
         self.batch_size, self.max_length = batch_size, max_length
         log.info("hf_ner %s on %s, batch %d, max length %d", path, self.device, batch_size, max_length)
@@ -80,7 +72,8 @@ class HFNER:
 
 @dataclass
 class TrainNERSettings:
-    """Fine-tuning settings (HF Trainer defaults otherwise: AdamW, linear decay)."""
+    """Fine-tuning settings (HF Trainer defaults otherwise: AdamW, linear decay). `precision` applies on a
+    GPU only (fp16 autocast by default, `auto` for bf16 where the GPU has it); the CPU trains in float32."""
 
     epochs: float = 3.0
     learning_rate: float = 5e-5
@@ -91,6 +84,7 @@ class TrainNERSettings:
     seed: int = 0
     device: str = "auto"
     on_error: str = "raise"
+    precision: str = "fp16"
 
     @classmethod
     def from_dict(cls, d: dict | None) -> TrainNERSettings:
@@ -104,6 +98,8 @@ class TrainNERSettings:
             raise ValueError(f"train-ner settings out of range: {s}")
         if s.on_error not in ("raise", "skip"):
             raise ValueError("train-ner settings: on_error must be raise or skip")
+        if s.precision not in PRECISIONS:
+            raise ValueError(f"train-ner settings: precision {s.precision!r} not in {PRECISIONS}")
         return s
 
 
@@ -132,20 +128,19 @@ def train_ner(
     valid: list[list[tuple[str, str]]] | None = None,
 ) -> dict:
     """Fine-tune `base_model` (dir or hub id) for IOB2 PER/LOC/ORG/MISC on CoNLL sentences; saves the model
-    (safetensors) and tokenizer to `out` atomically and returns metrics (validation F1 when `valid`)."""
-    import torch
+    (safetensors), tokenizer and training arguments (JSON) to `out` atomically and returns metrics. With
+    `valid`, the model is evaluated after every epoch and the epoch with the best validation F1 is kept
+    (`lem.training.CheckpointPolicy.best_epoch`); its validation scores are in the metrics."""
     from transformers import (
         AutoModelForTokenClassification,
         AutoTokenizer,
         DataCollatorForTokenClassification,
-        Trainer,
-        TrainingArguments,
-        set_seed,
     )
 
+    from lem import training
+
     s = settings or TrainNERSettings()
-    set_seed(s.seed)
-    random.seed(s.seed)
+    training.seed_everything(s.seed)
     device = pick_device(s.device)
     t0 = time.perf_counter()
     tokenizer = AutoTokenizer.from_pretrained(base_model)
@@ -155,36 +150,44 @@ def train_ner(
         id2label=dict(enumerate(LABELS)),
         label2id={lab: i for i, lab in enumerate(LABELS)},
         ignore_mismatched_sizes=True,
+        attn_implementation="sdpa",
     )
     train_rows = _encode(tokenizer, [x for x in train if x], s.max_length)
+    valid_rows = _encode(tokenizer, [x for x in valid if x], s.max_length) if valid else None
     steps_per_epoch = math.ceil(len(train_rows) / s.batch_size)
+    policy = (
+        training.CheckpointPolicy.best_epoch("f1", greater_is_better=True)
+        if valid_rows
+        else training.CheckpointPolicy.final()
+    )
     with atomic_path(out) as tmp:
-        args = TrainingArguments(
-            output_dir=str(tmp / "_trainer"),
-            num_train_epochs=s.epochs,
-            learning_rate=s.learning_rate,
-            per_device_train_batch_size=s.batch_size,
-            warmup_steps=int(s.warmup_ratio * steps_per_epoch * s.epochs),
-            weight_decay=s.weight_decay,
+        args = training.training_arguments(
+            tmp / "_trainer",
+            policy=policy,
             seed=s.seed,
-            save_strategy="no",
-            eval_strategy="no",
-            report_to=[],
+            epochs=s.epochs,
+            batch_size=s.batch_size,
+            eval_batch_size=max(32, s.batch_size),
+            learning_rate=s.learning_rate,
+            weight_decay=s.weight_decay,
+            warmup=int(s.warmup_ratio * steps_per_epoch * s.epochs),
             logging_steps=max(1, steps_per_epoch),
+            precision=s.precision if device.startswith("cuda") else "fp32",
+            device=device,
             use_cpu=device == "cpu",
-            fp16=device == "cuda" and torch.cuda.is_available(),
-            disable_tqdm=True,
         )
-        trainer = Trainer(
+        trainer = training.make_trainer(
             model=model,
             args=args,
             train_dataset=train_rows,
+            eval_dataset=valid_rows,
             data_collator=DataCollatorForTokenClassification(tokenizer),
-            processing_class=tokenizer,
+            tokenizer=tokenizer,
+            compute_metrics=token_f1 if valid_rows else None,
+            rng_neutral_eval=True,  # the per-epoch evaluation leaves the training as it was without one
         )
         result = trainer.train()
-        trainer.model.save_pretrained(tmp, safe_serialization=True)
-        tokenizer.save_pretrained(tmp)
+        training.save_model_dir(tmp, trainer.model, tokenizer, trainer.args)
         shutil.rmtree(tmp / "_trainer", ignore_errors=True)
         metrics = {
             "base_model": str(base_model),
@@ -194,7 +197,17 @@ def train_ner(
             "device": device,
             "settings": s.__dict__,
         }
-        if valid:
+        if valid_rows:
+            epochs = [
+                {"epoch": h["epoch"], "f1": h["eval_f1"]} for h in trainer.state.log_history if "eval_f1" in h
+            ]
+            best = trainer.state.best_model_checkpoint
+            metrics["selection"] = {
+                "criterion": "entity F1 of the first subwords' labels on the validation set, every epoch",
+                "best_f1": trainer.state.best_metric,
+                "best_step": int(best.rsplit("-", 1)[-1]) if best else None,
+                "epochs": epochs,
+            }
             tagger = HFNER(str(tmp), device=device, max_length=s.max_length)
             metrics["valid"] = ner_scores(
                 [[t for _, t in x] for x in valid], tagger.tag([[w for w, _ in x] for x in valid])
@@ -208,6 +221,20 @@ def train_ner(
         out,
     )
     return metrics
+
+
+def token_f1(pred) -> dict:
+    """`compute_metrics` of NER fine-tuning: entity F1 of the labels predicted at the labelled (first)
+    subwords, repaired into IOB2 as `HFNER.tag` does."""
+    import numpy as np
+
+    ids = np.argmax(pred.predictions, axis=-1)
+    gold, guess = [], []
+    for p_row, l_row in zip(ids, pred.label_ids, strict=True):
+        keep = l_row != -100
+        gold.append([LABELS[int(i)] for i in l_row[keep]])
+        guess.append(repair_iob2([to_iob2(LABELS[int(i)]) for i in p_row[keep]]))
+    return {"f1": ner_scores(gold, guess)["f1"]}
 
 
 def ner_scores(gold: list[list[str]], pred: list[list[str]]) -> dict:

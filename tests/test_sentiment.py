@@ -1,0 +1,62 @@
+"""Sentiment fine-tuning through lem.training: the best epoch by validation macro-F1, reproducible."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from lem.sentiment import SentimentSettings, finetune, main
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory) -> dict[str, Path]:
+    from lem.corpus.generate import GenerateSettings, generate
+    from lem.data.sentiment import SentimentSettings as Prepare
+    from lem.data.sentiment import prepare_sentiment
+    from lem.pretrain import ModelSettings, new_model
+    from lem.tokenizer import train_tokenizer
+
+    root = tmp_path_factory.mktemp("sentiment")
+    generate(
+        GenerateSettings.from_dict(
+            {"mono_sentences": 200, "para_train": 10, "para_valid": 5, "news_documents": 2,
+             "sentiment_examples": 150, "noisy_pairs": 8}
+        ),
+        root / "corpus", root / "eval",
+    )  # fmt: skip
+    prepare_sentiment(
+        root / "eval" / "sentiment" / "generated.csv",
+        Prepare.from_dict({"text_column": "Sentence", "label_column": "Sentiment", "seed": 13}),
+        root / "sent",
+    )
+    train_tokenizer(
+        [root / "corpus" / "mono" / f"{x}.txt" for x in ("en", "si")], 400, root / "model", seed=1
+    )
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(str(root / "model"))
+    new_model(tok, ModelSettings(hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=64,
+                                 max_length=40), seed=1).save_pretrained(str(root / "model"))  # fmt: skip
+    return {"model": root / "model", **{k: root / "sent" / f"{k}.tsv" for k in ("train", "valid", "test")}}
+
+
+def test_finetune_keeps_the_best_epoch_and_is_reproducible(data, tmp_path):
+    settings = SentimentSettings.from_dict(
+        {"epochs": 3, "batch_size": 16, "learning_rate": 0.002, "max_length": 40}
+    )
+    a = finetune(
+        str(data["model"]), str(data["train"]), str(data["valid"]), str(data["test"]), settings, seed=1
+    )
+    assert a["labels"] == sorted(a["counts"]["train"]) and 0 <= a["macro_f1"] <= 1
+    assert len(a["valid_macro_f1_per_epoch"]) == 3
+    assert a["valid_macro_f1"] == max(a["valid_macro_f1_per_epoch"])  # the epoch kept is the best one
+    out = tmp_path / "m.json"
+    argv = ["--model", str(data["model"]), "--train", str(data["train"]), "--valid", str(data["valid"]),
+            "--test", str(data["test"]), "--seed", "1", "--threads", "1", "--out", str(out),
+            "--settings", json.dumps({"epochs": 3, "batch_size": 16, "learning_rate": 0.002, "max_length": 40})]  # fmt: skip
+    assert main(argv) == 0
+    b = json.loads(out.read_text())
+    for key in ("macro_f1", "accuracy", "valid_macro_f1", "per_class_f1"):
+        assert b[key] == a[key], key
