@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -148,6 +149,28 @@ def test_killed_run_resumes_to_the_uninterrupted_result(tiny, tmp_path):
     assert a.keys() == b.keys()
     for k in a:
         assert abs(a[k] - b[k]).max() < 1e-6, k
+
+
+def test_checkpoints_of_an_upstream_model_that_changed_are_not_resumed(tiny, tmp_path):
+    """The base model is retrained under other settings at the same path: its old checkpoints must not be
+    resumed (the fingerprint hashes what --init and --features hold, not their names)."""
+    from transformers import AutoTokenizer
+
+    init = tmp_path / "init"
+    shutil.copytree(tiny["init"], init)
+    cmd = train_cmd({**tiny, "init": init}, tmp_path)
+    subprocess.run(cmd, check=True, capture_output=True)  # keep_checkpoints: its checkpoints stay
+    first = json.loads((tmp_path / "model" / "selection.json").read_text())
+    shutil.rmtree(tmp_path / "model")
+    tok = AutoTokenizer.from_pretrained(str(init))
+    arch = ModelSettings(hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=64,
+                         max_length=40)  # fmt: skip
+    new_model(tok, arch, seed=2).save_pretrained(str(init))  # same path, other weights
+    subprocess.run(cmd, check=True, capture_output=True)
+    second = json.loads((tmp_path / "model" / "selection.json").read_text())
+    assert not first["resumed"] and not second["resumed"]
+    assert second["train_loss_steps"] == 24  # trained from the new model's step 0
+    assert second["evaluations"] != first["evaluations"]
 
 
 def test_para_set_smaller_than_one_checkpoint_interval_is_still_selected(tiny, tmp_path):

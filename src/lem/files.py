@@ -41,3 +41,21 @@ def write_json(path: str | os.PathLike, obj: Any) -> None:
 
 def read_json(path: str | os.PathLike) -> Any:
     return json.loads(Path(path).read_text(encoding="utf-8"))
+
+
+def content_digest(paths: list[str | os.PathLike]) -> str:
+    """sha256 over what `paths` hold (every file of a folder: relative name, size and bytes), not their
+    names: a model or features folder rebuilt with other content gets another digest."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for root in map(Path, paths):
+        files = sorted(p for p in root.rglob("*") if p.is_file()) if root.is_dir() else [root]
+        h.update(f"{len(files)}\0".encode())
+        for f in files:
+            rel = f.relative_to(root).as_posix() if root.is_dir() else f.name
+            h.update(f"{rel}\0{f.stat().st_size}\0".encode())
+            with open(f, "rb") as fh:
+                while chunk := fh.read(1 << 20):
+                    h.update(chunk)
+    return h.hexdigest()

@@ -27,6 +27,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from lem.files import content_digest
 from lem.masking import fixed_masked_validation  # noqa: F401  (kept importable from here)
 from lem.settings import settings_from_dict
 from lem.training import (  # noqa: F401  (the schedule is imported from here by `lem plan` and the config check)
@@ -421,12 +422,16 @@ def run(args: argparse.Namespace) -> int:
         model, tokenizer = load_model(args.init)
         init, stage = str(args.init), args.stage
     train_ds, valid_ds = load_features(args.features)
+    # Checkpoints belong to what the run starts from, not to path names: a base model retrained under
+    # other settings, or features rebuilt from other text, sit at the same paths with other content.
+    start = [args.tokenizer] if args.verb == "base" else [args.init]
     fp = fingerprint(
         {
             "cmd": args.verb,
             "cfg": result_settings(cfg),
             "init": init,
-            "features": [str(f) for f in args.features],
+            "start_content": content_digest(start),
+            "features_content": content_digest(args.features),
         }
     )
     train_stage(
