@@ -1,8 +1,9 @@
-"""The report: metrics files from their contract paths into one table, markdown and a figure."""
+"""The report: metrics files, keyed by their own `keys`, into one table, markdown and a figure."""
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -17,29 +18,49 @@ def write(path: Path, obj: dict) -> str:
     return str(path)
 
 
+def sentiment_file(r: Path, variant: str, dataset: str, seed: int, pair: str, macro_f1: float) -> str:
+    keys = {"task": "sentiment", "variant": variant, "dataset": dataset, "pair": pair, "seed": str(seed)}
+    return write(
+        r / f"sentiment/{variant}/{dataset}/seed{seed}/metrics.json",
+        {"keys": keys, "macro_f1": macro_f1, "accuracy": 0.7},
+    )
+
+
 def test_report_tabulates_every_task(tmp_path):
     r = tmp_path / "results"
     prf = {"precision": 0.5, "recall": 0.25, "f1": 1 / 3, "n_pred": 4, "n_gold": 8, "n_correct": 2}
     mining = [
         write(
             r / f"mining/{v}/news/si-en.metrics.json",
-            {d: prf for d in ("forward", "backward", "intersection")},
+            {
+                "keys": {"task": "mining", "variant": v, "dataset": "news", "pair": "si-en"},
+                **{d: prf for d in ("forward", "backward", "intersection")},
+            },
         )
         for v in ("base", "lem")
     ]
     sentiment = [
-        write(r / f"sentiment/{v}/cmcs/seed{s}/metrics.json", {"macro_f1": 0.4 + 0.1 * s, "accuracy": 0.7})
-        for v in ("base", "lem")
-        for s in (1, 2)
+        sentiment_file(r, v, "cmcs", s, "si-en", 0.4 + 0.1 * s) for v in ("base", "lem") for s in (1, 2)
     ]
     curation = [
-        write(r / f"curation/{v}/si-en/metrics.json", {"precision_at_0.5": 0.8, "average_precision": 0.7})
+        write(
+            r / f"curation/{v}/si-en/metrics.json",
+            {
+                "keys": {"task": "curation", "variant": v, "dataset": "noisy", "pair": "si-en"},
+                "precision_at_0.5": 0.8,
+                "average_precision": 0.7,
+            },
+        )
         for v in ("base", "lem")
     ]
     annotation = [
         write(
             r / f"annotation_eval/{a}/si.json",
-            {"pos": {"accuracy": 0.9, "coarse_accuracy": 0.95}, "ner": {"f1": 0.6}},
+            {
+                "keys": {"task": "annotation", "dataset": a, "pair": "si"},
+                "pos": {"accuracy": 0.9, "coarse_accuracy": 0.95},
+                "ner": {"f1": 0.6},
+            },
         )
         for a in ("configured", "hf_ner")
     ]
@@ -58,7 +79,36 @@ def test_report_tabulates_every_task(tmp_path):
     assert (out / "overview.png").read_bytes()[:4] == b"\x89PNG"
 
 
-def test_report_rejects_a_path_outside_the_contract(tmp_path):
-    bad = write(tmp_path / "elsewhere/metrics.json", {"macro_f1": 1.0, "accuracy": 1.0})
-    with pytest.raises(ValueError, match="not a sentiment metrics path"):
-        build_report([], [bad], [], ["base"], tmp_path / "report")
+def test_report_reads_the_keys_not_the_path(tmp_path):
+    # the pair is the one the file names (the config's pair of the dataset), wherever the file lies
+    ta = sentiment_file(tmp_path / "elsewhere", "lem", "tamil_mix", 1, "ta-en", 0.6)
+    si = sentiment_file(tmp_path, "lem", "cmcs", 1, "si-en", 0.5)
+    summary = build_report([], [ta, si], [], ["base", "lem"], tmp_path / "report")
+    f1 = summary[(summary.task == "sentiment") & (summary.metric == "macro_f1")]
+    assert dict(zip(f1.dataset, f1.pair, strict=True)) == {"tamil_mix": "ta-en", "cmcs": "si-en"}
+    assert "tamil_mix ta-en" in (tmp_path / "report" / "summary.md").read_text()
+
+
+def test_report_refuses_a_file_without_keys(tmp_path):
+    bad = write(
+        tmp_path / "results/sentiment/lem/cmcs/seed1/metrics.json", {"macro_f1": 1.0, "accuracy": 1.0}
+    )
+    with pytest.raises(ValueError, match=f"{re.escape(bad)}: a sentiment metrics file without `keys`"):
+        build_report([], [bad], [], ["lem"], tmp_path / "report")
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"task": "mining"}, "name task 'mining', but the file was given as sentiment"),
+        ({"variant": "other"}, "name variant 'other', not one of the variants"),
+        ({"pair": ""}, "lacks pair"),
+    ],
+)
+def test_report_refuses_keys_that_disagree(tmp_path, change, message):
+    path = Path(sentiment_file(tmp_path, "lem", "cmcs", 1, "si-en", 0.5))
+    data = json.loads(path.read_text())
+    data["keys"].update(change)
+    bad = write(path, data)
+    with pytest.raises(ValueError, match=f"{re.escape(bad)}: `keys` .*{re.escape(message)}"):
+        build_report([], [bad], [], ["base", "lem"], tmp_path / "report")

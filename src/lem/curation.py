@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from lem.data.noisy import NOISY_HEADERS, read_noisy  # noqa: F401 - the corpus reader, re-exported
-from lem.files import atomic_path, write_json
+from lem.files import atomic_path, metrics_keys, with_keys, write_json
 from lem.pretrain import set_threads
 from lem.settings import settings_from_dict
 
@@ -78,7 +78,12 @@ def ranking_metrics(scores: np.ndarray, clean: np.ndarray, keep_fractions: list[
 
 
 def curate(
-    model_dir: str, corpus: str, settings: CurationSettings, out_scores: str, out_metrics: str
+    model_dir: str,
+    corpus: str,
+    settings: CurationSettings,
+    out_scores: str,
+    out_metrics: str,
+    keys: dict[str, str] | None = None,
 ) -> dict:
     from lem.embed import EmbedSettings, encode
     from lem.mining import pair_margin_scores
@@ -104,7 +109,7 @@ def curate(
             lbl: float(scores[np.array(labels) == lbl].mean()) for lbl in sorted(set(labels))
         }
     metrics["seconds"] = round(time.time() - t0, 1)
-    write_json(out_metrics, metrics)
+    write_json(out_metrics, with_keys(metrics, keys))
     log.info("curated %s with %s: %d pairs in %.1fs", corpus, model_dir, len(src), time.time() - t0)
     return metrics
 
@@ -117,6 +122,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--threads", type=int, default=None)
     p.add_argument("--out-scores", required=True)
     p.add_argument("--out-metrics", required=True)
+    p.add_argument("--keys", default=None, help="JSON object written as the metrics file's `keys`")
     args = p.parse_args(argv)
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s", stream=sys.stderr
@@ -131,6 +137,7 @@ def main(argv: list[str] | None = None) -> int:
             CurationSettings.from_dict(json.loads(args.settings)),
             args.out_scores,
             args.out_metrics,
+            metrics_keys(args.keys),
         )
     except InputError as err:  # a malformed corpus: one line naming the file and the line
         print(f"lem curate: {err}", file=sys.stderr)

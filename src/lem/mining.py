@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from lem.files import atomic_path, write_json
+from lem.files import atomic_path, metrics_keys, with_keys, write_json
 from lem.settings import known_keys
 
 log = logging.getLogger(__name__)
@@ -803,7 +803,9 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--settings", default="{}", help="JSON object of mining settings")
     ap.add_argument("--out-pairs", required=True)
     ap.add_argument("--out-metrics", required=True)
+    ap.add_argument("--keys", default=None, help="JSON object written as the metrics file's `keys`")
     a = ap.parse_args(argv)
+    keys = metrics_keys(a.keys)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     t0 = time.perf_counter()
     settings = MineSettings.from_dict(json.loads(a.settings))
@@ -822,7 +824,7 @@ def main(argv: list[str]) -> int:
             for d in settings.retrieval:
                 for s, t, sc in res.pairs[d]:
                     f.write(f"{d}\t{s}\t{t}\t{sc:.6f}\n")
-    write_json(a.out_metrics, metrics)
+    write_json(a.out_metrics, with_keys(metrics, keys))
     m = metrics
     log.info(
         "mine: %d src, %d tgt, %d docs, gold %d; F1 fwd %.3f bwd %.3f int %.3f; %.1fs",

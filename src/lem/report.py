@@ -1,7 +1,9 @@
 """The report: every variant on every task and language pair, in one table, plus figures.
 
-Inputs are the metrics files of the evaluation stages; their variant, dataset and pair are read from their
-paths (the layout of `docs/contracts.md`). Output: `summary.tsv` (long format, one row per variant x task x
+Inputs are the metrics files of the evaluation stages; each names what it measures in its top-level `keys`
+(`task`, `variant`, `dataset`, `pair`, `seed` where it applies; `docs/contracts.md`), which the report reads:
+a file without them, or whose keys disagree with the flag it is given under or the variants asked for, fails
+naming the file. Output: `summary.tsv` (long format, one row per variant x task x
 dataset x pair x metric, with mean, standard deviation and number of seeds), `summary.md` (one pivot table
 per task, variants as rows) and PNG figures.
 """
@@ -11,7 +13,6 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import re
 import sys
 from pathlib import Path
 
@@ -21,13 +22,12 @@ from lem.files import atomic_path, write_text
 
 log = logging.getLogger("lem.report")
 
-PATTERNS = {
-    "mining": re.compile(r"mining/(?P<variant>[^/]+)/(?P<dataset>[^/]+)/(?P<pair>[^/]+)\.metrics\.json$"),
-    "sentiment": re.compile(
-        r"sentiment/(?P<variant>[^/]+)/(?P<dataset>[^/]+)/seed(?P<seed>\d+)/metrics\.json$"
-    ),
-    "curation": re.compile(r"curation/(?P<variant>[^/]+)/(?P<pair>[^/]+)/metrics\.json$"),
-    "annotation": re.compile(r"annotation_eval/(?P<dataset>[^/]+)/(?P<pair>[^/]+)\.json$"),
+# The keys each task's metrics files must carry (the annotation is not per variant).
+KEYS = {
+    "mining": ("task", "variant", "dataset", "pair"),
+    "sentiment": ("task", "variant", "dataset", "pair", "seed"),
+    "curation": ("task", "variant", "dataset", "pair"),
+    "annotation": ("task", "dataset", "pair"),
 }
 COVERAGE_TYPES = ("ne", "noun", "verb")
 ANNOTATION_METRICS = [("pos", "accuracy"), ("pos", "coarse_accuracy"), ("ner", "f1")]
@@ -42,11 +42,24 @@ MINING_METRICS = [
 SENTIMENT_METRICS = ["macro_f1", "accuracy"]
 
 
-def _parse(task: str, path: str) -> dict[str, str]:
-    m = PATTERNS[task].search(Path(path).as_posix())
-    if not m:
-        raise ValueError(f"{path}: not a {task} metrics path (expected {PATTERNS[task].pattern})")
-    return m.groupdict()
+def _read(task: str, path: str, variants: list[str] | None) -> tuple[dict[str, str], dict]:
+    """The keys (with `seed`, "" where the task has none) and the metrics of one file given as `task`."""
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    keys = data.get("keys") if isinstance(data, dict) else None
+    if not isinstance(keys, dict):
+        raise ValueError(f"{path}: a {task} metrics file without `keys` (expected {', '.join(KEYS[task])})")
+    missing = [k for k in KEYS[task] if not isinstance(keys.get(k), str) or not keys[k]]
+    if missing:
+        raise ValueError(f"{path}: `keys` {keys} lacks {', '.join(missing)}")
+    if keys["task"] != task:
+        raise ValueError(f"{path}: `keys` name task {keys['task']!r}, but the file was given as {task}")
+    if variants is not None and "variant" in KEYS[task] and keys["variant"] not in variants:
+        raise ValueError(
+            f"{path}: `keys` name variant {keys['variant']!r}, not one of the variants {variants}"
+        )
+    out = {k: keys[k] for k in KEYS[task] if k != "task"}
+    out.setdefault("seed", "")
+    return out, data
 
 
 def collect(
@@ -55,13 +68,14 @@ def collect(
     curation: list[str],
     annotation: list[str] = (),
     coverage: dict | None = None,
+    variants: list[str] | None = None,
 ) -> pd.DataFrame:
-    """One row per (variant, task, dataset, pair, metric, seed) value; `coverage` (the annotation coverage
-    JSON) adds task `coverage`, one row per language (as `pair`) and entity-type share."""
+    """One row per (variant, task, dataset, pair, metric, seed) value, keyed by each file's `keys` (a file's
+    variant must be one of `variants` when given); `coverage` (the annotation coverage JSON) adds task
+    `coverage`, one row per language (as `pair`) and entity-type share."""
     rows = []
     for path in mining:
-        key = _parse("mining", path)
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        key, data = _read("mining", path, variants)
         for direction, metric in MINING_METRICS:
             if direction in data:
                 rows.append(
@@ -70,34 +84,19 @@ def collect(
                         "task": "mining",
                         "metric": f"{direction}_{metric}",
                         "value": data[direction][metric],
-                        "seed": "",
                     }
                 )
     for path in sentiment:
-        key = _parse("sentiment", path)
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        key, data = _read("sentiment", path, variants)
         for metric in SENTIMENT_METRICS:
-            rows.append(
-                {**key, "task": "sentiment", "pair": "si-en", "metric": metric, "value": data[metric]}
-            )
+            rows.append({**key, "task": "sentiment", "metric": metric, "value": data[metric]})
     for path in curation:
-        key = _parse("curation", path)
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        key, data = _read("curation", path, variants)
         for metric, value in data.items():
             if metric.startswith("precision_at_") or metric == "average_precision":
-                rows.append(
-                    {
-                        **key,
-                        "task": "curation",
-                        "dataset": "noisy",
-                        "metric": metric,
-                        "value": value,
-                        "seed": "",
-                    }
-                )
+                rows.append({**key, "task": "curation", "metric": metric, "value": value})
     for path in annotation:  # annotators scored on held-out gold: not per variant
-        key = _parse("annotation", path)
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        key, data = _read("annotation", path, None)
         for part, metric in ANNOTATION_METRICS:
             if data[part][metric] is None:  # e.g. tag accuracy across two tag sets: not defined
                 continue
@@ -108,7 +107,6 @@ def collect(
                     "task": "annotation",
                     "metric": f"{part}_{metric}",
                     "value": data[part][metric],
-                    "seed": "",
                 }
             )
     for lang, cov in (coverage or {}).get("languages", {}).items():
@@ -265,7 +263,7 @@ def build_report(
     coverage: str | None = None,
 ) -> pd.DataFrame:
     cov = json.loads(Path(coverage).read_text(encoding="utf-8")) if coverage else None
-    values = collect(mining, sentiment, curation, annotation, cov)
+    values = collect(mining, sentiment, curation, annotation, cov, variants)
     summary = summarise(values)
     order = {v: i for i, v in enumerate(variants)}
     summary = summary.sort_values(

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from lem.files import write_json
+from lem.files import metrics_keys, with_keys, write_json
 from lem.settings import settings_from_dict
 from lem.training import set_threads
 
@@ -183,12 +183,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--settings", default="{}", help="JSON of SentimentSettings")
     p.add_argument("--threads", type=int, default=None)
     p.add_argument("--out", required=True, help="metrics.json")
+    p.add_argument("--keys", default=None, help="JSON object written as the metrics file's `keys`")
     args = p.parse_args(argv)
+    keys = metrics_keys(args.keys)
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s", stream=sys.stderr
     )
     set_threads(args.threads)
     settings = SentimentSettings.from_dict(json.loads(args.settings))
     report = finetune(args.model, args.train, args.valid, args.test, settings, args.seed)
-    write_json(args.out, report)
+    write_json(args.out, with_keys(report, keys))
     return 0

@@ -202,7 +202,8 @@ rule annotation_eval:
         runtime=config["resources"]["runtime_annotation"],
     params:
         settings=lambda w: as_json(eval_annotation(w.annotator, w.lang)),
+        keys_json=lambda w: metrics_keys("annotation", dataset=w.annotator, pair=w.lang),
     shell:
         "(lem annotate run --lang {wildcards.lang} --input {input.text:q} --settings '{params.settings}' "
         "--out {output.pred:q} && lem annotate score --pred {output.pred:q} --gold {input.gold:q} "
-        "--lang {wildcards.lang} --out {output.metrics:q}) > {log:q} 2>&1"
+        "--lang {wildcards.lang} --keys '{params.keys_json}' --out {output.metrics:q}) > {log:q} 2>&1"

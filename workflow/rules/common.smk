@@ -87,6 +87,12 @@ def as_json(obj):
     return text
 
 
+def metrics_keys(task, **keys):
+    """The `--keys` JSON of a metrics writer: what its file measures (task, variant, dataset, pair, seed),
+    written into the file for the report to read (docs/contracts.md)."""
+    return as_json({"task": task, **{k: str(v) for k, v in keys.items()}})
+
+
 def src_tgt(pair):
     return pair.split("-")
 

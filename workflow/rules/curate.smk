@@ -16,6 +16,9 @@ rule curate:
         settings=as_json(
             {**config["curation"]["settings"], "embed": config["embedding"]}
         ),
+        keys_json=lambda w: metrics_keys(
+            "curation", variant=w.variant, dataset="noisy", pair=w.pair
+        ),
     shell:
         "lem curate --model {input.model:q} --corpus {input.corpus:q} --settings '{params.settings}' "
-        "--threads {threads} --out-scores {output.scores:q} --out-metrics {output.metrics:q} > {log:q} 2>&1"
+        "--threads {threads} --keys '{params.keys_json}' --out-scores {output.scores:q} --out-metrics {output.metrics:q} > {log:q} 2>&1"

@@ -17,7 +17,10 @@ rule mine:
     threads: 1
     params:
         settings=as_json(config["mining"]["settings"]),
+        keys_json=lambda w: metrics_keys(
+            "mining", variant=w.variant, dataset=w.evalset, pair=f"{w.src}-{w.tgt}"
+        ),
     shell:
         "lem mine --src-emb {input.src_emb:q} --src-sents {input.src_sents:q} "
         "--tgt-emb {input.tgt_emb:q} --tgt-sents {input.tgt_sents:q} --gold {input.gold:q} "
-        "--settings '{params.settings}' --out-pairs {output.pairs:q} --out-metrics {output.metrics:q} > {log:q} 2>&1"
+        "--settings '{params.settings}' --keys '{params.keys_json}' --out-pairs {output.pairs:q} --out-metrics {output.metrics:q} > {log:q} 2>&1"

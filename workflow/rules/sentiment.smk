@@ -21,7 +21,14 @@ rule sentiment:
         runtime=config["resources"]["runtime_training"],
     params:
         settings=as_json(config["sentiment"]["training"]),
+        keys_json=lambda w: metrics_keys(
+            "sentiment",
+            variant=w.variant,
+            dataset=w.dataset,
+            pair=config["sentiment"]["datasets"][w.dataset]["pair"],
+            seed=w.seed,
+        ),
     shell:
         "lem sentiment --model {input.model:q} --train {input.train:q} --valid {input.valid:q} "
         "--test {input.test:q} --seed {wildcards.seed} --settings '{params.settings}' "
-        "--threads {threads} --out {output:q} > {log:q} 2>&1"
+        "--threads {threads} --keys '{params.keys_json}' --out {output:q} > {log:q} 2>&1"

@@ -55,6 +55,7 @@ def parser() -> argparse.ArgumentParser:
         "--gold-tagset", default=None, choices=list(TAGSETS), help="tag set of the gold POS (default: native)"
     )
     s.add_argument("--out", default=None, help="JSON file (default: print)")
+    s.add_argument("--keys", default=None, help="JSON object written as the metrics file's `keys`")
     v = sub.add_parser(
         "coverage",
         help="NE / NOUN / VERB shares of each language's annotation on a sample of its text; fails on a zero "
@@ -92,7 +93,7 @@ def conll_for_task(path: str, fmt: str, task: str, on_error: str):
 def main(argv: list[str]) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     a = parser().parse_args(argv)
-    from lem.files import write_json
+    from lem.files import metrics_keys, with_keys, write_json
 
     try:
         if a.verb == "run":
@@ -134,8 +135,11 @@ def main(argv: list[str]) -> int:
             from lem.annotate.schema import read_annotations
             from lem.annotate.scoring import score_against_conll
 
-            result = score_against_conll(
-                read_annotations(a.pred), read_conll_columns(a.gold, 3), a.lang, a.gold_tagset
+            result = with_keys(
+                score_against_conll(
+                    read_annotations(a.pred), read_conll_columns(a.gold, 3), a.lang, a.gold_tagset
+                ),
+                metrics_keys(a.keys),
             )
             if a.out:
                 write_json(a.out, result)
