@@ -51,3 +51,31 @@ def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
         pytest.skip(f"real data folder {SHARED_DATA} is absent (set LEM_SHARED_DATA to point at it)")
     return SHARED_DATA
+
+
+def english_features(root: Path, mono_sentences: int, para_train: int, vocab_size: int, valid: float) -> dict:
+    """A generated world in `root` (English text annotated with its lexicons), a tokenizer trained on the
+    English text (`root/tok`) and MLM features of it (`root/feat`, max length 40): the training tests'
+    common start. Returns the paths and the English annotation settings."""
+    from lem.annotate.run import annotate_file
+    from lem.annotate.settings import AnnotateSettings
+    from lem.corpus.generate import GenerateSettings, generate
+    from lem.features import build_mono_features
+    from lem.tokenizer import train_tokenizer
+
+    generate(
+        GenerateSettings.from_dict(
+            {"mono_sentences": mono_sentences, "para_train": para_train, "para_valid": 5, "news_documents": 2,
+             "sentiment_examples": 20, "noisy_pairs": 8}
+        ),
+        root / "corpus", root / "eval",
+    )  # fmt: skip
+    lex = root / "corpus" / "lexicon"
+    settings = AnnotateSettings.from_dict(
+        {"pos": {"backend": "lexicon", "format": "tsv", "path": str(lex / "en.pos.tsv")},
+         "ner": {"backend": "lexicon", "format": "gazetteer_tsv", "path": str(lex / "en.ner.tsv")}}
+    )  # fmt: skip
+    annotate_file("en", root / "corpus" / "mono" / "en.txt", root / "en.parquet", settings)
+    train_tokenizer([root / "corpus" / "mono" / "en.txt"], vocab_size, root / "tok", seed=1)
+    build_mono_features(root / "tok", root / "en.parquet", "en", 40, valid, 1, root / "feat")
+    return {"lexicon": lex, "tok": root / "tok", "feat": root / "feat", "en_settings": settings}

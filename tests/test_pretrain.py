@@ -12,12 +12,12 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import english_features
 from safetensors.numpy import load_file
 
 from lem.annotate.run import annotate_file
 from lem.annotate.settings import AnnotateSettings
-from lem.corpus.generate import GenerateSettings, generate
-from lem.features import build_mono_features, build_pair_features
+from lem.features import build_pair_features
 from lem.pretrain import (
     ModelSettings,
     TrainSettings,
@@ -27,7 +27,6 @@ from lem.pretrain import (
     steps_per_epoch,
     training_schedule,
 )
-from lem.tokenizer import train_tokenizer
 
 
 @pytest.fixture(scope="module")
@@ -37,21 +36,8 @@ def tiny(tmp_path_factory) -> dict[str, Path]:
     from transformers import AutoTokenizer
 
     root = tmp_path_factory.mktemp("pretrain")
-    generate(
-        GenerateSettings.from_dict(
-            {"mono_sentences": 600, "para_train": 20, "para_valid": 5, "news_documents": 2,
-             "sentiment_examples": 20, "noisy_pairs": 8}
-        ),
-        root / "corpus", root / "eval",
-    )  # fmt: skip
-    lex = root / "corpus" / "lexicon"
-    settings = AnnotateSettings.from_dict(
-        {"pos": {"backend": "lexicon", "format": "tsv", "path": str(lex / "en.pos.tsv")},
-         "ner": {"backend": "lexicon", "format": "gazetteer_tsv", "path": str(lex / "en.ner.tsv")}}
-    )  # fmt: skip
-    annotate_file("en", root / "corpus" / "mono" / "en.txt", root / "en.parquet", settings)
-    train_tokenizer([root / "corpus" / "mono" / "en.txt"], 600, root / "tok", seed=1)
-    build_mono_features(root / "tok", root / "en.parquet", "en", 40, 0.1, 1, root / "feat")
+    made = english_features(root, mono_sentences=600, para_train=20, vocab_size=600, valid=0.1)
+    lex, settings = made["lexicon"], made["en_settings"]
     si_settings = AnnotateSettings.from_dict(
         {"pos": {"backend": "lexicon", "format": "tsv", "path": str(lex / "si.pos.tsv")},
          "ner": {"backend": "lexicon", "format": "gazetteer_tsv", "path": str(lex / "si.ner.tsv")}}

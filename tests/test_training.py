@@ -175,31 +175,13 @@ def test_masks_depend_on_the_batch_index_only_not_on_workers(rows_and_tokenizer,
 def tiny(tmp_path_factory) -> dict[str, Path]:
     """Generated English text, its annotation, a tokenizer, MLM features, and a random tiny model without
     dropout (so that data-parallel and one-process runs can agree to float precision)."""
+    from conftest import english_features
     from transformers import AutoTokenizer
 
-    from lem.annotate.run import annotate_file
-    from lem.annotate.settings import AnnotateSettings
-    from lem.corpus.generate import GenerateSettings, generate
-    from lem.features import build_mono_features
     from lem.pretrain import ModelSettings, new_model
-    from lem.tokenizer import train_tokenizer
 
     root = tmp_path_factory.mktemp("training")
-    generate(
-        GenerateSettings.from_dict(
-            {"mono_sentences": 300, "para_train": 10, "para_valid": 5, "news_documents": 2,
-             "sentiment_examples": 20, "noisy_pairs": 8}
-        ),
-        root / "corpus", root / "eval",
-    )  # fmt: skip
-    lex = root / "corpus" / "lexicon"
-    settings = AnnotateSettings.from_dict(
-        {"pos": {"backend": "lexicon", "format": "tsv", "path": str(lex / "en.pos.tsv")},
-         "ner": {"backend": "lexicon", "format": "gazetteer_tsv", "path": str(lex / "en.ner.tsv")}}
-    )  # fmt: skip
-    annotate_file("en", root / "corpus" / "mono" / "en.txt", root / "en.parquet", settings)
-    train_tokenizer([root / "corpus" / "mono" / "en.txt"], 500, root / "tok", seed=1)
-    build_mono_features(root / "tok", root / "en.parquet", "en", 40, 0.15, 1, root / "feat")
+    english_features(root, mono_sentences=300, para_train=10, vocab_size=500, valid=0.15)
     tok = AutoTokenizer.from_pretrained(str(root / "tok"))
     model = new_model(tok, ModelSettings(hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
                                          intermediate_size=64, max_length=40), seed=1)  # fmt: skip

@@ -684,3 +684,16 @@ def check_config(config: dict[str, Any]) -> None:
         build(SECTION[use.section], use.path, use.data, use.before, use.after, use.sources)
     _check_crf_models(config)
     _check_lengths(config)
+
+
+def stage_training(config: dict[str, Any], scope: str, stage: str) -> dict[str, Any]:
+    """The training settings a continual pre-training stage of `scope` receives (`lem pretrain continue`):
+    the run's seed, the stage's `training` and its epochs for that scope."""
+    st = config["pretrain"]["stages"][stage]
+    epochs = st["epochs"].get(scope, st["epochs"]["default"])
+    return {"seed": config["seed"], **st.get("training", {}), "epochs": epochs}
+
+
+def base_training(config: dict[str, Any]) -> dict[str, Any]:
+    """The training settings of the base model trained from scratch (`lem pretrain base`)."""
+    return {"seed": config["seed"], **config["base_model"].get("training", {})}

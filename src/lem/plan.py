@@ -143,17 +143,6 @@ def validated(config: dict[str, Any], schema: Path = SCHEMA) -> dict[str, Any]:
     return config
 
 
-def train_settings(training: dict[str, Any]) -> dict[str, Any]:
-    """Training settings with lem.pretrain.TrainSettings' defaults (read field by field, so keys that
-    training gains later do not break the plan)."""
-    from lem.pretrain import TrainSettings
-
-    defaults = {
-        f.name: f.default for f in dataclasses.fields(TrainSettings) if f.default is not dataclasses.MISSING
-    }
-    return {**defaults, **training}
-
-
 # --- counting -----------------------------------------------------------------------------------------------
 
 
@@ -401,33 +390,24 @@ def plan_job(
     size: ModelSize,
     tps: float,
 ) -> Job:
-    from lem.pretrain import training_schedule
+    from lem.pretrain import TrainSettings, stage_schedule
 
-    t = train_settings(training)
-    sched = training_schedule(
-        split.train,
-        epochs=float(t["epochs"]),
-        batch_size=int(t["batch_size"]),
-        grad_accum=int(t["grad_accum"]),
-        max_steps=int(t["max_steps"]),
-        checkpoint_every=t["checkpoint_every"],
-        min_evaluations=int(t.get("min_evaluations", 5)),
-        world_size=1,
-    )
+    t = TrainSettings.from_dict(training)  # what the training job itself parses
+    sched = stage_schedule(split.train, t)
     per_example = split.train_tokens / split.train
-    if int(t["max_steps"]) > 0:
-        seen = float(sched.steps * int(t["batch_size"]) * int(t["grad_accum"]))
+    if t.max_steps > 0:
+        seen = float(sched.steps * t.batch_size * t.grad_accum)
     else:
-        seen = split.train * float(t["epochs"])
+        seen = split.train * float(t.epochs)
     tokens = seen * per_example
-    cap = t["valid_examples"]
+    cap = t.valid_examples
     valid = split.valid if cap is None else min(split.valid, int(cap))
     valid_per_example = split.valid_tokens / split.valid if split.valid else per_example
     eval_tokens = (sched.evaluations + 1) * valid * valid_per_example
     weights = 4 * size.parameters
     final = weights + size.tokenizer_bytes
     ckpt = weights + 8 * size.parameters + size.tokenizer_bytes + CKPT_STATE_BYTES
-    kept = final + (sched.kept_checkpoints * ckpt if t["keep_checkpoints"] else 0)
+    kept = final + (sched.kept_checkpoints * ckpt if t.keep_checkpoints else 0)
     counts = split.source + ("" if split.exact_tokens else "*")
     return Job(
         name=name,
@@ -437,7 +417,7 @@ def plan_job(
         examples=split.train,
         valid_examples=valid,
         tokens_per_example=per_example,
-        epochs=float(t["epochs"]),
+        epochs=float(t.epochs),
         examples_seen=seen,
         tokens=tokens,
         eval_tokens=eval_tokens,
@@ -458,6 +438,9 @@ def plan_job(
 
 def make_plan(config: dict[str, Any], root: str | Path = ".") -> dict[str, Any]:
     """Every training job of a validated config (schema defaults filled), with totals and notes."""
+    from lem.config_check import base_training, stage_training
+    from lem.masking import variant_aliases
+
     root = Path(root)
     counter = Counter(config, root)
     size = model_size(config, root)
@@ -469,10 +452,8 @@ def make_plan(config: dict[str, Any], root: str | Path = ".") -> dict[str, Any]:
     jobs: list[Job] = []
     if config["base_model"]["source"] == "scratch":
         split = sum((counter.mono(lang) for lang in langs[1:]), counter.mono(langs[0]))
-        training = {"seed": config["seed"], **config["base_model"].get("training", {})}
+        training = base_training(config)
         jobs.append(plan_job("base", "base", "-", "base", split, training, size, tps))
-    from lem.masking import variant_aliases
-
     model_of = variant_aliases(config["pretrain"]["variants"], trained)  # as workflow/rules/common.smk
     for variant in [v for v in trained if model_of[v] == v]:
         for scope in scopes:
@@ -482,9 +463,7 @@ def make_plan(config: dict[str, Any], root: str | Path = ".") -> dict[str, Any]:
                 else:
                     parts = [counter.para(pair) for pair in (pairs if scope == "tri" else [scope])]
                 split = sum(parts[1:], parts[0])
-                st = pretrain["stages"][stage]
-                epochs = st["epochs"].get(scope, st["epochs"]["default"])
-                training = {"seed": config["seed"], **st.get("training", {}), "epochs": epochs}
+                training = stage_training(config, scope, stage)
                 name = f"{variant}/{scope}/{stage}"
                 jobs.append(plan_job(name, variant, scope, stage, split, training, size, tps))
     transient = max((j.peak_disk_bytes - j.final_model_bytes for j in jobs), default=0)

@@ -9,7 +9,7 @@ from snakemake.utils import validate
 
 validate(config, schema="../schemas/config.schema.yaml", set_default=True)
 
-from lem.config_check import check_config
+from lem.config_check import base_training, check_config, stage_training
 
 # Every section is built into the settings dataclass of the `lem` verb that reads it, merged as the rules
 # pass it: an unknown key, a wrong type or a value the dataclass refuses stops here, naming the key.
@@ -236,20 +236,25 @@ def annotation_eval_outputs():
 
 
 def stage_settings(scope, variant, stage):
-    st = config["pretrain"]["stages"][stage]
-    epochs = st["epochs"].get(scope, st["epochs"]["default"])
-    training = {"seed": config["seed"], **st.get("training", {}), "epochs": epochs}
     return as_json(
-        {"training": training, "masking": config["pretrain"]["variants"][variant]}
+        {
+            "training": stage_training(config, scope, stage),
+            "masking": config["pretrain"]["variants"][variant],
+        }
     )
 
 
 def base_settings():
-    bm = config["base_model"]
-    training = {"seed": config["seed"], **bm.get("training", {})}
-    model = {**bm.get("model", {}), "max_length": config["pretrain"]["max_length"]}
+    model = {
+        **config["base_model"].get("model", {}),
+        "max_length": config["pretrain"]["max_length"],
+    }
     return as_json(
-        {"model": model, "training": training, "masking": {"strategy": "standard"}}
+        {
+            "model": model,
+            "training": base_training(config),
+            "masking": {"strategy": "standard"},
+        }
     )
 
 
