@@ -5,15 +5,17 @@ import json
 import pyarrow.parquet as pq
 import pytest
 
-from lem.annotate.cli import main
 from lem.annotate.crf import CRFTagger, train_crf
 from lem.annotate.lexicon import GazetteerNER, normalize
 from lem.annotate.readers import Gazetteer, ReaderError
 from lem.annotate.run import Annotator, read_sentences
 from lem.annotate.schema import SCHEMA
 from lem.annotate.settings import AnnotateSettings
+from lem.cli import command
 from lem.entities import coarse_for_lang, entity_flags, is_number, repair_iob2, to_iob2
 from lem.text import words
+
+main = command("annotate")
 
 
 def test_coarse_classes_and_ner_mapping():
@@ -171,7 +173,7 @@ def test_cli_bad_settings_message(tmp_path, capsys):
             str(tmp_path / "o.parquet"),
         ]
     )
-    assert rc == 1 and "pos.backend must be one of" in capsys.readouterr().err
+    assert rc == 2 and "pos.backend must be one of" in capsys.readouterr().err
 
 
 def test_score_against_gold_conll(tmp_path, capsys):

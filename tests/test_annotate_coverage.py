@@ -10,7 +10,6 @@ import pyarrow.parquet as pq
 import pytest
 
 from lem.annotate import run as annotate_run
-from lem.annotate.cli import main
 from lem.annotate.coverage import (
     CoverageError,
     CoverageSettings,
@@ -24,7 +23,10 @@ from lem.annotate.run import Annotator, annotate_file
 from lem.annotate.schema import pos_tagset_of, read_annotations
 from lem.annotate.scoring import score_against_conll
 from lem.annotate.settings import AnnotateSettings
+from lem.cli import command
 from lem.report import build_report
+
+main = command("annotate")
 
 # UD English EWT layout: 10 columns, UPOS in column 4, Penn XPOS in column 5, a multi-word token line.
 EWT = """\

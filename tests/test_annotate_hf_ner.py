@@ -7,7 +7,9 @@ import pytest
 
 pytest.importorskip("transformers")
 
-from lem.annotate.cli import main  # noqa: E402
+from lem.cli import command  # noqa: E402
+
+main = command("annotate")
 
 
 def tiny_xlmr(out, texts):

@@ -7,8 +7,10 @@ import json
 import pyarrow.parquet as pq
 import pytest
 
-from lem.annotate.cli import main
+from lem.cli import command
 from lem.entities import FLAG_NOUN, FLAG_VERB
+
+main = command("annotate")
 
 
 @pytest.fixture

@@ -8,9 +8,11 @@ import zipfile
 
 import pytest
 
-from lem.data.cli import main as data_main
+from lem.cli import command
 from lem.data.download import FetchError, unpack
 from lem.data.parallel import merge_and_split, read_mono, read_pairs_tsv
+
+data_main = command("data")
 
 
 def test_read_mono_cleans_bom_crlf_and_blanks(tmp_path):

@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from lem.data.cli import main
+from lem.cli import command
 from lem.data.leakage import normalise
+
+main = command("data")
 
 
 def test_normalise() -> None:

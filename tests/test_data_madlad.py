@@ -7,8 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from lem.data.cli import main
+from lem.cli import command
 from lem.data.madlad import MadladSettings, extract, script_lid, split_sentences
+
+main = command("data")
 
 SI1 = "මම අද උදේ ගෙදර සිට පාසලට ගියේ ඉතා සතුටින්."
 SI2 = "ඔහු පසුව ගමේ පුස්තකාලයට ගොස් පොත් කිහිපයක් කියෙව්වේ ය."

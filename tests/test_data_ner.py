@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from lem.data.cli import main
+from lem.cli import command
 from lem.data.ner import split_indices
+
+main = command("data")
 
 
 def test_split_indices_seeded_disjoint() -> None:

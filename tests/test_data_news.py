@@ -7,8 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from lem.data.cli import main
+from lem.cli import command
 from lem.data.news import load_news
+
+main = command("data")
 
 
 def make_site(root: Path) -> None:

@@ -6,8 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from lem.data.cli import main
+from lem.cli import command
 from lem.data.parallel import read_parallel
+
+main = command("data")
 
 
 def test_nlpc_fixture(tmp_path: Path) -> None:

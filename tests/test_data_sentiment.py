@@ -8,8 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from lem.data.cli import main
+from lem.cli import command
 from lem.data.sentiment import SentimentSettings, prepare_sentiment
+
+main = command("data")
 
 
 def test_fixture_split_is_stratified_and_seeded(tmp_path: Path) -> None:

@@ -8,7 +8,13 @@ import numpy as np
 import pytest
 
 from lem import embed
+from lem.cli import command
 from lem.embed import EmbedSettings
+
+
+def embed_encode(argv):
+    return command("embed")(["encode", *argv])
+
 
 CPU = {"device": "cpu"}  # these tests assume the CPU's float32 numbers, on a GPU node too
 
@@ -79,7 +85,7 @@ def test_embed_cli_writes_npy_and_ids(model_dir, tmp_path):
     (tmp_path / "s.tsv").write_text("id\tdoc\ttext\n" + rows, encoding="utf-8")
     out = tmp_path / "out" / "si.npy"
     args = ["--model", str(model_dir), "--sentences", str(tmp_path / "s.tsv"), "--out", str(out)]
-    assert embed.main([*args, "--settings", '{"batch_size": 3, "device": "cpu"}']) == 0
+    assert embed_encode([*args, "--settings", '{"batch_size": 3, "device": "cpu"}']) == 0
     e = np.load(out)
     assert e.shape == (5, 32) and e.dtype == np.float32
     assert (tmp_path / "out" / "si.ids.txt").read_text().split() == [f"s{i}" for i in range(5)]
@@ -88,7 +94,7 @@ def test_embed_cli_writes_npy_and_ids(model_dir, tmp_path):
     assert meta["sentences"] == 5 and meta["dim"] == 32
 
 
-def test_embed_cli_several_files_in_one_call_equal_one_call_each(model_dir, tmp_path):
+def test_embed_cli_several_files_in_one_call_equal_one_call_each(model_dir, tmp_path, capsys):
     head = ["--model", str(model_dir), "--settings", '{"batch_size": 2, "device": "cpu"}']
     names = {"a": SENTS, "b": SENTS[::-1][:3], "c": SENTS[1:]}
     for name, sents in names.items():
@@ -98,14 +104,14 @@ def test_embed_cli_several_files_in_one_call_equal_one_call_each(model_dir, tmp_
     def files(name: str, folder: str) -> list[str]:
         return ["--sentences", str(tmp_path / f"{name}.tsv"), "--out", str(tmp_path / folder / f"{name}.npy")]
 
-    assert embed.main(head + [arg for name in names for arg in files(name, "many")]) == 0  # one model load
+    assert embed_encode(head + [arg for name in names for arg in files(name, "many")]) == 0  # one model load
     for name in names:
-        assert embed.main(head + files(name, "one")) == 0
+        assert embed_encode(head + files(name, "one")) == 0
         for ext in (".npy", ".ids.txt", ".meta.json"):
             many, one = tmp_path / "many" / f"{name}{ext}", tmp_path / "one" / f"{name}{ext}"
             assert many.read_bytes() == one.read_bytes(), many
-    with pytest.raises(SystemExit, match="one --out per --sentences"):
-        embed.main(head + files("a", "x") + ["--sentences", str(tmp_path / "b.tsv")])
+    assert embed_encode(head + files("a", "x") + ["--sentences", str(tmp_path / "b.tsv")]) == 1
+    assert "one --out per --sentences" in capsys.readouterr().err
 
 
 def test_precision_is_float32_by_default_and_half_precision_is_opt_in(model_dir, tmp_path):

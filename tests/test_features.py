@@ -10,12 +10,15 @@ import pytest
 from datasets import load_from_disk
 from transformers import AutoTokenizer
 
+from lem.cli import command
 from lem.entities import FLAG_NE as NE
 from lem.entities import FLAG_NOUN as NOUN
 from lem.entities import FLAG_VERB as VERB
-from lem.features import build_mono_features, main, pair_keep
+from lem.features import build_mono_features, pair_keep
 from lem.text import word_spans
 from lem.tokenizer import train_tokenizer
+
+main = command("features")
 
 TAGS = {"Kamal": NE, "Colombo": NE | NOUN, "road": NOUN, "house": NOUN, "went": VERB, "saw": VERB}
 EN = "the road bank river Kamal went to Colombo city market saw a big red house".split()

@@ -1,5 +1,5 @@
 """config/gpu-smoke.yaml, shrunk to CPU size, runs its paper-shaped DAG end to end in a temporary folder;
-`lem plan` on the finished run counts the real features and agrees with the steps training took."""
+`lem plan cost` on the finished run counts the real features and agrees with the steps training took."""
 
 from __future__ import annotations
 
@@ -81,7 +81,7 @@ def test_the_dag_runs_on_a_stand_in(run_dir: Path):
 
 def test_plan_of_the_finished_run_matches_training(run_dir: Path):
     proc = subprocess.run(
-        [sys.executable, "-m", "lem.cli", "plan", "--configfile", str(run_dir / "config.yaml"),
+        [sys.executable, "-m", "lem.cli", "plan", "cost", "--configfile", str(run_dir / "config.yaml"),
          "--directory", str(run_dir), "--out", str(run_dir / "plan.json")],
         capture_output=True, text=True,
     )  # fmt: skip

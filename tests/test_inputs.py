@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from lem.annotate import readers
-from lem.data.cli import main as data_main
+from lem.cli import command
 from lem.data.leakage import LeakageSettings, guard, read_eval_sentences
 from lem.data.madlad import iter_local_jsonl
 from lem.data.ner import irregular_spacing_lines, split_conll
@@ -29,6 +29,8 @@ from lem.data.noisy import read_noisy
 from lem.data.parallel import merge_and_split, read_mono, read_pairs_tsv, read_parallel
 from lem.data.sentiment import SentimentSettings, prepare_sentiment
 from lem.inputs import InputError
+
+data_main = command("data")
 
 REPO = Path(__file__).resolve().parents[1]
 LONG = "x" * 100_000

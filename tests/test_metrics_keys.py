@@ -6,13 +6,15 @@ import json
 
 import pytest
 
-from lem.annotate.cli import main as annotate_main
+from lem.cli import command
 from lem.files import metrics_keys, with_keys
+
+annotate_main = command("annotate")
 
 
 def test_keys_come_first_and_leave_the_metrics_unchanged():
     metrics = {"macro_f1": 0.5, "accuracy": 0.7}
-    keys = metrics_keys('{"task": "sentiment", "pair": "ta-en", "seed": "1"}')
+    keys = metrics_keys({"task": "sentiment", "pair": "ta-en", "seed": "1"})
     assert with_keys(metrics, keys) == {"keys": keys, **metrics}
     assert list(with_keys(metrics, keys)) == ["keys", "macro_f1", "accuracy"]
     assert with_keys(metrics, metrics_keys(None)) is metrics
@@ -21,7 +23,7 @@ def test_keys_come_first_and_leave_the_metrics_unchanged():
 @pytest.mark.parametrize("text", ['["si-en"]', '{"seed": 1}'])
 def test_keys_must_be_an_object_of_strings(text):
     with pytest.raises(ValueError, match="--keys must be a JSON object of strings"):
-        metrics_keys(text)
+        metrics_keys(json.loads(text))
 
 
 def test_annotate_score_writes_its_keys(tmp_path):

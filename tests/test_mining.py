@@ -9,7 +9,9 @@ import numpy as np
 import pytest
 
 from lem import mining
+from lem.cli import command
 from lem.mining import MineSettings
+from lem.mining import margin as margin_mod
 
 # ---------------------------------------------------------------- the dense reference (written from the formulas)
 
@@ -124,25 +126,6 @@ def test_knn_both_large_block_uses_bounds_correctly():
     assert (bwd.idx == np.argsort(-s.T, axis=1, kind="stable")[:, :3]).all()
 
 
-def test_sharded_neighbours_merge_to_the_full_result(tmp_path):
-    rng = np.random.default_rng(1)
-    x, y = tied(rng, 23), tied(rng, 31)
-    full_f, full_b = mining.knn_both(x, y, 4)
-    xs, ys = [(0, 10), (10, 23)], [(0, 7), (7, 20), (20, 31)]
-    f_parts: dict[int, list] = {i: [] for i in range(len(xs))}
-    b_parts: dict[int, list] = {j: [] for j in range(len(ys))}
-    for (i, (a0, a1)), (j, (b0, b1)) in itertools.product(enumerate(xs), enumerate(ys)):
-        f, b = mining.knn_both(x[a0:a1], y[b0:b1], 4, 4, x_offset=a0, y_offset=b0)
-        mining.save_neighbours(tmp_path / f"f{i}_{j}.npz", f)  # shard jobs write, the merge job reads
-        f_parts[i].append(mining.load_neighbours(tmp_path / f"f{i}_{j}.npz"))
-        b_parts[j].append(b)
-    fwd = [mining.merge_neighbours(f_parts[i], 4) for i in range(len(xs))]
-    bwd = [mining.merge_neighbours(b_parts[j], 4) for j in range(len(ys))]
-    assert (np.concatenate([f.idx for f in fwd]) == full_f.idx).all()
-    assert (np.concatenate([b.idx for b in bwd]) == full_b.idx).all()
-    assert (np.concatenate([b.sims for b in bwd]) == full_b.sims).all()
-
-
 # ---------------------------------------------------------------- mining, every option
 
 
@@ -181,9 +164,9 @@ def test_best_over_all_in_blocks_and_chunks_equals_dense(monkeypatch, kind, data
     x, y = make(rng, 37), make(rng, 23)
     fwd, bwd = mining.knn_both(x, y, 4)
     dx, dy = mining.neighbourhood_terms(fwd, bwd, 4, "pooled")
-    monkeypatch.setattr(mining, "_SCORE_CHUNK", 8 * len(y) * chunk_rows)
+    monkeypatch.setattr(margin_mod, "_SCORE_CHUNK", 8 * len(y) * chunk_rows)
     got = mining.best_over_all(x, y, dx, dy, kind, block)
-    m = mining.margin((x @ y.T).astype(np.float64), dx[:, None] + dy[None, :], kind)
+    m = margin_mod.margin((x @ y.T).astype(np.float64), dx[:, None] + dy[None, :], kind)
     assert got.fwd_best.tolist() == m.argmax(axis=1).tolist()
     assert got.bwd_best.tolist() == m.argmax(axis=0).tolist()
     if data == "tied":  # exact arithmetic, and many exact ties
@@ -202,8 +185,8 @@ def test_best_over_all_in_blocks_and_chunks_equals_dense(monkeypatch, kind, data
 def test_all_candidates_settled_from_neighbours_equal_reference(monkeypatch, margin, neighbourhood, data):
     # large problems settle most sources/targets from their k nearest neighbours (a bound on every other
     # candidate's margin) and rescore only the rest; forced here on small ones, against the dense reference
-    monkeypatch.setattr(mining, "_SETTLE_MIN", 1)
-    monkeypatch.setattr(mining, "_PAD", 1)  # so that the partial passes run on small problems too
+    monkeypatch.setattr(margin_mod, "_SETTLE_MIN", 1)
+    monkeypatch.setattr(margin_mod, "_PAD", 1)  # so that the partial passes run on small problems too
     rng = np.random.default_rng(11)
     make = (lambda r, n: unit(r, n, 16)) if data == "random" else (lambda r, n: tied(r, n, 16))
     for shape, k in itertools.product(SHAPES + [(60, 45), (45, 60)], [1, 2, 4]):
@@ -231,8 +214,8 @@ def test_best_over_all_settled_equals_whole_second_pass_bit_for_bit(kind):
     x[-1] = y[7] = hubs[0] / np.linalg.norm(hubs[0])  # the lone row: unsettled, and target 7's best
     fwd, bwd = mining.knn_both(x, y, 4)
     dx, dy = mining.neighbourhood_terms(fwd, bwd, 4, "pooled")
-    rows = mining._settled(fwd, dx, dy, kind, len(y), mining._product_slack(x, y))[0]
-    cols = mining._settled(bwd, dy, dx, kind, len(x), mining._product_slack(y, x))[0]
+    rows = margin_mod._settled(fwd, dx, dy, kind, len(y), margin_mod._product_slack(x, y))[0]
+    cols = margin_mod._settled(bwd, dy, dx, kind, len(x), margin_mod._product_slack(y, x))[0]
     got = mining.best_over_all(x, y, dx, dy, kind, 1024, fwd, bwd)
     whole = mining.best_over_all(x, y, dx, dy, kind, 1024)
     assert 0.7 < rows.mean() <= 1 and 0.7 < cols.mean() <= 1
@@ -341,7 +324,7 @@ def test_mine_cli_per_document(tmp_path):
         "--gold", str(tmp_path / "gold.tsv"), "--settings", "{}",
         "--out-pairs", str(tmp_path / "p.tsv"), "--out-metrics", str(tmp_path / "m.json"),
     ]  # fmt: skip
-    assert mining.main(args) == 0
+    assert command("mine")(["run", *args]) == 0
     m = json.loads((tmp_path / "m.json").read_text())
     assert m["n_docs"] == 3 and m["n_src"] == 13 and m["n_tgt"] == 13
     for d in ("forward", "backward", "intersection"):
@@ -353,30 +336,12 @@ def test_mine_cli_per_document(tmp_path):
     assert all(r.split("\t")[1].split("_")[1] == r.split("\t")[2].split("_")[1] for r in lines[1:])
 
 
-def test_mine_cli_rejects_mismatched_embeddings(tmp_path):
+def test_mine_cli_rejects_mismatched_embeddings(tmp_path, capsys):
     write_tsv(tmp_path / "s.tsv", ["id", "doc", "text"], [("a", "", "x"), ("b", "", "y")])
     write_tsv(tmp_path / "g.tsv", ["src_id", "tgt_id"], [("a", "b")])
     np.save(tmp_path / "e.npy", np.ones((3, 4), np.float32))
     args = ["--src-emb", str(tmp_path / "e.npy"), "--src-sents", str(tmp_path / "s.tsv"), "--tgt-emb",
             str(tmp_path / "e.npy"), "--tgt-sents", str(tmp_path / "s.tsv"), "--gold", str(tmp_path / "g.tsv"),
             "--out-pairs", str(tmp_path / "p.tsv"), "--out-metrics", str(tmp_path / "m.json")]  # fmt: skip
-    with pytest.raises(ValueError, match="expected 2 rows"):
-        mining.main(args)
-
-
-def test_shard_cli_jobs_and_merge(tmp_path):
-    rng = np.random.default_rng(9)
-    x, y = unit(rng, 12), unit(rng, 10)
-    np.save(tmp_path / "x0.npy", x[:5])
-    np.save(tmp_path / "x1.npy", x[5:])
-    np.save(tmp_path / "y.npy", y)
-    for i, off in ((0, 0), (1, 5)):
-        args = ["knn-shard", "--src-emb", str(tmp_path / f"x{i}.npy"), "--src-offset", str(off),
-                "--tgt-emb", str(tmp_path / "y.npy"), "--tgt-offset", "0", "--k", "3",
-                "--out-fwd", str(tmp_path / f"f{i}.npz"), "--out-bwd", str(tmp_path / f"b{i}.npz")]  # fmt: skip
-        assert mining.main(args) == 0
-    args = ["merge-neighbours", "--parts", str(tmp_path / "b0.npz"), str(tmp_path / "b1.npz"), "--k", "3",
-            "--out", str(tmp_path / "b.npz")]  # fmt: skip
-    assert mining.main(args) == 0
-    _, full_b = mining.knn_both(x, y, 3)
-    assert (mining.load_neighbours(tmp_path / "b.npz").idx == full_b.idx).all()
+    assert command("mine")(["run", *args]) == 1
+    assert "expected 2 rows" in capsys.readouterr().err

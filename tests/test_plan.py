@@ -1,4 +1,4 @@
-"""`lem plan`: one row per training job with the schedule training follows, counts from the run's files
+"""`lem plan cost`: one row per training job with the schedule training follows, counts from the run's files
 where they exist, estimates from the config otherwise, and a loud failure where neither is there."""
 
 from __future__ import annotations
@@ -29,15 +29,17 @@ PAPER = REPO / "config" / "paper.yaml"
 
 
 def lem_plan(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "lem.cli", "plan", *args], capture_output=True, text=True)
+    return subprocess.run(
+        [sys.executable, "-m", "lem.cli", "plan", "cost", *args], capture_output=True, text=True
+    )
 
 
-def test_paper_plan_has_a_row_per_model_scope_and_stage_and_totals():
+def test_paper_plan_has_a_row_per_model_scope_and_stage_and_totals(tmp_path):
     config = load_config([PAPER])
     paper = yaml.safe_load(PAPER.read_text())
     trained = [v for v in paper["variants"] if v != "base"]
     models = sorted({m for m in variant_aliases(paper["pretrain"]["variants"], trained).values()})
-    plan = make_plan(config, REPO)
+    plan = make_plan(config, tmp_path)  # a fresh run: no corpus counted yet (the repo may hold results/)
     assert len(models) == 8  # lem_ne_noun_verb masks as lem does: one model for both
     assert len(plan["jobs"]) == len(models) * 3 * 2
     assert {j["name"] for j in plan["jobs"]} == {

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from lem.sentiment import SentimentSettings, finetune, main
+from lem.cli import command
+from lem.sentiment import SentimentSettings, finetune
 
 
 @pytest.fixture(scope="module")
@@ -56,7 +57,7 @@ def test_finetune_keeps_the_best_epoch_and_is_reproducible(data, tmp_path):
     argv = ["--model", str(data["model"]), "--train", str(data["train"]), "--valid", str(data["valid"]),
             "--test", str(data["test"]), "--seed", "1", "--threads", "1", "--out", str(out),
             "--settings", json.dumps({"epochs": 3, "batch_size": 16, "learning_rate": 0.002, "max_length": 40})]  # fmt: skip
-    assert main(argv) == 0
+    assert command("sentiment")(["finetune", *argv]) == 0
     b = json.loads(out.read_text())
     for key in ("macro_f1", "accuracy", "valid_macro_f1", "per_class_f1"):
         assert b[key] == a[key], key

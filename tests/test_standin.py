@@ -1,4 +1,4 @@
-"""`lem stand-in`: a random XLM-R-architecture masked LM + tokenizer that loads like a hub snapshot."""
+"""`lem stand-in build`: a random XLM-R-architecture masked LM + tokenizer that loads like a hub snapshot."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ def test_tiny_stand_in_from_the_runs_text(tmp_path, texts):
 
     out = tmp_path / "resources/hf/lem-stand-in/xlm-roberta-tiny/random"
     proc = subprocess.run(
-        [sys.executable, "-m", "lem.cli", "stand-in", "--size", "tiny", "--texts", *map(str, texts),
+        [sys.executable, "-m", "lem.cli", "stand-in", "build", "--size", "tiny", "--texts", *map(str, texts),
          "--vocab-size", "120", "--seed", "3", "--out", str(out)],
         capture_output=True, text=True,
     )  # fmt: skip

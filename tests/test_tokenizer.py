@@ -6,7 +6,10 @@ import numpy as np
 import pytest
 from transformers import AutoTokenizer
 
-from lem.tokenizer import main, train_tokenizer
+from lem.cli import command
+from lem.tokenizer import train_tokenizer
+
+main = command("tokenizer")
 
 EN = "the road bank river Kamal went to Colombo city market saw a big red house".split()
 SI = "ශ්\u200dරී ලංකා කොළඹ නගරය මිනිසා ගියේය පාර ගඟ".split()

@@ -1,21 +1,22 @@
-"""The `lem` command: one sub-command per pipeline stage.
+"""The `lem` command: `lem <stage> <verb> [--flags]`, one stage per pipeline step (`lem.stage`).
 
-Each stage module owns its own argument parser (`main(argv) -> int`); this file only dispatches,
-importing the stage lazily so that `lem --help` and light stages stay fast.
+Each stage module declares `STAGE = lem.stage.Stage(...)`; this file lists them and imports only the one a
+command names, so that `lem --help` and light stages stay fast. `docs/contracts.md` documents every verb;
+tests/test_cli.py checks it, and every `lem` call of the workflow's rules, against these declarations.
 """
 
 from __future__ import annotations
 
 import importlib
 import sys
+from collections.abc import Callable, Sequence
+
+from lem.stage import Stage
 
 STAGES: dict[str, tuple[str, str]] = {
     "corpus": ("lem.corpus.cli", "generate the embedded trilingual corpus and evaluation sets"),
     "data": ("lem.data.cli", "download sources, load real datasets, prepare evaluation sets"),
-    "annotate": (
-        "lem.annotate.cli",
-        "POS / NER annotation of a text file into the word-level Parquet format",
-    ),
+    "annotate": ("lem.annotate.cli", "POS / NER annotation into the word-level Parquet format"),
     "tokenizer": ("lem.tokenizer", "train a SentencePiece tokenizer in XLM-R format"),
     "features": ("lem.features", "tokenize annotated text into training features with entity flags"),
     "masking": ("lem.maskstats", "masking statistics of a collator over a features dataset"),
@@ -23,30 +24,58 @@ STAGES: dict[str, tuple[str, str]] = {
     "stand-in": ("lem.standin", "a random XLM-R-architecture model + tokenizer for smoke tests"),
     "plan": ("lem.plan", "what a config's training jobs cost: steps, evaluations, disk, GPU-hours"),
     "embed": ("lem.embed", "sentence embeddings of one or more sentence files (one model load)"),
-    "mine": ("lem.mining", "margin-based bitext mining and P/R/F1 against gold"),
+    "mine": ("lem.mining.cli", "margin-based bitext mining and P/R/F1 against gold"),
     "curate": ("lem.curation", "rank a noisy parallel corpus by margin score"),
     "sentiment": ("lem.sentiment", "fine-tune and evaluate sentence classification"),
     "report": ("lem.report", "collect every metric into the summary table and figures"),
 }
 
 
+def stage(name: str) -> Stage:
+    """The declared stage `name` (its module imported now)."""
+    module = importlib.import_module(STAGES[name][0])
+    declared: Stage = module.STAGE
+    if declared.name != name:
+        raise RuntimeError(f"{STAGES[name][0]}.STAGE is named {declared.name!r}, listed as {name!r}")
+    return declared
+
+
 def usage() -> str:
-    lines = ["usage: lem <stage> [args...]", "", "stages:"]
+    lines = ["usage: lem <stage> <verb> [args...]   (lem <stage> --help lists its verbs)", "", "stages:"]
     lines += [f"  {name:<10} {doc}" for name, (_, doc) in STAGES.items()]
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> int:
+def commands_markdown() -> str:
+    """The table of every command and its flags (`lem --commands`), kept in `docs/contracts.md`."""
+    rows = ["| command | what it does | flags (* required) |", "|---|---|---|"]
+    for name in STAGES:
+        for verb in stage(name).verbs:
+            flags = ", ".join(
+                f"`{a.flags[0]}`" + ("*" if a.options.get("required") else "") for a in verb.all_args()
+            )
+            rows.append(f"| `lem {name} {verb.name}` | {verb.help} | {flags} |")
+    return "\n".join(rows) + "\n"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] in {"-h", "--help"}:
         print(usage())
         return 0
-    stage, rest = argv[0], argv[1:]
-    if stage not in STAGES:
-        print(f"lem: unknown stage {stage!r}\n\n{usage()}", file=sys.stderr)
+    if argv[0] == "--commands":
+        sys.stdout.write(commands_markdown())
+        return 0
+    name, rest = argv[0], argv[1:]
+    if name not in STAGES:
+        print(f"lem: unknown stage {name!r}\n\n{usage()}", file=sys.stderr)
         return 2
-    module = importlib.import_module(STAGES[stage][0])
-    return int(module.main(rest) or 0)
+    return stage(name).main(rest)
+
+
+def command(name: str) -> Callable[[Sequence[str]], int]:
+    """`lem <name> ...` as a function of the rest of its argv (for tests and scripts)."""
+    return lambda argv: main([name, *argv])
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ unknown key, a value of the wrong type or a value the dataclass refuses fails wh
 
     mining.settings.kk: unknown key; known: block_size, candidate_k, ... (lem.mining.MineSettings, ...)
     mining.settings.k: mining settings k, candidate_k and block_size must be >= 1 (lem.mining...)
-    mining.settings.threshold: expected a number or null, got '0.5' (lem.mining.MineSettings, `lem mine`)
+    mining.settings.threshold: expected a number or null, got '0.5' (lem.mining.MineSettings, `lem mine run`)
 
 Types come from the dataclass's annotations (checked on the built object, so what `from_dict` converts,
 e.g. a list into a tuple, passes); values from the dataclass's own `from_dict` checks. A key that the rule
@@ -118,14 +118,17 @@ SECTIONS: tuple[Section, ...] = (
         {"epochs": "pretrain.stages.<stage>.epochs"},
     ),
     Section("pretrain.variants.<name>", "lem.masking:MaskingSettings", "lem pretrain continue"),
-    Section("embedding", "lem.embed:EmbedSettings", "lem embed"),
-    Section("mining.settings", "lem.mining:MineSettings", "lem mine"),
+    Section("embedding", "lem.embed:EmbedSettings", "lem embed encode"),
+    Section("mining.settings", "lem.mining:MineSettings", "lem mine run"),
     Section(
         "sentiment.datasets.<name>.prepare", "lem.data.sentiment:SentimentSettings", "lem data sentiment"
     ),
-    Section("sentiment.training", "lem.sentiment:SentimentSettings", "lem sentiment"),
+    Section("sentiment.training", "lem.sentiment:SentimentSettings", "lem sentiment finetune"),
     Section(
-        "curation.settings", "lem.curation:CurationSettings", "lem curate", overridden={"embed": "embedding"}
+        "curation.settings",
+        "lem.curation:CurationSettings",
+        "lem curate rank",
+        overridden={"embed": "embedding"},
     ),
 )
 SECTION = {s.path: s for s in SECTIONS}

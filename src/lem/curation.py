@@ -9,9 +9,7 @@ of clean pairs in the top-ranked share, for each configured share, and average p
 from __future__ import annotations
 
 import argparse
-import json
 import logging
-import sys
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,9 +17,9 @@ from typing import Any
 import numpy as np
 
 from lem.data.noisy import NOISY_HEADERS, read_noisy  # noqa: F401 - the corpus reader, re-exported
-from lem.files import atomic_path, metrics_keys, with_keys, write_json
-from lem.pretrain import set_threads
+from lem.files import atomic_path, with_keys, write_json
 from lem.settings import settings_from_dict
+from lem.stage import Stage, Verb, arg
 
 log = logging.getLogger("lem.curation")
 
@@ -114,32 +112,19 @@ def curate(
     return metrics
 
 
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="lem curate", description=__doc__.splitlines()[0])
-    p.add_argument("--model", required=True)
-    p.add_argument("--corpus", required=True, help="TSV with header src, tgt[, label]")
-    p.add_argument("--settings", default="{}")
-    p.add_argument("--threads", type=int, default=None)
-    p.add_argument("--out-scores", required=True)
-    p.add_argument("--out-metrics", required=True)
-    p.add_argument("--keys", default=None, help="JSON object written as the metrics file's `keys`")
-    args = p.parse_args(argv)
-    logging.basicConfig(
-        level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s", stream=sys.stderr
-    )
-    set_threads(args.threads)
-    from lem.inputs import InputError
+def cmd_rank(a: argparse.Namespace) -> None:
+    curate(a.model, a.corpus, a.settings, a.out_scores, a.out_metrics, a.keys)
 
-    try:
-        curate(
-            args.model,
-            args.corpus,
-            CurationSettings.from_dict(json.loads(args.settings)),
-            args.out_scores,
-            args.out_metrics,
-            metrics_keys(args.keys),
-        )
-    except InputError as err:  # a malformed corpus: one line naming the file and the line
-        print(f"lem curate: {err}", file=sys.stderr)
-        return 1
-    return 0
+
+STAGE = Stage(
+    "curate",
+    __doc__.splitlines()[0],
+    (
+        Verb("rank", "score every pair of a noisy corpus; rank metrics where it carries labels", cmd_rank, (
+            arg("--model", required=True),
+            arg("--corpus", required=True, help="TSV with header src, tgt[, label]"),
+            arg("--out-scores", required=True),
+            arg("--out-metrics", required=True),
+        ), settings=CurationSettings, keys=True, threads=True),
+    ),
+)  # fmt: skip

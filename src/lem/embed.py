@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import logging
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,8 @@ from typing import Any
 import numpy as np
 
 from lem.files import atomic_path, write_json
-from lem.settings import known_keys, settings_json
+from lem.settings import known_keys
+from lem.stage import Stage, UsageError, Verb, arg
 
 log = logging.getLogger(__name__)
 
@@ -81,6 +83,22 @@ def read_sentences(path: str | Path) -> Sentences:
         out.docs.append(parts[1] if ncol == 3 else "")
         out.texts.append(parts[-1])
     return out
+
+
+def load_embeddings(emb_path: str | Path, ids: Sequence[str], sents_path: str | Path) -> np.ndarray:
+    """Embeddings (memory-mapped), checked against the sentence file's row count and ids."""
+    e = np.load(emb_path, mmap_mode="r", allow_pickle=False)
+    if e.ndim != 2 or len(e) != len(ids):
+        raise ValueError(
+            f"{emb_path}: expected {len(ids)} rows (one per sentence of {sents_path}), got shape {e.shape}"
+        )
+    ids_path = Path(str(emb_path)[: -len(".npy")] + ".ids.txt") if str(emb_path).endswith(".npy") else None
+    if ids_path is not None and ids_path.exists():
+        got = ids_path.read_text(encoding="utf-8").splitlines()
+        for n, (a, b) in enumerate(zip(got, ids, strict=False), start=1):
+            if a != b:
+                raise ValueError(f"{ids_path}:{n}: id {a!r} differs from {b!r} in {sents_path}")
+    return np.asarray(e, dtype=np.float32)
 
 
 def _device(name: str):
@@ -165,33 +183,18 @@ def embedding_meta(model_dir: str | Path, settings: EmbedSettings, emb: np.ndarr
     }
 
 
-def main(argv: list[str]) -> int:
-    ap = argparse.ArgumentParser(
-        prog="lem embed",
-        description=__doc__.splitlines()[0],
-        epilog="Several files: repeat --sentences S --out E; the model is loaded once for all of them.",
-    )
-    ap.add_argument("--model", required=True, help="directory with an HF model and its tokenizer")
-    ap.add_argument(
-        "--sentences", action="append", required=True, help="TSV with header id<TAB>doc<TAB>text (repeatable)"
-    )
-    ap.add_argument("--settings", default="{}", help="JSON object of embed settings")
-    ap.add_argument(
-        "--out", action="append", required=True, help="E.npy of the matching --sentences; ids go to E.ids.txt"
-    )
-    a = ap.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+def cmd_encode(a: argparse.Namespace) -> None:
     if len(a.sentences) != len(a.out):
-        raise SystemExit(
-            f"lem embed: give one --out per --sentences, got {len(a.sentences)} --sentences and {len(a.out)} --out"
+        raise UsageError(
+            f"give one --out per --sentences, got {len(a.sentences)} --sentences and {len(a.out)} --out"
         )
     for out in a.out:
         if not out.endswith(".npy"):
-            raise SystemExit(f"lem embed: --out must end in .npy, got {out}")
+            raise UsageError(f"--out must end in .npy, got {out}")
     if len(set(a.out)) != len(a.out):
-        raise SystemExit("lem embed: the same --out is given twice")
+        raise UsageError("the same --out is given twice")
     t0 = time.perf_counter()
-    settings = EmbedSettings.from_dict(settings_json(a.settings, "lem embed"))
+    settings: EmbedSettings = a.settings
     files = [(read_sentences(path), out) for path, out in zip(a.sentences, a.out, strict=True)]  # fail early
     encoder = Encoder(a.model, settings)
     log.info("embed: model %s loaded in %.1fs", a.model, time.perf_counter() - t0)
@@ -209,4 +212,19 @@ def main(argv: list[str]) -> int:
             out, len(emb), emb.shape[1], settings.pooling, settings.layer, time.perf_counter() - t1,
         )  # fmt: skip
     log.info("embed: %d file(s); %.1fs in all", len(files), time.perf_counter() - t0)
-    return 0
+
+
+STAGE = Stage(
+    "embed",
+    __doc__.splitlines()[0],
+    (
+        Verb("encode", "sentence embeddings of one or more sentence files with one model load", cmd_encode, (
+            arg("--model", required=True, help="directory with an HF model and its tokenizer"),
+            arg("--sentences", action="append", required=True,
+                help="TSV with header id<TAB>doc<TAB>text (repeatable)"),
+            arg("--out", action="append", required=True,
+                help="E.npy of the matching --sentences; ids go to E.ids.txt, settings to E.meta.json"),
+        ), settings=EmbedSettings,
+           epilog="Several files: repeat --sentences S --out E; the model is loaded once for all of them."),
+    ),
+)  # fmt: skip

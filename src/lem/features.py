@@ -38,6 +38,7 @@ import pyarrow.parquet as pq
 
 from lem.entities import FLAG_BITS
 from lem.files import atomic_path
+from lem.stage import Stage, Verb, arg
 
 log = logging.getLogger(__name__)
 
@@ -321,43 +322,40 @@ def build_pair_features(
     )  # fmt: skip
 
 
-def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="lem features", description=__doc__.splitlines()[0])
-    sub = parser.add_subparsers(dest="verb", required=True)
-    mono = sub.add_parser("mono", help="monolingual MLM features")
-    mono.add_argument("--tokenizer", required=True)
-    mono.add_argument("--annotations", required=True)
-    mono.add_argument("--lang", required=True)
-    mono.add_argument("--max-length", type=int, required=True)
-    mono.add_argument("--valid-fraction", type=float, required=True)
-    mono.add_argument("--seed", type=int, default=0)
-    mono.add_argument("--out", required=True)
-    para = sub.add_parser("para", help="parallel TLM features")
-    para.add_argument("--tokenizer", required=True)
-    para.add_argument("--pair", required=True)
-    for name in ["--train-src", "--train-tgt", "--valid-src", "--valid-tgt"]:
-        para.add_argument(name, required=True)
-    para.add_argument("--max-length", type=int, required=True)
-    para.add_argument("--out", required=True)
-    args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    if args.verb == "mono":
-        build_mono_features(
-            args.tokenizer,
-            args.annotations,
-            args.lang,
-            args.max_length,
-            args.valid_fraction,
-            args.seed,
-            args.out,
-        )
-    else:
-        build_pair_features(
-            args.tokenizer, args.pair, args.train_src, args.train_tgt, args.valid_src, args.valid_tgt,
-            args.max_length, args.out,
-        )  # fmt: skip
-    return 0
+def cmd_mono(a: argparse.Namespace) -> None:
+    build_mono_features(a.tokenizer, a.annotations, a.lang, a.max_length, a.valid_fraction, a.seed, a.out)
 
 
-if __name__ == "__main__":  # pragma: no cover
-    raise SystemExit(main(__import__("sys").argv[1:]))
+def cmd_para(a: argparse.Namespace) -> None:
+    build_pair_features(
+        a.tokenizer, a.pair, a.train_src, a.train_tgt, a.valid_src, a.valid_tgt, a.max_length, a.out
+    )
+
+
+TOKENIZER, MAX_LENGTH, OUT = (
+    arg("--tokenizer", required=True),
+    arg("--max-length", type=int, required=True),
+    arg("--out", required=True),
+)
+STAGE = Stage(
+    "features",
+    __doc__.splitlines()[0],
+    (
+        Verb("mono", "monolingual MLM features", cmd_mono, (
+            TOKENIZER,
+            arg("--annotations", required=True),
+            arg("--lang", required=True),
+            MAX_LENGTH,
+            arg("--valid-fraction", type=float, required=True),
+            arg("--seed", type=int, default=0),
+            OUT,
+        )),
+        Verb("para", "parallel TLM features", cmd_para, (
+            TOKENIZER,
+            arg("--pair", required=True),
+            *(arg(name, required=True) for name in ["--train-src", "--train-tgt", "--valid-src", "--valid-tgt"]),
+            MAX_LENGTH,
+            OUT,
+        )),
+    ),
+)  # fmt: skip

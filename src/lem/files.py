@@ -39,16 +39,15 @@ def write_json(path: str | os.PathLike, obj: Any) -> None:
     write_text(path, json.dumps(obj, indent=2, ensure_ascii=False, sort_keys=False) + "\n")
 
 
-def metrics_keys(text: str | None) -> dict[str, str] | None:
-    """The `--keys` argument of a metrics writer (`lem mine`, `lem sentiment`, `lem curate`,
-    `lem annotate score`): a JSON object of strings naming what the file measures (`variant`, `task`,
+def metrics_keys(keys: Any) -> dict[str, str] | None:
+    """The parsed `--keys` argument of a metrics writer (`lem mine run`, `lem sentiment finetune`, `lem curate rank
+    rank`, `lem annotate score`): a JSON object of strings naming what the file measures (`variant`, `task`,
     `dataset`, `pair`, `seed` where it applies; `docs/contracts.md`), written as the file's top-level `keys`.
     None when not given."""
-    if text is None:
+    if keys is None:
         return None
-    keys = json.loads(text)
     if not isinstance(keys, dict) or not all(isinstance(v, str) for v in keys.values()):
-        raise ValueError(f"--keys must be a JSON object of strings, got {text}")
+        raise ValueError(f"--keys must be a JSON object of strings, got {json.dumps(keys)}")
     return keys
 
 

@@ -12,7 +12,7 @@ corpus) decodes it with `decode` / `read_text`, so every such file:
 
 Failures raise `InputError`, a `ValueError` whose message is one line: `<file>:<line>: expected <what>,
 got <what>`, or `<file>: ...` for a problem of the whole file (empty, no usable line, sides of unequal
-length). `lem.annotate.readers.ReaderError` is an `InputError`. The `lem data` verbs and `lem curate`
+length). `lem.annotate.readers.ReaderError` is an `InputError`. The `lem data` verbs and `lem curate rank`
 print it as one line and exit 1. Only `OSError` (a missing or unreadable file) and `InputError` leave a
 loader.
 """

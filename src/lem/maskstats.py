@@ -9,7 +9,6 @@ computes them for any settings by hand.
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import time
 from typing import Any
@@ -19,6 +18,7 @@ import numpy as np
 from lem.entities import ENTITY_BITS, FLAG_ANY
 from lem.files import write_json
 from lem.masking import MaskingSettings, batches, make_collator, masking_budget, pad_rows
+from lem.stage import Stage, Verb, arg
 
 log = logging.getLogger(__name__)
 
@@ -128,31 +128,31 @@ def masking_stats(
     }
 
 
-def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="lem masking", description=__doc__.splitlines()[0])
-    sub = parser.add_subparsers(dest="verb", required=True)
-    stats = sub.add_parser("stats", help="masking statistics of a collator over a features dataset")
-    stats.add_argument("--features", required=True, help="DatasetDict directory from `lem features`")
-    stats.add_argument("--split", default="train")
-    stats.add_argument("--tokenizer", required=True)
-    stats.add_argument("--settings", default="{}", help="MaskingSettings as a JSON object")
-    stats.add_argument("--seed", type=int, default=0)
-    stats.add_argument("--n-examples", type=int, default=2000)
-    stats.add_argument("--batch-size", type=int, default=32)
-    stats.add_argument("--out", required=True)
-    args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+def cmd_stats(a: argparse.Namespace) -> None:
     from datasets import load_from_disk
     from transformers import AutoTokenizer
 
     t0 = time.perf_counter()
-    tokenizer = AutoTokenizer.from_pretrained(args.tokenizer)
-    settings = MaskingSettings.from_dict(json.loads(args.settings))
-    dataset = load_from_disk(args.features)[args.split]
-    collator = make_collator(tokenizer, settings, args.seed)
-    result = masking_stats(collator, dataset, tokenizer, args.n_examples, args.batch_size, args.seed)
-    write_json(args.out, result)
-    log.info(
-        "masking stats: %d examples, %.1fs -> %s", result["n_examples"], time.perf_counter() - t0, args.out
-    )
-    return 0
+    tokenizer = AutoTokenizer.from_pretrained(a.tokenizer)
+    dataset = load_from_disk(a.features)[a.split]
+    collator = make_collator(tokenizer, a.settings, a.seed)
+    result = masking_stats(collator, dataset, tokenizer, a.n_examples, a.batch_size, a.seed)
+    write_json(a.out, result)
+    log.info("masking stats: %d examples, %.1fs -> %s", result["n_examples"], time.perf_counter() - t0, a.out)
+
+
+STAGE = Stage(
+    "masking",
+    __doc__.splitlines()[0],
+    (
+        Verb("stats", "masking statistics of a collator over a features dataset", cmd_stats, (
+            arg("--features", required=True, help="DatasetDict directory from `lem features`"),
+            arg("--split", default="train"),
+            arg("--tokenizer", required=True),
+            arg("--seed", type=int, default=0),
+            arg("--n-examples", type=int, default=2000),
+            arg("--batch-size", type=int, default=32),
+            arg("--out", required=True),
+        ), settings=MaskingSettings),
+    ),
+)  # fmt: skip

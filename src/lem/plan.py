@@ -1,4 +1,4 @@
-"""`lem plan`: what the training jobs of a config cost before any of them runs.
+"""`lem plan cost`: what the training jobs of a config cost before any of them runs.
 
 One row per training job (every trained variant x scope x stage, plus the base model when it is trained
 from scratch): training examples, subword tokens, optimizer steps, evaluations and checkpoints (from
@@ -42,6 +42,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+
+from lem.stage import Stage, UsageError, Verb, arg, json_object
 
 REPO = Path(__file__).resolve().parents[2]
 SCHEMA = REPO / "workflow" / "schemas" / "config.schema.yaml"
@@ -617,27 +619,32 @@ def write_outputs(plan: dict[str, Any], text: str, outs: list[str]) -> None:
             raise PlanError(f"--out {out}: give a .txt, .tsv or .json file")
 
 
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="lem plan", description=__doc__.splitlines()[0])
-    src = p.add_mutually_exclusive_group(required=True)
-    src.add_argument("--configfile", nargs="+", help="config file(s), merged in order as by snakemake")
-    src.add_argument("--config-json", help="the config as one JSON object (what the `plan` rule passes)")
-    p.add_argument("--directory", default=".", help="the run's working directory (where results/ is)")
-    p.add_argument("--schema", default=str(SCHEMA), help="the config schema")
-    p.add_argument("--out", nargs="*", default=[], help=".txt (the table), .tsv and/or .json files")
-    args = p.parse_args(argv)
-    try:
-        if args.configfile:
-            config = load_config(args.configfile, Path(args.schema))
-            title = f"Plan of {' + '.join(args.configfile)}"
-        else:
-            config = validated(json.loads(args.config_json), Path(args.schema))
-            title = "Plan of the run's config"
-        plan = make_plan(config, args.directory)
-        text = table(plan, title)
-        write_outputs(plan, text, args.out)
-    except PlanError as err:
-        print(f"lem plan: {err}", file=sys.stderr)
-        return 1
+def cmd_cost(a: argparse.Namespace) -> int:
+    if bool(a.configfile) == bool(a.config_json):
+        raise UsageError("give --configfile or --config-json (one of them)")
+    if a.configfile:
+        config = load_config(a.configfile, Path(a.schema))
+        title = f"Plan of {' + '.join(a.configfile)}"
+    else:
+        config = validated(a.config_json, Path(a.schema))
+        title = "Plan of the run's config"
+    plan = make_plan(config, a.directory)
+    text = table(plan, title)
+    write_outputs(plan, text, a.out)
     sys.stdout.write(text)
     return 0
+
+
+STAGE = Stage(
+    "plan",
+    __doc__.splitlines()[0],
+    (
+        Verb("cost", "steps, evaluations, checkpoint disk and GPU-hours of every training job", cmd_cost, (
+            arg("--configfile", nargs="+", help="config file(s), merged in order as by snakemake"),
+            arg("--config-json", type=json_object, help="the config as one JSON object (what the `plan` rule passes)"),
+            arg("--directory", default=".", help="the run's working directory (where results/ is)"),
+            arg("--schema", default=str(SCHEMA), help="the config schema"),
+            arg("--out", nargs="*", default=[], help=".txt (the table), .tsv and/or .json files"),
+        ), errors=(PlanError,)),
+    ),
+)  # fmt: skip

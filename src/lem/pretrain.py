@@ -21,7 +21,6 @@ import logging
 import math
 import os
 import shutil
-import sys
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -30,7 +29,8 @@ from typing import Any
 from lem.files import content_digest
 from lem.masking import fixed_masked_validation  # noqa: F401  (kept importable from here)
 from lem.settings import settings_from_dict
-from lem.training import (  # noqa: F401  (the schedule is imported from here by `lem plan` and the config check)
+from lem.stage import Stage, Verb, arg, json_object
+from lem.training import (  # noqa: F401  (the schedule is imported from here by `lem plan cost` and the config check)
     KEPT_CHECKPOINTS,
     LOSS_POSITIONS,
     PRECISIONS,
@@ -410,7 +410,7 @@ def run(args: argparse.Namespace) -> int:
 
     from lem.masking import MaskingSettings
 
-    cfg = json.loads(args.settings)
+    cfg = args.settings
     train = TrainSettings.from_dict(cfg.get("training"))
     if args.verb == "base":
         masking = MaskingSettings.from_dict(cfg.get("masking", {"strategy": "standard"}))
@@ -455,33 +455,8 @@ NPROC_HELP = (
 )
 
 
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="lem pretrain", description=__doc__.splitlines()[0])
-    sub = p.add_subparsers(dest="verb", required=True)
-    b = sub.add_parser("base", help="pre-train a tiny XLM-R-architecture model from scratch (standard MLM)")
-    b.add_argument("--tokenizer", required=True)
-    b.add_argument("--features", nargs="+", required=True)
-    b.add_argument("--settings", required=True, help="JSON: {model: {...}, training: {...}, masking: {...}}")
-    b.add_argument(
-        "--checkpoints", required=True, help="folder for resumable checkpoints (kept across restarts)"
-    )
-    b.add_argument("--out", required=True)
-    b.add_argument("--threads", type=int, default=None, help="torch threads (per process)")
-    b.add_argument("--nproc-per-node", default=os.environ.get("LEM_NPROC_PER_NODE", "1"), help=NPROC_HELP)
-    c = sub.add_parser("continue", help="continual pre-training stage (mono or para) of a variant")
-    c.add_argument("--init", required=True, help="model folder to start from")
-    c.add_argument("--stage", required=True, choices=["mono", "para"])
-    c.add_argument("--features", nargs="+", required=True)
-    c.add_argument("--settings", required=True, help="JSON: {training: {...}, masking: {...}}")
-    c.add_argument("--checkpoints", required=True)
-    c.add_argument("--out", required=True)
-    c.add_argument("--threads", type=int, default=None, help="torch threads (per process)")
-    c.add_argument("--nproc-per-node", default=os.environ.get("LEM_NPROC_PER_NODE", "1"), help=NPROC_HELP)
-    argv = list(sys.argv[1:] if argv is None else argv)
-    args = p.parse_args(argv)
-    logging.basicConfig(
-        level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s", stream=sys.stderr
-    )
+def cmd_train(args: argparse.Namespace, argv: list[str]) -> int:
+    """Relaunch under torchrun when asked for several processes; then train (`run`) in this process."""
     from lem.training import nproc_per_node, relaunch
 
     status = relaunch(["pretrain", *argv], nproc_per_node(args.nproc_per_node))
@@ -491,3 +466,30 @@ def main(argv: list[str] | None = None) -> int:
     set_threads(max(1, args.threads // world) if args.threads else None)  # --threads: the job's, shared
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     return run(args)
+
+
+COMMON = (
+    arg("--features", nargs="+", required=True),
+    arg("--checkpoints", required=True, help="folder for resumable checkpoints (kept across restarts)"),
+    arg("--out", required=True),
+    arg("--threads", type=int, default=None, help="torch threads (of the job, shared by its processes)"),
+    arg("--nproc-per-node", default=os.environ.get("LEM_NPROC_PER_NODE", "1"), help=NPROC_HELP),
+)
+STAGE = Stage(
+    "pretrain",
+    __doc__.splitlines()[0],
+    (
+        Verb("base", "pre-train a tiny XLM-R-architecture model from scratch (standard MLM)", cmd_train, (
+            arg("--tokenizer", required=True),
+            arg("--settings", type=json_object, required=True,
+                help="JSON: {model: {...}, training: {...}, masking: {...}}"),
+            *COMMON,
+        ), argv_run=True),
+        Verb("continue", "continual pre-training stage (mono or para) of a variant", cmd_train, (
+            arg("--init", required=True, help="model folder to start from"),
+            arg("--stage", required=True, choices=["mono", "para"]),
+            arg("--settings", type=json_object, required=True, help="JSON: {training: {...}, masking: {...}}"),
+            *COMMON,
+        ), argv_run=True),
+    ),
+)  # fmt: skip

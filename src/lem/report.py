@@ -13,12 +13,12 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import sys
 from pathlib import Path
 
 import pandas as pd
 
 from lem.files import atomic_path, write_text
+from lem.stage import Stage, Verb, arg
 
 log = logging.getLogger("lem.report")
 
@@ -278,34 +278,26 @@ def build_report(
     return summary
 
 
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="lem report", description=__doc__.splitlines()[0])
-    p.add_argument("--mining", nargs="*", default=[])
-    p.add_argument("--sentiment", nargs="*", default=[])
-    p.add_argument("--curation", nargs="*", default=[])
-    p.add_argument(
-        "--annotation", nargs="*", default=[], help="annotation_eval/<annotator>/<lang>.json files"
-    )
-    p.add_argument(
-        "--coverage", default=None, help="the annotation coverage JSON (results/annotate/coverage.json)"
-    )
-    p.add_argument("--variants", nargs="+", required=True, help="row order of the tables")
-    p.add_argument("--out-dir", required=True)
-    args = p.parse_args(argv)
-    logging.basicConfig(
-        level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s", stream=sys.stderr
-    )
-    build_report(
-        args.mining,
-        args.sentiment,
-        args.curation,
-        args.variants,
-        Path(args.out_dir),
-        args.annotation,
-        args.coverage,
-    )
-    out = Path(args.out_dir).resolve()
+def cmd_build(a: argparse.Namespace) -> None:
+    build_report(a.mining, a.sentiment, a.curation, a.variants, Path(a.out_dir), a.annotation, a.coverage)
+    out = Path(a.out_dir).resolve()
     print(
         f"report written: {out / 'summary.md'} (table: {out / 'summary.tsv'}, figure: {out / 'overview.png'})"
     )
-    return 0
+
+
+STAGE = Stage(
+    "report",
+    __doc__.splitlines()[0],
+    (
+        Verb("build", "the summary table (tsv, markdown) and figures of every metrics file", cmd_build, (
+            arg("--mining", nargs="*", default=[]),
+            arg("--sentiment", nargs="*", default=[]),
+            arg("--curation", nargs="*", default=[]),
+            arg("--annotation", nargs="*", default=[], help="annotation_eval/<annotator>/<lang>.json files"),
+            arg("--coverage", default=None, help="the annotation coverage JSON (results/annotate/coverage.json)"),
+            arg("--variants", nargs="+", required=True, help="row order of the tables"),
+            arg("--out-dir", required=True),
+        )),
+    ),
+)  # fmt: skip

@@ -9,10 +9,8 @@ from __future__ import annotations
 
 import argparse
 import csv
-import json
 import logging
 import shutil
-import sys
 import tempfile
 import time
 from dataclasses import dataclass
@@ -21,9 +19,9 @@ from typing import Any
 
 import numpy as np
 
-from lem.files import metrics_keys, with_keys, write_json
+from lem.files import with_keys, write_json
 from lem.settings import settings_from_dict
-from lem.training import set_threads
+from lem.stage import Stage, Verb, arg
 
 log = logging.getLogger("lem.sentiment")
 
@@ -173,24 +171,22 @@ def finetune(
     return report
 
 
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="lem sentiment", description=__doc__.splitlines()[0])
-    p.add_argument("--model", required=True, help="pre-trained model folder (model and tokenizer)")
-    p.add_argument("--train", required=True)
-    p.add_argument("--valid", required=True)
-    p.add_argument("--test", required=True)
-    p.add_argument("--seed", type=int, required=True)
-    p.add_argument("--settings", default="{}", help="JSON of SentimentSettings")
-    p.add_argument("--threads", type=int, default=None)
-    p.add_argument("--out", required=True, help="metrics.json")
-    p.add_argument("--keys", default=None, help="JSON object written as the metrics file's `keys`")
-    args = p.parse_args(argv)
-    keys = metrics_keys(args.keys)
-    logging.basicConfig(
-        level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s", stream=sys.stderr
-    )
-    set_threads(args.threads)
-    settings = SentimentSettings.from_dict(json.loads(args.settings))
-    report = finetune(args.model, args.train, args.valid, args.test, settings, args.seed)
-    write_json(args.out, with_keys(report, keys))
-    return 0
+def cmd_finetune(a: argparse.Namespace) -> None:
+    report = finetune(a.model, a.train, a.valid, a.test, a.settings, a.seed)
+    write_json(a.out, with_keys(report, a.keys))
+
+
+STAGE = Stage(
+    "sentiment",
+    __doc__.splitlines()[0],
+    (
+        Verb("finetune", "fine-tune on train, select on valid, score on test", cmd_finetune, (
+            arg("--model", required=True, help="pre-trained model folder (model and tokenizer)"),
+            arg("--train", required=True),
+            arg("--valid", required=True),
+            arg("--test", required=True),
+            arg("--seed", type=int, required=True),
+            arg("--out", required=True, help="metrics.json"),
+        ), settings=SentimentSettings, keys=True, threads=True),
+    ),
+)  # fmt: skip

@@ -24,16 +24,3 @@ def known_keys(cls: type, data: dict[str, Any] | None, where: str) -> dict[str, 
 def settings_from_dict(cls: type[T], data: dict[str, Any] | None, where: str = "settings") -> T:
     """Build dataclass `cls` from `data`, rejecting unknown keys."""
     return cls(**known_keys(cls, data, where))
-
-
-def settings_json(text: str | None, prog: str) -> dict[str, Any]:
-    """The `--settings` argument of a CLI: a JSON object, or a clear exit naming the command."""
-    import json
-
-    try:
-        data = json.loads(text) if text else {}
-    except json.JSONDecodeError as err:
-        raise SystemExit(f"{prog}: --settings is not valid JSON ({err}): {text[:200]!r}") from err
-    if not isinstance(data, dict):
-        raise SystemExit(f"{prog}: --settings must be a JSON object")
-    return data

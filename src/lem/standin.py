@@ -1,4 +1,4 @@
-"""A stand-in base model (`lem stand-in`): a randomly initialised XLM-R-architecture masked LM and its
+"""A stand-in base model (`lem stand-in build`): a randomly initialised XLM-R-architecture masked LM and its
 tokenizer, saved like a hub snapshot, so a paper-shaped config runs end to end with no download.
 
 It exists to check a machine (a GPU node before the paper run; CPU in the test suite), never to produce
@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import argparse
 import logging
-import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+from lem.stage import Stage, UsageError, Verb, arg
 
 log = logging.getLogger("lem.standin")
 
@@ -128,7 +129,7 @@ def build_stand_in(
         model.save_pretrained(str(tmp), safe_serialization=True)
         tok.save_pretrained(str(tmp))
         record = {
-            "source": "lem stand-in (random initialisation)",
+            "source": "lem stand-in build (random initialisation)",
             "random": True,
             **note,
             "architecture": {**arch, "vocab_size": model_vocab},
@@ -147,18 +148,23 @@ def build_stand_in(
     return record
 
 
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="lem stand-in", description=__doc__.splitlines()[0])
-    p.add_argument(
-        "--size", default="base", choices=sorted(SIZES), help="base: xlm-roberta-base's architecture"
-    )
-    src = p.add_mutually_exclusive_group(required=True)
-    src.add_argument("--tokenizer", default=None, help="a tokenizer folder to copy")
-    src.add_argument("--texts", nargs="+", default=None, help=".txt / header-less .tsv files to train one on")
-    p.add_argument("--vocab-size", type=int, default=8000, help="pieces of a trained tokenizer (at most)")
-    p.add_argument("--seed", type=int, default=13)
-    p.add_argument("--out", required=True, help="the model folder (e.g. the config's base_model_dir)")
-    args = p.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
-    build_stand_in(args.out, args.size, args.tokenizer, args.texts or (), args.vocab_size, args.seed)
-    return 0
+def cmd_build(a: argparse.Namespace) -> None:
+    if (a.tokenizer is None) == (a.texts is None):
+        raise UsageError("give --tokenizer (a folder to copy) or --texts (files to train one on), not both")
+    build_stand_in(a.out, a.size, a.tokenizer, a.texts or (), a.vocab_size, a.seed)
+
+
+STAGE = Stage(
+    "stand-in",
+    __doc__.splitlines()[0],
+    (
+        Verb("build", "a random model of a real architecture with a copied or trained tokenizer", cmd_build, (
+            arg("--size", default="base", choices=sorted(SIZES), help="base: xlm-roberta-base's architecture"),
+            arg("--tokenizer", default=None, help="a tokenizer folder to copy (or --texts)"),
+            arg("--texts", nargs="+", default=None, help=".txt / header-less .tsv files to train one on"),
+            arg("--vocab-size", type=int, default=8000, help="pieces of a trained tokenizer (at most)"),
+            arg("--seed", type=int, default=13),
+            arg("--out", required=True, help="the model folder (e.g. the config's base_model_dir)"),
+        )),
+    ),
+)  # fmt: skip

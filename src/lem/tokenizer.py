@@ -23,6 +23,7 @@ from tokenizers import Tokenizer, decoders, normalizers, pre_tokenizers, process
 from tokenizers.models import Unigram
 
 from lem.files import atomic_path
+from lem.stage import Stage, Verb, arg
 
 log = logging.getLogger(__name__)
 
@@ -139,15 +140,19 @@ def train_tokenizer(
     return Path(out)
 
 
-def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="lem tokenizer", description=__doc__.splitlines()[0])
-    sub = parser.add_subparsers(dest="verb", required=True)
-    train = sub.add_parser("train", help="train a Unigram tokenizer in XLM-R format")
-    train.add_argument("--inputs", nargs="+", required=True, help=".txt or header-less .tsv files")
-    train.add_argument("--vocab-size", type=int, required=True)
-    train.add_argument("--seed", type=int, default=0)
-    train.add_argument("--out", required=True, help="output directory (save_pretrained)")
-    args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    train_tokenizer(args.inputs, args.vocab_size, args.out, seed=args.seed)
-    return 0
+def cmd_train(a: argparse.Namespace) -> None:
+    train_tokenizer(a.inputs, a.vocab_size, a.out, seed=a.seed)
+
+
+STAGE = Stage(
+    "tokenizer",
+    __doc__.splitlines()[0],
+    (
+        Verb("train", "train a Unigram tokenizer in XLM-R format", cmd_train, (
+            arg("--inputs", nargs="+", required=True, help=".txt or header-less .tsv files"),
+            arg("--vocab-size", type=int, required=True),
+            arg("--seed", type=int, default=0),
+            arg("--out", required=True, help="output directory (save_pretrained)"),
+        )),
+    ),
+)  # fmt: skip

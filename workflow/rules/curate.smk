@@ -20,5 +20,5 @@ rule curate:
             "curation", variant=w.variant, dataset="noisy", pair=w.pair
         ),
     shell:
-        "lem curate --model {input.model:q} --corpus {input.corpus:q} --settings '{params.settings}' "
+        "lem curate rank --model {input.model:q} --corpus {input.corpus:q} --settings '{params.settings}' "
         "--threads {threads} --keys '{params.keys_json}' --out-scores {output.scores:q} --out-metrics {output.metrics:q} > {log:q} 2>&1"

@@ -67,5 +67,5 @@ for _unit, (_variants, _files) in embed_units().items():
             settings=as_json(config["embedding"]),
             files=lambda w, input, output: embed_args(input, output),
         shell:
-            "lem embed --model {input.model:q} {params.files:q} "
+            "lem embed encode --model {input.model:q} {params.files:q} "
             "--settings '{params.settings}' > {log:q} 2>&1"

@@ -21,6 +21,6 @@ rule mine:
             "mining", variant=w.variant, dataset=w.evalset, pair=f"{w.src}-{w.tgt}"
         ),
     shell:
-        "lem mine --src-emb {input.src_emb:q} --src-sents {input.src_sents:q} "
+        "lem mine run --src-emb {input.src_emb:q} --src-sents {input.src_sents:q} "
         "--tgt-emb {input.tgt_emb:q} --tgt-sents {input.tgt_sents:q} --gold {input.gold:q} "
         "--settings '{params.settings}' --keys '{params.keys_json}' --out-pairs {output.pairs:q} --out-metrics {output.metrics:q} > {log:q} 2>&1"

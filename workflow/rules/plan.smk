@@ -15,5 +15,5 @@ rule plan:
     params:
         config=as_json(config),
     shell:
-        "lem plan --config-json '{params.config}' "
+        "lem plan cost --config-json '{params.config}' "
         "--out {output.txt:q} {output.tsv:q} {output.json:q} > {log:q} 2>&1"

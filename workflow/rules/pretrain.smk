@@ -120,7 +120,7 @@ if config["base_model"]["source"] == "stand_in":
             vocab=config["base_model"]["stand_in"]["vocab_size"],
             seed=config["seed"],
         shell:
-            "lem stand-in --size {params.size:q} "
+            "lem stand-in build --size {params.size:q} "
             + (
                 "--tokenizer {input.tokenizer:q}"
                 if config["tokenizer"]["source"] == "train"

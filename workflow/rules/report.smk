@@ -25,6 +25,6 @@ rule report:
     params:
         variants=VARIANTS,
     shell:
-        "lem report --mining {input.mining:q} --sentiment {input.sentiment:q} --curation {input.curation:q} --annotation {input.annotation:q} "
+        "lem report build --mining {input.mining:q} --sentiment {input.sentiment:q} --curation {input.curation:q} --annotation {input.annotation:q} "
         "--coverage {input.coverage:q} "
         "--variants {params.variants:q} --out-dir $(dirname {output.tsv:q}) 2> {log:q}"

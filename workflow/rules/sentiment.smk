@@ -29,6 +29,6 @@ rule sentiment:
             seed=w.seed,
         ),
     shell:
-        "lem sentiment --model {input.model:q} --train {input.train:q} --valid {input.valid:q} "
+        "lem sentiment finetune --model {input.model:q} --train {input.train:q} --valid {input.valid:q} "
         "--test {input.test:q} --seed {wildcards.seed} --settings '{params.settings}' "
         "--threads {threads} --keys '{params.keys_json}' --out {output:q} > {log:q} 2>&1"

@@ -4,29 +4,30 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
-import sys
 
 from lem.corpus.generate import GenerateSettings, generate
+from lem.stage import Stage, Verb, arg
 
 
-def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="lem corpus", description=__doc__)
-    verbs = parser.add_subparsers(dest="verb", required=True)
-    gen = verbs.add_parser("generate", help="generate the trilingual corpus, gold tags and evaluation sets")
-    gen.add_argument("--settings", default="{}", help="JSON object of GenerateSettings fields")
-    gen.add_argument("--out-dir", required=True, help="corpus folder (mono/, para/, gold/, lexicon/)")
-    gen.add_argument("--eval-dir", required=True, help="evaluation folder (news/, sentiment/, noisy/)")
-    args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    try:
-        raw = json.loads(args.settings)
-        if not isinstance(raw, dict):
-            raise ValueError("--settings must be a JSON object")
-        settings = GenerateSettings.from_dict(raw)
-    except (json.JSONDecodeError, ValueError) as err:
-        print(f"lem corpus generate: bad --settings: {err}", file=sys.stderr)
-        return 2
-    counts = generate(settings, args.out_dir, args.eval_dir)
+def run_generate(args: argparse.Namespace) -> int:
+    counts = generate(args.settings, args.out_dir, args.eval_dir)
     print(json.dumps({k: v for k, v in counts.items() if k != "settings"}, ensure_ascii=False))
     return 0
+
+
+STAGE = Stage(
+    "corpus",
+    __doc__.splitlines()[0],
+    (
+        Verb(
+            "generate",
+            "generate the trilingual corpus, gold tags and evaluation sets",
+            run_generate,
+            (
+                arg("--out-dir", required=True, help="corpus folder (mono/, para/, gold/, lexicon/)"),
+                arg("--eval-dir", required=True, help="evaluation folder (news/, sentiment/, noisy/)"),
+            ),
+            settings=GenerateSettings,
+        ),
+    ),
+)

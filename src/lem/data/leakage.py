@@ -62,7 +62,7 @@ def read_eval_sentences(path: str | os.PathLike) -> list[str]:
         return out
     if path.suffix == ".tsv" and lines:
         header = lines[0].split("\t")
-        if header in NOISY_HEADERS:  # a curation corpus: checked now, long before `lem curate` reads it
+        if header in NOISY_HEADERS:  # a curation corpus: checked now, long before `lem curate rank` reads it
             src, tgt, _ = read_noisy(path)
             return src + tgt
         cols = [i for i, h in enumerate(header) if h in ("text", "src", "tgt", "Sentence", "sentence")]

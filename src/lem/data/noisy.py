@@ -1,4 +1,4 @@
-"""The noisy parallel corpus that `lem curate` ranks: `src<TAB>tgt[<TAB>label]` with a header line.
+"""The noisy parallel corpus that `lem curate rank` ranks: `src<TAB>tgt[<TAB>label]` with a header line.
 
 Read here (not in `lem.curation`, which needs torch) so that the leakage guard, which runs before any
 training job, reads every curation corpus with the same checks and a malformed one fails early.

@@ -1,0 +1,61 @@
+"""`lem mine run`: mine one evaluation set's sentence pairs from two embedding files and score them."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import time
+from typing import Any
+
+from lem.stage import Stage, Verb, arg
+
+log = logging.getLogger("lem.mining")
+
+
+def cmd_run(a: argparse.Namespace) -> None:
+    from lem.embed import load_embeddings, read_sentences
+    from lem.files import atomic_path, with_keys, write_json
+    from lem.mining.evaluate import prf, read_gold
+    from lem.mining.margin import mine_corpus
+
+    t0 = time.perf_counter()
+    settings = a.settings
+    src, tgt = read_sentences(a.src_sents), read_sentences(a.tgt_sents)
+    x = load_embeddings(a.src_emb, src.ids, a.src_sents)
+    y = load_embeddings(a.tgt_emb, tgt.ids, a.tgt_sents)
+    gold = read_gold(a.gold)
+    res = mine_corpus(x, y, src.ids, tgt.ids, src.docs, tgt.docs, settings)
+    metrics: dict[str, Any] = {}
+    for d, pairs in res.pairs.items():
+        metrics[d] = prf({(s, t) for s, t, _ in pairs}, gold)
+    metrics.update(settings=settings.to_dict(), n_docs=res.n_docs, n_src=len(x), n_tgt=len(y))
+    with atomic_path(a.out_pairs) as tmp:
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write("direction\tsrc_id\ttgt_id\tscore\n")
+            for d in settings.retrieval:
+                for s, t, sc in res.pairs[d]:
+                    f.write(f"{d}\t{s}\t{t}\t{sc:.6f}\n")
+    write_json(a.out_metrics, with_keys(metrics, a.keys))
+    m = metrics
+    log.info(
+        "mine: %d src, %d tgt, %d docs, gold %d; F1 fwd %.3f bwd %.3f int %.3f; %.1fs",
+        len(x), len(y), res.n_docs, len(gold), m["forward"]["f1"], m["backward"]["f1"], m["intersection"]["f1"],
+        time.perf_counter() - t0,
+    )  # fmt: skip
+
+
+STAGE = Stage(
+    "mine",
+    __doc__.splitlines()[0],
+    (
+        Verb("run", "margin-based mining of an evaluation set and its P/R/F1 against the gold links", cmd_run, (
+            arg("--src-emb", required=True),
+            arg("--src-sents", required=True),
+            arg("--tgt-emb", required=True),
+            arg("--tgt-sents", required=True),
+            arg("--gold", required=True),
+            arg("--out-pairs", required=True),
+            arg("--out-metrics", required=True),
+        ), settings="lem.mining.settings:MineSettings", keys=True, errors=(ValueError,)),
+    ),
+)  # fmt: skip

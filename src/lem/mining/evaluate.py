@@ -1,0 +1,54 @@
+"""Evaluation of mined pairs: precision, recall and F1 against gold links (`prf`), xsim, the gold file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from lem.mining.margin import mine
+from lem.mining.settings import MineSettings
+
+
+def prf(pred: set[tuple[str, str]], gold: set[tuple[str, str]]) -> dict[str, float | int]:
+    """Precision = correct / mined, recall = correct / gold, on deduplicated pairs (as the authors, deduped)."""
+    n_correct = len(pred & gold)
+    p = n_correct / len(pred) if pred else 0.0
+    r = n_correct / len(gold) if gold else 0.0
+    f = 2 * p * r / (p + r) if p + r else 0.0
+    return {
+        "precision": p,
+        "recall": r,
+        "f1": f,
+        "n_pred": len(pred),
+        "n_gold": len(gold),
+        "n_correct": n_correct,
+    }
+
+
+def xsim_error_rate(
+    x: np.ndarray, y: np.ndarray, margin: str = "absolute", k: int = 4, neighbourhood: str = "mean"
+) -> float:
+    """xsim: fraction of line-aligned sources whose best target (by margin, all candidates) is not their own."""
+    if len(x) != len(y):
+        raise ValueError(f"xsim needs line-aligned sets, got {len(x)} and {len(y)} rows")
+    if len(x) == 0:
+        return 0.0
+    s = MineSettings(margin=margin, neighbourhood=neighbourhood, k=k, retrieval=("forward",))
+    s.validate()
+    best = mine(x, y, s)
+    return float(np.mean(best.fwd_best != np.arange(len(x))))
+
+
+def read_gold(path: str | Path) -> set[tuple[str, str]]:
+    """Gold alignments: TSV with header `src_id<TAB>tgt_id`; deduplicated."""
+    lines = Path(path).read_text(encoding="utf-8").splitlines()
+    if not lines or lines[0].split("\t")[:2] != ["src_id", "tgt_id"]:
+        raise ValueError(f"{path}:1: expected header 'src_id<TAB>tgt_id'")
+    gold = set()
+    for n, line in enumerate(lines[1:], start=2):
+        parts = line.split("\t")
+        if len(parts) != 2 or not all(parts):
+            raise ValueError(f"{path}:{n}: expected 'src_id<TAB>tgt_id', got {line!r}")
+        gold.add((parts[0], parts[1]))
+    return gold

@@ -1,0 +1,196 @@
+"""One way to be a stage: every `lem` command is `lem <stage> <verb> [--flags]`, declared with `Stage`/`Verb`.
+
+A stage module exposes `STAGE = Stage(...)`; `lem.cli` lists the stage modules and imports only the one a
+command names (so `lem --help` stays fast). What every command shares lives here, once:
+
+- arguments: `arg("--out", required=True)` is `add_argument`'s call, kept as data so `docs/contracts.md`
+  and the workflow's shell commands can be checked against the declared flags (tests/test_cli.py);
+- settings: a verb with `settings=SomeSettings` gets `--settings '<json object>'`, parsed by `json_object`
+  and built with `SomeSettings.from_dict` before `run` sees it (`args.settings` is the dataclass); other
+  JSON arguments use `type=json_object`; a bad value exits 2 naming the flag;
+- metrics keys: `keys=True` adds `--keys '<json object>'` (`lem.files.metrics_keys`), `args.keys` a dict
+  or None, written as the metrics file's `keys`;
+- threads: `threads=True` adds `--threads N` and applies it (`lem.training.set_threads`) before `run`;
+- logging: `setup_logging`, one format, to stderr (the rules send it to the job's log);
+- errors: the exception types a verb declares (default: bad or missing input files) become one line
+  `lem <stage> <verb>: <message>` and exit status 1; anything else is a bug and keeps its traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+
+
+def setup_logging(level: int = logging.INFO) -> None:
+    """The one logging set-up of every `lem` command (idempotent: a second call changes nothing)."""
+    root = logging.getLogger()
+    if not any(getattr(h, "_lem", False) for h in root.handlers):
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter(LOG_FORMAT, datefmt="%H:%M:%S"))
+        handler._lem = True  # type: ignore[attr-defined]
+        root.addHandler(handler)
+    root.setLevel(level)
+
+
+def json_object(text: str) -> dict[str, Any]:
+    """argparse `type=` of every JSON argument: one JSON object, or a clear usage error."""
+    try:
+        data = json.loads(text) if text else {}
+    except json.JSONDecodeError as err:
+        raise argparse.ArgumentTypeError(f"not valid JSON ({err}): {text[:200]!r}") from err
+    if not isinstance(data, dict):
+        raise argparse.ArgumentTypeError(f"expected a JSON object, got {type(data).__name__}: {text[:200]!r}")
+    return data
+
+
+@dataclass(frozen=True)
+class Arg:
+    """One `add_argument(*flags, **options)` call."""
+
+    flags: tuple[str, ...]
+    options: dict[str, Any]
+
+    @property
+    def dest(self) -> str:
+        return self.options.get("dest") or self.flags[0].lstrip("-").replace("-", "_")
+
+
+def arg(*flags: str, **options: Any) -> Arg:
+    return Arg(tuple(flags), dict(options))
+
+
+def resolve(obj: Any) -> Any:
+    """`obj`, or the object a "module:attribute" string names (imported now: stages stay light to load)."""
+    if isinstance(obj, str):
+        import importlib
+
+        module, _, attr = obj.partition(":")
+        return getattr(importlib.import_module(module), attr)
+    return obj
+
+
+def input_errors() -> tuple[type[BaseException], ...]:
+    from lem.inputs import InputError
+
+    return (InputError, FileNotFoundError, UsageError)
+
+
+@dataclass(frozen=True)
+class Verb:
+    """A command `lem <stage> <name>`: its arguments and the function that runs it (`run(args) -> int|None`).
+
+    `run` and `settings` may be "module:attribute" strings, imported only when the verb runs;
+    `errors`: exception types (or "module:Class") reported as one line with exit status 1, besides
+    `input_errors()` (bad or missing input files, impossible argument combinations);
+    `argv_run`: `run` also receives the command's argv (a verb that relaunches itself under torchrun)."""
+
+    name: str
+    help: str
+    run: Callable[..., int | None] | str
+    args: tuple[Arg, ...] = ()
+    settings: type | str | None = None
+    settings_required: bool = False
+    keys: bool = False
+    threads: bool = False
+    errors: tuple[type[BaseException] | str, ...] = ()
+    epilog: str | None = None
+    argv_run: bool = False
+
+    @property
+    def settings_name(self) -> str:
+        s = self.settings
+        return s.replace(":", ".") if isinstance(s, str) else f"{s.__module__}.{s.__name__}"
+
+    def all_args(self) -> tuple[Arg, ...]:
+        extra: list[Arg] = []
+        if self.settings is not None:
+            extra.append(
+                arg(
+                    "--settings",
+                    type=json_object,
+                    required=self.settings_required,
+                    default=None if self.settings_required else {},
+                    help=f"JSON object of {self.settings_name} fields",
+                )
+            )
+        if self.keys:
+            extra.append(
+                arg(
+                    "--keys",
+                    type=json_object,
+                    default=None,
+                    help="JSON object written as the metrics' `keys`",
+                )
+            )
+        if self.threads:
+            extra.append(arg("--threads", type=int, default=None, help="CPU threads of the job"))
+        return (*self.args, *extra)
+
+
+@dataclass(frozen=True)
+class Stage:
+    name: str
+    help: str
+    verbs: tuple[Verb, ...] = field(default_factory=tuple)
+
+    def verb(self, name: str) -> Verb:
+        for v in self.verbs:
+            if v.name == name:
+                return v
+        raise KeyError(name)
+
+    def parser(self) -> argparse.ArgumentParser:
+        p = argparse.ArgumentParser(prog=f"lem {self.name}", description=self.help)
+        sub = p.add_subparsers(dest="verb", required=True, metavar="<verb>")
+        for v in self.verbs:
+            vp = sub.add_parser(v.name, help=v.help, description=v.help, epilog=v.epilog)
+            for a in v.all_args():
+                vp.add_argument(*a.flags, **a.options)
+        return p
+
+    def main(self, argv: Sequence[str]) -> int:
+        """Parse `argv` (after `lem <stage>`), build the settings, run the verb, report declared errors."""
+        argv = list(argv)
+        parser = self.parser()
+        args = parser.parse_args(argv)
+        verb = self.verb(args.verb)
+        prog = f"lem {self.name} {verb.name}"
+        setup_logging()
+        if verb.settings is not None and args.settings is not None:
+            try:
+                args.settings = resolve(verb.settings).from_dict(args.settings)
+            except (TypeError, ValueError) as err:
+                print(f"{prog}: --settings: {err}", file=sys.stderr)
+                return 2
+        if verb.keys:
+            from lem.files import metrics_keys
+
+            try:
+                args.keys = metrics_keys(args.keys)
+            except ValueError as err:
+                print(f"{prog}: --keys: {err}", file=sys.stderr)
+                return 2
+        if verb.threads:
+            from lem.training import set_threads
+
+            set_threads(args.threads)
+        errors = input_errors() + tuple(resolve(e) for e in verb.errors)
+        try:
+            run = resolve(verb.run)
+            status = run(args, argv) if verb.argv_run else run(args)
+        except errors as err:
+            print(f"{prog}: {err}", file=sys.stderr)
+            return 1
+        return int(status or 0)
+
+
+class UsageError(ValueError):
+    """A combination of arguments that argparse cannot express; reported as one line, exit status 1."""
