@@ -1,0 +1,469 @@
+"""Chance levels: what each metric scores when the system knows nothing, to show next to its value.
+
+Mining (P/R/F1 of `lem.mining.prf`, per retrieval direction), given the candidate structure: one group per
+document pair (per-document candidates) or one group of all sources x all targets. A system that knows
+nothing is exchangeable over a group's n sources and m targets, so each of its mined pairs is a gold one
+with probability g / (n m) (g gold links in the group): E[tp] = E[pred] g / (n m), and only the expected
+number of mined pairs is needed:
+  forward      each source retrieves one target: E[pred] = n, E[tp] = g / m (exact)
+  backward     each target retrieves one source: E[pred] = m, E[tp] = g / n (exact)
+  intersection mutual best pairs: a pair is one when its score is the largest of the n + m - 1 scores of
+               its row and column, probability 1 / (n + m - 1) for i.i.d. scores (cosines of random
+               embeddings): E[pred] = n m / (n + m - 1). A ratio or distance margin gives more mutual pairs
+               (it penalises hubs), `max` and a threshold depend on the scores: these counts are simulated
+               with random embeddings mined with the same settings.
+Pooled over groups (as `prf` pools), chance precision = sum E[tp] / sum E[pred], recall = sum E[tp] / G
+(G: every gold link, also those no group can reach) and F1 = 2 sum E[tp] / (sum E[pred] + G): ratios of
+expectations (`mining_chance_analytic`). `mining_chance_permutation` estimates the chance of a given
+model instead: it mines the model's embeddings with the targets' rows permuted within each document (all
+targets when mining the whole corpus), the same as shuffling the gold targets within documents
+(`lem.controls.shuffle_gold_within_documents`), so the embeddings' own geometry is kept.
+
+Sentiment: the best input-independent classifiers. Accuracy: always the majority label (max_c p_c).
+Macro-F1 over K labels: a random classifier drawing label c with probability q_c has expected F1_c =
+2 p_c q_c / (p_c + q_c), whose mean over labels is concave in q and maximal at q = p (the label prior):
+sum_c p_c / K = 1 / K. Curation: a random ranking keeps clean pairs at the clean share, in any top share
+(the hypergeometric mean), and its expected average precision is (H_N + (R - 1)/(N - 1) (N - H_N)) / N for R
+clean among N (H_N the N-th harmonic number).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+ANALYTIC_RETRIEVALS = ("forward", "backward", "intersection")  # the default directions of the analytic chance
+RETRIEVALS_ALL = ("forward", "backward", "intersection", "max")  # lem.mining.RETRIEVALS
+
+
+@dataclass(frozen=True)
+class Group:
+    """One candidate group of mining: its number of sources, of targets and of gold links inside it."""
+
+    n_src: int
+    n_tgt: int
+    n_gold: int
+
+
+def _per_document(
+    src_docs: Sequence[str] | None, tgt_docs: Sequence[str] | None, per_document: bool | None
+) -> bool:
+    """`lem.mining.mine_corpus`'s choice: per document when both sides have doc ids (unless set)."""
+    has_docs = bool(src_docs) and any(src_docs) and bool(tgt_docs) and any(tgt_docs)
+    per_doc = has_docs if per_document is None else per_document
+    if per_doc and not has_docs:
+        raise ValueError("per_document=true but the sentence files have no doc column values")
+    return per_doc
+
+
+def candidate_groups(
+    src_ids: Sequence[str],
+    tgt_ids: Sequence[str],
+    src_docs: Sequence[str] | None,
+    tgt_docs: Sequence[str] | None,
+    gold: Iterable[tuple[str, str]],
+    per_document: bool | None = None,
+) -> tuple[list[Group], int]:
+    """The candidate structure of a mining run, as `lem.mining.mine_corpus` builds it: one `Group` per
+    document present on both sides (or one of the whole corpus), each with its gold links counted, and the
+    number of deduplicated gold links in all (those across documents or to a missing document count in
+    recall but no group can find them)."""
+    gold = set(gold)
+    if not _per_document(src_docs, tgt_docs, per_document):
+        ids_s, ids_t = set(src_ids), set(tgt_ids)
+        inside = sum(1 for s, t in gold if s in ids_s and t in ids_t)
+        return [Group(len(src_ids), len(tgt_ids), inside)], len(gold)
+    doc_of_s = dict(zip(src_ids, src_docs, strict=True))
+    doc_of_t = dict(zip(tgt_ids, tgt_docs, strict=True))
+    n_s: dict[str, int] = {}
+    n_t: dict[str, int] = {}
+    for d in src_docs:
+        n_s[d] = n_s.get(d, 0) + 1
+    for d in tgt_docs:
+        n_t[d] = n_t.get(d, 0) + 1
+    g: dict[str, int] = {}
+    for s, t in gold:
+        d = doc_of_s.get(s)
+        if d is not None and doc_of_t.get(t) == d:
+            g[d] = g.get(d, 0) + 1
+    return [Group(n_s[d], n_t[d], g.get(d, 0)) for d in n_s if d in n_t], len(gold)
+
+
+def _groups_array(groups: Iterable[Group | tuple[int, int, int]]) -> np.ndarray:
+    a = np.array(
+        [tuple(g) if not isinstance(g, Group) else (g.n_src, g.n_tgt, g.n_gold) for g in groups], np.float64
+    )
+    if a.size == 0:
+        return np.zeros((0, 3))
+    if a.ndim != 2 or a.shape[1] != 3 or (a < 0).any():
+        raise ValueError("mining chance: expected groups of (n_src, n_tgt, n_gold) non-negative counts")
+    if (a[:, 2] > a[:, 0] * a[:, 1]).any():
+        raise ValueError("mining chance: a group has more gold links than source x target pairs")
+    return a
+
+
+def _prf(tp: float, pred: float, gold: float) -> dict[str, float]:
+    return {
+        "precision": tp / pred if pred else 0.0,
+        "recall": tp / gold if gold else 0.0,
+        "f1": 2 * tp / (pred + gold) if pred + gold else 0.0,
+        "n_pred": pred,
+        "n_correct": tp,
+    }
+
+
+def _small_knn(s: np.ndarray, k: int) -> Any:
+    """The k nearest (largest similarity) of every row of `s`, best first, as `lem.mining.Neighbours`."""
+    from lem.mining import Neighbours
+
+    k = min(k, s.shape[1])
+    idx = np.argsort(-s, axis=1, kind="stable")[:, :k]
+    return Neighbours(np.take_along_axis(s, idx, axis=1).astype(np.float32), idx.astype(np.int64))
+
+
+def _mine_small(x: np.ndarray, y: np.ndarray, settings: Any) -> Any:
+    """`lem.mining.mine` for a small exact problem, its neighbour search done here in one product (`mine`'s
+    own search starts a worker thread per call, which dominates on documents of a few sentences); the
+    margins and best candidates are `lem.mining`'s own functions. Used on random embeddings only (no ties)."""
+    from lem.mining import best_from_neighbours, best_over_all, neighbourhood_terms
+
+    kk = settings.k if settings.candidates == "all" else max(settings.k, settings.n_candidates)
+    s = x @ y.T
+    fwd, bwd = _small_knn(s, kk), _small_knn(s.T, kk)
+    if settings.candidates == "knn":
+        return best_from_neighbours(fwd, bwd, settings)
+    dx, dy = neighbourhood_terms(fwd, bwd, settings.k, settings.neighbourhood)
+    return best_over_all(x, y, dx, dy, settings.margin, settings.block_size)
+
+
+def _expected_predictions(
+    shapes: np.ndarray, retrievals: Sequence[str], settings: Any, n_sim: int, dim: int, seed: int
+) -> dict[str, dict[tuple[int, int], float]]:
+    """Mean number of pairs each retrieval mines from random unit Gaussian embeddings, per (n_src, n_tgt)."""
+    from lem.mining import retrieve
+
+    out: dict[str, dict[tuple[int, int], float]] = {r: {} for r in retrievals}
+    for n, m in sorted({(int(a), int(b)) for a, b in shapes}):
+        rng = np.random.default_rng([seed, n, m])
+        total = dict.fromkeys(retrievals, 0)
+        for _ in range(n_sim):
+            x = rng.standard_normal((n, dim)).astype(np.float32)
+            y = rng.standard_normal((m, dim)).astype(np.float32)
+            x /= np.linalg.norm(x, axis=1, keepdims=True)
+            y /= np.linalg.norm(y, axis=1, keepdims=True)
+            best = _mine_small(x, y, settings)
+            for r in retrievals:
+                total[r] += len(retrieve(best, r, settings.threshold))
+        for r in retrievals:
+            out[r][(n, m)] = total[r] / n_sim
+    return out
+
+
+def mining_chance_analytic(
+    groups: Iterable[Group | tuple[int, int, int]],
+    n_gold: int | None = None,
+    retrieval: Sequence[str] = ANALYTIC_RETRIEVALS,
+    settings: Any = None,
+    n_sim: int = 200,
+    dim: int = 64,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """Chance P/R/F1 of each retrieval direction for a system that knows nothing (module docstring).
+
+    `groups`: (n_src, n_tgt, n_gold) per candidate group (`candidate_groups`); `n_gold`: the gold links in
+    all (default: the sum over groups). For any system exchangeable over a group's candidates, every
+    candidate pair is equally likely to be mined, so E[tp] = E[pred] * g / (n m) in each group: only the
+    expected number of mined pairs is needed. It is exact for forward (n) and backward (m); for
+    intersection it is n m / (n + m - 1) for i.i.d. scores, which `settings` = None or an `absolute` margin
+    gets (the cosines of random embeddings). A ratio or distance margin makes mutual pairs more frequent
+    (its denominators penalise hubs: about 25 % more in documents of 7 x 10 sentences), and `max` and a
+    threshold depend on the scores: with such `settings` (a `MineSettings` or its dict) the expected count
+    per group shape is simulated by mining random unit Gaussian embeddings (`dim`) `n_sim` times, seeded.
+
+    Returns {direction: {"precision", "recall", "f1", "n_pred", "n_correct"} (expected counts; the metrics
+    as pooled ratios of expectations), "method": ...}.
+    """
+    from lem.mining import MineSettings
+
+    bad = [r for r in retrieval if r not in RETRIEVALS_ALL]
+    if bad:
+        raise ValueError(f"mining chance: unknown retrieval {bad}; expected some of {RETRIEVALS_ALL}")
+    if isinstance(settings, dict):
+        settings = MineSettings.from_dict(settings)
+    if isinstance(n_sim, bool) or not isinstance(n_sim, int) or n_sim < 1:
+        raise ValueError(f"mining chance: n_sim={n_sim!r}: expected a number of simulations >= 1")
+    a = _groups_array(groups)
+    a = a[(a[:, 0] > 0) & (a[:, 1] > 0)]  # an empty side mines nothing
+    n, m, g = a[:, 0], a[:, 1], a[:, 2]
+    total_gold = float(g.sum()) if n_gold is None else float(n_gold)
+    if total_gold < g.sum():
+        raise ValueError(
+            f"mining chance: n_gold={n_gold} is below the {int(g.sum())} gold links inside the groups"
+        )
+    threshold = settings is not None and settings.threshold is not None
+    iid = settings is None or settings.margin == "absolute"
+    exact = {
+        "forward": (n, "forward exact"),
+        "backward": (m, "backward exact"),
+        "intersection": (n * m / (n + m - 1), "intersection n*m/(n+m-1) mutual pairs (i.i.d. scores)"),
+    }
+    if threshold:
+        exact = {}
+    elif not iid:
+        del exact["intersection"]
+    simulate = [r for r in retrieval if r not in exact]
+    if simulate and settings is None:
+        raise ValueError(f"mining chance: retrieval {simulate} needs the mining settings (simulated counts)")
+    if simulate and settings.index != "exact":
+        settings = dataclasses.replace(settings, index="exact")  # an index only approximates the same search
+    sims = _expected_predictions(a[:, :2], simulate, settings, n_sim, dim, seed) if simulate else {}
+    out: dict[str, Any] = {}
+    how = []
+    for r in retrieval:
+        if r in exact:
+            pred, note = exact[r]
+        else:
+            pred = np.array([sims[r][(int(x), int(y))] for x, y in a[:, :2]])
+            note = f"{r} pair counts simulated ({n_sim} random embeddings of dim {dim} per group shape)"
+        tp = pred * g / (n * m)
+        out[r] = _prf(float(tp.sum()), float(pred.sum()), total_gold)
+        how.append(note)
+    out["method"] = (
+        "analytic: a system exchangeable over each group's candidates, E[tp] = E[pred] g/(n m); "
+        + "; ".join(how)
+        + "; pooled ratios of expectations"
+    )
+    return out
+
+
+def mining_chance_permutation(
+    src_emb: np.ndarray,
+    tgt_emb: np.ndarray,
+    src_ids: Sequence[str],
+    tgt_ids: Sequence[str],
+    src_docs: Sequence[str] | None,
+    tgt_docs: Sequence[str] | None,
+    gold: Iterable[tuple[str, str]],
+    settings: Any = None,
+    n: int = 20,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """Chance P/R/F1 estimated by mining: the target embeddings' rows are permuted within each document (all
+    targets at once when mining the whole corpus), the ids kept, and `lem.mining.mine_corpus` is run `n`
+    times with `settings` (a `MineSettings` or its dict; default the authors' protocol). Every retrieval of
+    the settings, also `max` and a threshold, is covered, and the embeddings' own geometry (hubs, how many
+    mutual pairs) is kept: only which target is whose is lost.
+
+    Returns {direction: {"precision", "recall", "f1" (means over the permutations), "sd": {metric: standard
+    deviation}}, "n_permutations", "seed", "method"}.
+    """
+    from lem.mining import MineSettings, mine_corpus, prf
+
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"mining_chance_permutation: n={n!r}: expected a number of permutations >= 1")
+    if settings is None or isinstance(settings, dict):
+        settings = MineSettings.from_dict(settings or {})
+    x = np.asarray(src_emb, np.float32)
+    y = np.asarray(tgt_emb, np.float32)
+    if len(x) != len(src_ids) or len(y) != len(tgt_ids):
+        raise ValueError(
+            f"mining_chance_permutation: {len(x)} source and {len(y)} target rows for {len(src_ids)} and "
+            f"{len(tgt_ids)} ids"
+        )
+    gold = set(gold)
+    per_doc = _per_document(src_docs, tgt_docs, settings.per_document)
+    if per_doc:
+        blocks: dict[str, list[int]] = {}
+        for j, d in enumerate(tgt_docs):
+            blocks.setdefault(d, []).append(j)
+        parts = [np.array(v) for v in blocks.values()]
+    else:
+        parts = [np.arange(len(y))]
+    rng = np.random.default_rng(seed)
+    runs: dict[str, list[tuple[float, float, float]]] = {}
+    for _ in range(n):
+        perm = np.arange(len(y))
+        for idx in parts:
+            perm[idx] = idx[rng.permutation(len(idx))]
+        res = mine_corpus(x, y[perm], src_ids, tgt_ids, src_docs, tgt_docs, settings)
+        for d, pairs in res.pairs.items():
+            m = prf({(s, t) for s, t, _ in pairs}, gold)
+            runs.setdefault(d, []).append((m["precision"], m["recall"], m["f1"]))
+    out: dict[str, Any] = {}
+    for d, vals in runs.items():
+        v = np.array(vals)
+        out[d] = {
+            "precision": float(v[:, 0].mean()),
+            "recall": float(v[:, 1].mean()),
+            "f1": float(v[:, 2].mean()),
+            "sd": {
+                k: float(v[:, i].std(ddof=1)) if n > 1 else 0.0
+                for i, k in enumerate(("precision", "recall", "f1"))
+            },
+        }
+    out.update(
+        n_permutations=n,
+        seed=seed,
+        method=(
+            f"permutation: target rows permuted within {'documents' if per_doc else 'the corpus'}, "
+            f"mined {n} times with the same settings; mean over permutations"
+        ),
+    )
+    return out
+
+
+def mining_ceiling(
+    src_ids: Sequence[str],
+    tgt_ids: Sequence[str],
+    src_docs: Sequence[str] | None,
+    tgt_docs: Sequence[str] | None,
+    gold: Iterable[tuple[str, str]],
+    per_document: bool | None = None,
+) -> dict[str, Any]:
+    """The best P/R/F1 any system can reach per direction, given the candidate structure (the other end of
+    the scale from chance): forward mines one target for *every* source (also the sources without a gold
+    link), so at best tp = the sources with a reachable gold link and pred = every source of a group;
+    backward likewise; intersection may mine exactly a largest one-to-one subset of the reachable gold links.
+    Returns {direction: {"precision", "recall", "f1", "n_pred", "n_correct"}, "method"}."""
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import maximum_bipartite_matching
+
+    gold = set(gold)
+    per_doc = _per_document(src_docs, tgt_docs, per_document)
+    doc_s = dict(zip(src_ids, src_docs, strict=True)) if per_doc else dict.fromkeys(src_ids, "")
+    doc_t = dict(zip(tgt_ids, tgt_docs, strict=True)) if per_doc else dict.fromkeys(tgt_ids, "")
+    both = set(doc_s.values()) & set(doc_t.values())
+    n_src = sum(1 for d in doc_s.values() if d in both)
+    n_tgt = sum(1 for d in doc_t.values() if d in both)
+    reach = sorted((s, t) for s, t in gold if s in doc_s and doc_t.get(t, None) == doc_s[s])
+    srcs = sorted({s for s, _ in reach})
+    tgts = sorted({t for _, t in reach})
+    if reach:
+        si = {s: i for i, s in enumerate(srcs)}
+        ti = {t: i for i, t in enumerate(tgts)}
+        graph = csr_matrix(
+            (np.ones(len(reach)), ([si[s] for s, _ in reach], [ti[t] for _, t in reach])),
+            shape=(len(srcs), len(tgts)),
+        )
+        matched = int((maximum_bipartite_matching(graph, perm_type="column") >= 0).sum())
+    else:
+        matched = 0
+    total = len(gold)
+    return {
+        "forward": _prf(len(srcs), n_src, total),
+        "backward": _prf(len(tgts), n_tgt, total),
+        "intersection": _prf(matched, matched, total),
+        "method": "ceiling: the best any system can mine given the candidate groups and the gold links",
+    }
+
+
+# ---------------------------------------------------------------- classification (sentiment)
+
+
+def _label_shares(gold: Sequence[str], labels: Sequence[str] | None) -> tuple[list[str], np.ndarray]:
+    if len(gold) == 0:
+        raise ValueError("classification chance: no gold labels")
+    names = list(labels) if labels is not None else sorted(set(gold))
+    unknown = sorted(set(gold) - set(names))
+    if unknown:
+        raise ValueError(f"classification chance: gold labels {unknown} are not among the labels {names}")
+    counts = np.array([sum(1 for g in gold if g == c) for c in names], np.float64)
+    return names, counts / counts.sum()
+
+
+def classification_chance(gold: Sequence[str], labels: Sequence[str] | None = None) -> dict[str, Any]:
+    """Chance accuracy and macro-F1 of the test labels `gold` (macro over `labels`, default the labels seen;
+    give the label set the report's macro-F1 averages over, e.g. the train split's).
+
+    Returns {"accuracy": the majority label's share (always predicting it), "macro_f1": 1 / K (a classifier
+    drawing labels at the test prior; the best input-independent one, module docstring),
+    "accuracy_prior_random": sum p_c^2, "macro_f1_majority": F1 of always-majority / K,
+    "macro_f1_uniform": uniform random guessing, "majority_label", "shares", "method"}.
+    """
+    names, p = _label_shares(gold, labels)
+    k = len(names)
+    top = int(np.argmax(p))
+    uniform = np.divide(2 * p / k, p + 1 / k)
+    return {
+        "accuracy": float(p[top]),
+        "macro_f1": 1.0 / k,
+        "accuracy_prior_random": float((p**2).sum()),
+        "macro_f1_majority": float(2 * p[top] / (1 + p[top]) / k),
+        "macro_f1_uniform": float(uniform.mean()),
+        "majority_label": names[top],
+        "shares": {c: float(s) for c, s in zip(names, p, strict=True)},
+        "method": (
+            "analytic: accuracy of always the majority label; expected macro-F1 of labels drawn at the test "
+            "prior (= 1/K, the best input-independent classifier)"
+        ),
+    }
+
+
+def classification_chance_permutation(
+    gold: Sequence[Any],
+    pred: Sequence[Any],
+    labels: Sequence[Any] | None = None,
+    n: int = 1000,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """Chance of a given system's predictions: accuracy and macro-F1 (over `labels`, default those seen in
+    gold or pred) of its predictions shuffled across the test examples, `n` times (its label distribution
+    kept, the link to the input lost). Returns {"accuracy", "macro_f1" (means), "sd": {...}, "method"}."""
+    from lem.stats import macro_f1_counts, macro_f1_stat
+
+    if len(gold) != len(pred) or len(gold) == 0:
+        raise ValueError(f"classification chance: {len(gold)} gold and {len(pred)} predicted labels")
+    names = list(labels) if labels is not None else sorted(set(gold) | set(pred), key=str)
+    index = {c: i for i, c in enumerate(names)}
+    try:
+        g = np.array([index[c] for c in gold])
+        p = np.array([index[c] for c in pred])
+    except KeyError as err:
+        raise ValueError(f"classification chance: label {err.args[0]!r} is not among {names}") from None
+    rng = np.random.default_rng(seed)
+    perms = np.stack([rng.permutation(len(p)) for _ in range(n)])
+    pp = p[perms]  # (n, examples)
+    acc = (pp == g[None]).mean(axis=1)
+    k = len(names)
+    sums = np.stack([macro_f1_counts(g, row, k).sum(axis=0) for row in pp])
+    f1 = macro_f1_stat(sums)
+    return {
+        "accuracy": float(acc.mean()),
+        "macro_f1": float(f1.mean()),
+        "sd": {"accuracy": float(acc.std()), "macro_f1": float(f1.std())},
+        "n_permutations": n,
+        "seed": seed,
+        "method": "permutation: the system's predictions shuffled across test examples",
+    }
+
+
+# ---------------------------------------------------------------- curation
+
+
+def curation_chance(clean: Sequence[bool], keep_fractions: Sequence[float] = (0.25, 0.5)) -> dict[str, Any]:
+    """Chance of a curation ranking (`lem.curation.ranking_metrics`' keys): a uniformly random ranking keeps
+    clean pairs at the clean share in any top share (`precision_at_<f>`), and its expected average
+    precision is (H_N + (R-1)/(N-1) (N - H_N)) / N for R clean pairs among N (exact)."""
+    c = np.asarray(clean, bool)
+    if c.ndim != 1 or len(c) == 0:
+        raise ValueError("curation chance: expected a non-empty list of clean/noisy flags")
+    big_n, r = len(c), int(c.sum())
+    share = r / big_n
+    out: dict[str, Any] = {f"precision_at_{f:g}": share for f in keep_fractions}
+    harmonic = float((1.0 / np.arange(1, big_n + 1)).sum())
+    if r == 0:
+        ap = 0.0
+    elif big_n == 1:
+        ap = 1.0
+    else:
+        ap = (harmonic + (r - 1) / (big_n - 1) * (big_n - harmonic)) / big_n
+    out.update(
+        average_precision=ap,
+        clean_share=share,
+        method="analytic: a uniformly random ranking (precision = clean share; exact expected average precision)",
+    )
+    return out

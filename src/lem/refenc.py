@@ -1,0 +1,592 @@
+"""Reference sentence encoders beside the LEM variants: LASER (`laser_encoders`: LASER2 for English, LASER3
+for Sinhala and Tamil) and a sentence-transformers model (LaBSE, by hub id at a pinned commit or a local
+folder).
+
+They write what `lem.embed` writes, so mining and curation take them as one more variant:
+`E.npy` (float32, one L2-normalised row per sentence, in file order), `E.ids.txt` and a meta JSON that
+records the backend, the model, its revision, the sha256 of every model file, the dimension and the count.
+
+Nothing here downloads behind the user's back. LASER files are read from `model_dir` only, each checked by
+sha256 before it is loaded (laser_encoders loads them with `torch.load`, which unpickles); a hub model is
+taken from the Hugging Face cache (or fetched there when `local_files_only` is false and the hub answers)
+at a pinned commit, with no pickled top-level weights.
+
+laser-encoders 0.0.2 imports fairseq 0.12.2, which does not import on Python 3.11+ (fairseq #5012): the
+laser backend runs in `envs/laser.yaml` (Python 3.8). This module, and the `lem` modules it imports
+(`lem.embed`, `lem.files`, `lem.settings`), must therefore stay importable on Python 3.8.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import logging
+import re
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from lem.embed import read_sentences
+from lem.files import atomic_path, write_json
+from lem.settings import known_keys
+
+log = logging.getLogger(__name__)
+
+BACKENDS = ("laser", "sentence_transformers")
+LASER_ENCODERS_VERSION = "0.0.2"  # the version envs/laser.yaml pins
+LASER_ENV = "envs/laser.yaml"
+LASER_PYTHON = ((3, 8), (3, 10))  # fairseq 0.12.2: a cp38 wheel; builds from source on 3.9-3.10; not 3.11+
+SENTENCE_TRANSFORMERS_VERSION = "6.2.0"  # the version pyproject.toml pins
+DEFAULT_LANGUAGES = {"en": "eng_Latn", "si": "sin_Sinh", "ta": "tam_Taml"}
+DEFAULT_LASER3 = ("sin_Sinh", "tam_Taml")
+# What is taken of a hub snapshot: configs, tokenizer files and safetensors weights. Top-level pickled
+# weights (pytorch_model.bin) are left out; a module's own small weights (LaBSE's 2_Dense) may be .bin,
+# which sentence-transformers reads with torch.load(weights_only=True).
+HUB_ALLOW_PATTERNS = ["*.json", "*.txt", "*.model", "*.safetensors", "*/pytorch_model.bin"]
+_COMMIT = re.compile(r"[0-9a-f]{40}")  # as lem.data.download.is_commit (not imported: Python 3.8 here)
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+_FLORES = re.compile(r"[a-z]{3}_[A-Z][a-z]{3}")
+_HUB_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9_.-]+")
+
+
+class RefEncoderError(RuntimeError):
+    """A reference encoder cannot run here: the message names what is missing and what to do."""
+
+
+@dataclass(frozen=True)
+class RefEncoderSettings:
+    """One reference encoder.
+
+    backend: `laser` or `sentence_transformers` (required).
+    sentence_transformers only: model (hub id such as `sentence-transformers/LaBSE`, or a local folder),
+    revision (the 40-hex hub commit; required for a hub id unless allow_unpinned; for a local folder it
+    is checked against the folder's provenance.json when given), cache_dir (Hugging Face cache; None: the
+    default), local_files_only (never ask the hub), trust_remote_code, max_length (None: the model's own).
+    laser only: model_dir (folder holding the LASER files), languages (pipeline language -> FLORES-200
+    code), laser3 (codes encoded by their LASER3 model; every other code by LASER2), require_sha256 (every
+    LASER file used must have its digest in sha256; they are pickles).
+    sha256: file name (relative to model_dir or to the model folder) -> expected sha256; listed files are
+    always checked. batch_size, device (auto, cpu, cuda[:N]; laser: auto, cpu or cuda) and normalize (L2;
+    mining takes dot products as cosines, so keep it true) apply to both.
+    """
+
+    backend: str = ""
+    model: str = ""
+    revision: str | None = None
+    allow_unpinned: bool = False
+    cache_dir: str | None = None
+    local_files_only: bool = False
+    trust_remote_code: bool = False
+    max_length: int | None = None
+    model_dir: str = "resources/laser"
+    languages: dict = field(default_factory=lambda: dict(DEFAULT_LANGUAGES))
+    laser3: tuple = DEFAULT_LASER3
+    sha256: dict = field(default_factory=dict)
+    require_sha256: bool = True
+    batch_size: int = 64
+    device: str = "auto"
+    normalize: bool = True
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any] | None) -> RefEncoderSettings:
+        d = known_keys(cls, d, "reference encoder settings")
+        for key in ("languages", "sha256"):
+            if key in d:
+                if not isinstance(d[key], dict):
+                    raise ValueError(f"reference encoder setting {key}: expected a mapping, got {d[key]!r}")
+                d[key] = dict(d[key])
+        if isinstance(d.get("sha256"), dict):
+            d["sha256"] = {k: v.lower() if isinstance(v, str) else v for k, v in d["sha256"].items()}
+        if "laser3" in d:
+            v = d["laser3"]
+            d["laser3"] = (v,) if isinstance(v, str) else tuple(v or ())
+        s = cls(**d)
+        s.validate()
+        return s
+
+    def validate(self) -> None:
+        def bad(key: str, expected: str) -> ValueError:
+            return ValueError(f"reference encoder setting {key}={getattr(self, key)!r}: {expected}")
+
+        if self.backend not in BACKENDS:
+            raise bad("backend", f"expected one of {BACKENDS}")
+        if self.backend == "sentence_transformers":
+            if not self.model:
+                raise bad("model", "expected a hub id (sentence-transformers/LaBSE) or a local folder")
+            if self.revision is not None and not _COMMIT.fullmatch(str(self.revision)):
+                if not self.allow_unpinned:
+                    raise bad(
+                        "revision",
+                        "not a 40-hex commit (a branch or tag moves): pin the commit "
+                        f"(`git ls-remote https://huggingface.co/{self.model}` lists them), "
+                        "or set allow_unpinned: true",
+                    )
+            if self.max_length is not None and self.max_length < 2:
+                raise bad("max_length", "expected None or an integer >= 2")
+        else:
+            for key, default in (("model", ""), ("revision", None), ("max_length", None)):
+                if getattr(self, key) != default:
+                    raise bad(key, "applies to backend sentence_transformers only; laser reads model_dir")
+            if not self.model_dir:
+                raise bad("model_dir", "expected the folder that holds the LASER files")
+            if not self.languages or not all(
+                isinstance(k, str) and k and isinstance(v, str) and _FLORES.fullmatch(v)
+                for k, v in self.languages.items()
+            ):
+                raise bad("languages", "expected a mapping of language -> FLORES-200 code such as sin_Sinh")
+            if not all(isinstance(c, str) and _FLORES.fullmatch(c) for c in self.laser3):
+                raise bad("laser3", "expected a list of FLORES-200 codes such as sin_Sinh")
+            if self.device.startswith("cuda:"):
+                raise bad("device", "laser takes auto, cpu or cuda (laser_encoders uses the current GPU)")
+        for name, digest in self.sha256.items():
+            if not isinstance(name, str) or not name or name.startswith("/") or ".." in Path(name).parts:
+                raise ValueError(
+                    f"reference encoder setting sha256: {name!r} is not a file name inside the model folder"
+                )
+            if not isinstance(digest, str) or not _SHA256.fullmatch(digest):
+                raise ValueError(
+                    f"reference encoder setting sha256[{name!r}]={digest!r}: expected 64 hex digits"
+                )
+        if self.batch_size < 1:
+            raise bad("batch_size", "expected an integer >= 1")
+        if self.device not in ("auto", "cpu", "cuda") and not self.device.startswith("cuda:"):
+            raise bad("device", "expected auto, cpu or cuda[:N]")
+
+    def to_dict(self) -> dict[str, Any]:
+        d = dataclasses.asdict(self)
+        d["laser3"] = list(self.laser3)
+        return d
+
+
+# --- shared helpers -----------------------------------------------------------------------------------------
+
+
+def sha256_file(path: str | Path) -> str:
+    """The plain sha256 of a file's bytes (what `sha256sum` prints)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while True:
+            chunk = f.read(1 << 20)
+            if not chunk:
+                break
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _check_sha256(settings: RefEncoderSettings, folder: Path, digests: dict[str, str], what: str) -> None:
+    """Every file named in settings.sha256 must be in `digests` (name -> actual) with the same digest."""
+    absent = sorted(name for name in settings.sha256 if name not in digests)
+    if absent:
+        raise RefEncoderError(
+            f"{what}: sha256 names file(s) {absent} that are not in {folder}: correct the names "
+            "(relative to the folder) in the reference encoder's sha256 setting"
+        )
+    for name, expected in sorted(settings.sha256.items()):
+        got = digests[name]
+        if got != expected:
+            raise RefEncoderError(
+                f"{what}: sha256 mismatch for {folder / name}: expected {expected}, got {got}. The file "
+                "is not the one the config pins: place the right file again, or correct sha256 if the "
+                "pin is wrong"
+            )
+
+
+def _python_version() -> tuple[int, int]:
+    return (sys.version_info[0], sys.version_info[1])
+
+
+def _package_version(name: str) -> str | None:
+    try:
+        from importlib.metadata import PackageNotFoundError, version
+    except ImportError:  # pragma: no cover
+        return None
+    try:
+        return version(name)
+    except PackageNotFoundError:
+        return None
+
+
+def _torch_version() -> str | None:
+    try:
+        import torch
+    except ImportError:
+        return None
+    return str(torch.__version__)
+
+
+def _normalise(emb: np.ndarray, normalize: bool) -> np.ndarray:
+    emb = np.ascontiguousarray(emb, dtype=np.float32)
+    if emb.ndim != 2:
+        raise RefEncoderError(f"the encoder returned an array of shape {emb.shape}, not one row per sentence")
+    if normalize:
+        norms = np.linalg.norm(emb, axis=1, keepdims=True)
+        emb = (emb / np.maximum(norms, 1e-12)).astype(np.float32)
+    return emb
+
+
+# --- LASER --------------------------------------------------------------------------------------------------
+
+
+def laser_install_hint() -> str:
+    lo, hi = LASER_PYTHON
+    return (
+        f"run Snakemake with `--software-deployment-method conda` so the rule uses {LASER_ENV} "
+        f"(Python {lo[0]}.{lo[1]}), or `pip install laser-encoders=={LASER_ENCODERS_VERSION}` in a "
+        f"Python {lo[0]}.{lo[1]}-{hi[0]}.{hi[1]} environment with the pins of {LASER_ENV}"
+    )
+
+
+def check_laser_python(version: tuple[int, int] | None = None) -> None:
+    """Refuse a Python that laser-encoders (through fairseq 0.12.2) cannot run on."""
+    v = tuple(version or _python_version())
+    lo, hi = LASER_PYTHON
+    if not lo <= v <= hi:
+        raise RefEncoderError(
+            f"the laser backend needs Python {lo[0]}.{lo[1]} to {hi[0]}.{hi[1]}; this is Python "
+            f"{v[0]}.{v[1]} (laser-encoders {LASER_ENCODERS_VERSION} imports fairseq 0.12.2, which fails to "
+            f"import on Python 3.11+, fairseq issue #5012): {laser_install_hint()}"
+        )
+
+
+def _import_laser() -> Any:
+    """The laser_encoders package, after checking the Python version; one clear error otherwise."""
+    check_laser_python()
+    try:
+        import laser_encoders
+        import laser_encoders.language_list
+        import laser_encoders.laser_tokenizer
+        import laser_encoders.models
+    except ImportError as err:
+        raise RefEncoderError(
+            f"the laser backend needs the package laser-encoders, which is not importable here ({err}): "
+            f"{laser_install_hint()}"
+        ) from err
+    except Exception as err:  # fairseq breaks at import time on mismatched torch/numpy/Python
+        raise RefEncoderError(
+            f"laser_encoders failed to import ({type(err).__name__}: {err}): this environment does not "
+            f"match {LASER_ENV}; recreate it from that file"
+        ) from err
+    return laser_encoders
+
+
+def laser_code(settings: RefEncoderSettings, lang: str) -> tuple[str, str]:
+    """(FLORES-200 code, `laser2` or `laser3`) that encodes pipeline language `lang`."""
+    if lang not in settings.languages:
+        raise ValueError(
+            f"reference encoder (laser): no LASER code for language {lang!r}; add it to languages "
+            f"(now {settings.languages})"
+        )
+    code = settings.languages[lang]
+    return code, ("laser3" if code in settings.laser3 else "laser2")
+
+
+def laser_files(settings: RefEncoderSettings, lang: str, spm_languages: Any = ()) -> dict[str, str]:
+    """The files of `model_dir` that encode `lang`: role (model, spm, cvocab) -> file name, as
+    laser_encoders names them (a LASER3 model without its own SentencePiece model uses LASER2's;
+    `spm_languages` is laser_encoders.language_list.SPM_LANGUAGE)."""
+    code, which = laser_code(settings, lang)
+    if which == "laser2":
+        return {"model": "laser2.pt", "spm": "laser2.spm", "cvocab": "laser2.cvocab"}
+    own = code in spm_languages
+    stem = f"laser3-{code}.v1"
+    return {
+        "model": f"{stem}.pt",
+        "spm": f"{stem}.spm" if own else "laser2.spm",
+        "cvocab": f"{stem}.cvocab" if own else "laser2.cvocab",
+    }
+
+
+def laser_download_command(settings: RefEncoderSettings, lang: str) -> str:
+    """The laser_encoders command that places `lang`'s files in model_dir (where the internet is reachable)."""
+    code, which = laser_code(settings, lang)
+    cmd = f"python -m laser_encoders.download_models --laser {which}"
+    if which == "laser3":
+        cmd += f" --lang {code}"
+    return f"{cmd} --model-dir {settings.model_dir}"
+
+
+def check_laser_files(settings: RefEncoderSettings, lang: str, spm_languages: Any = ()) -> dict[str, str]:
+    """Check that the LASER files of `lang` are in model_dir with the pinned digests; file name -> sha256."""
+    folder = Path(settings.model_dir)
+    names = laser_files(settings, lang, spm_languages)
+    code, which = laser_code(settings, lang)
+    what = f"LASER ({which}, {code}) for {lang}"
+    missing = [n for n in dict.fromkeys(names.values()) if not (folder / n).is_file()]
+    if missing:
+        raise RefEncoderError(
+            f"{what}: model file(s) {', '.join(missing)} missing in {folder} (model_dir); nothing is "
+            f"downloaded at run time. Place them there, e.g. where the internet is reachable: "
+            f"`{laser_download_command(settings, lang)}` (pip install laser-encoders=={LASER_ENCODERS_VERSION}), "
+            "then pin their sha256 in the reference encoder's sha256 setting"
+        )
+    digests = {n: sha256_file(folder / n) for n in sorted(set(names.values()))}
+    listed = {n: d for n, d in settings.sha256.items() if n in digests}
+    _check_sha256(dataclasses.replace(settings, sha256=listed), folder, digests, what)
+    unpinned = [n for n in digests if n not in settings.sha256]
+    if unpinned and settings.require_sha256:
+        pins = ", ".join(f"{n}: {digests[n]}" for n in unpinned)
+        raise RefEncoderError(
+            f"{what}: no sha256 pinned for {', '.join(unpinned)} in {folder} (LASER checkpoints are "
+            "pickles that laser_encoders loads with torch.load, so each file must be pinned). After "
+            "checking they come from https://dl.fbaipublicfiles.com/nllb/laser/, add to the reference "
+            f"encoder's settings sha256: {{{pins}}}; or set require_sha256: false"
+        )
+    return digests
+
+
+class _Laser:
+    def __init__(self, settings: RefEncoderSettings, lang: str):
+        le = _import_laser()
+        spm_languages = getattr(le.language_list, "SPM_LANGUAGE", ())
+        self.digests = check_laser_files(settings, lang, spm_languages)
+        names = laser_files(settings, lang, spm_languages)
+        folder = Path(settings.model_dir)
+        self.code, self.which = laser_code(settings, lang)
+        self.tokenizer = le.laser_tokenizer.LaserTokenizer(spm_model=folder / names["spm"])
+        self.encoder = le.models.SentenceEncoder(
+            model_path=str(folder / names["model"]),
+            max_sentences=settings.batch_size,
+            spm_vocab=str(folder / names["cvocab"]),
+            cpu=settings.device == "cpu",
+            sort_kind="mergesort",  # stable: the same batches on every run
+        )
+        self.device = "cuda" if getattr(self.encoder, "use_cuda", False) else "cpu"
+        self.model = f"{names['model'][: -len('.pt')]} ({self.which}, {self.code})"
+        self.package = {"laser_encoders": _package_version("laser-encoders")}
+
+    def __call__(self, sentences: list[str]) -> np.ndarray:
+        texts = list(sentences) or [""]  # an empty list still tells the dimension
+        emb = np.asarray(self.encoder.encode_sentences([self.tokenizer.tokenize(s) for s in texts]))
+        return emb[: len(sentences)]
+
+
+# --- sentence-transformers ------------------------------------------------------------------------------------
+
+
+def _is_hub_id(model: str) -> bool:
+    return bool(_HUB_ID.fullmatch(model)) and not Path(model).exists()
+
+
+def _folder_commit(folder: Path) -> str | None:
+    """The commit recorded by `lem data fetch-hf` in the folder's provenance.json, if any."""
+    prov = folder / "provenance.json"
+    if not prov.is_file():
+        return None
+    commit = json.loads(prov.read_text(encoding="utf-8")).get("resolved_commit")
+    return str(commit) if commit else None
+
+
+def _folder_digests(folder: Path) -> dict[str, str]:
+    """relative path -> sha256 of every file of a model folder (download bookkeeping left out)."""
+    out = {}
+    for path in sorted(folder.rglob("*")):
+        rel = path.relative_to(folder)
+        if path.is_file() and rel.parts[0] != ".cache":
+            out[rel.as_posix()] = sha256_file(path)
+    return out
+
+
+def resolve_st_model(settings: RefEncoderSettings) -> tuple[Path, str | None]:
+    """The local folder of the sentence-transformers model and its commit (None when unknown)."""
+    model, rev = settings.model, settings.revision
+    if Path(model).expanduser().is_dir():
+        folder = Path(model).expanduser()
+        commit = _folder_commit(folder)
+        if rev is not None and commit != rev:
+            raise RefEncoderError(
+                f"sentence-transformers model folder {folder}: revision {rev} is configured but the "
+                f"folder's provenance.json names {commit or 'no commit'}: remove revision for a local "
+                "folder, or fetch that commit into it"
+            )
+        return folder, commit
+    if not _is_hub_id(model):
+        raise RefEncoderError(
+            f"sentence-transformers model folder {model} does not exist: place the model there, or set model "
+            "to a hub id (e.g. sentence-transformers/LaBSE) with a pinned revision"
+        )
+    if rev is None and not settings.allow_unpinned:
+        raise RefEncoderError(
+            f"sentence-transformers model {model}: revision is not set; pin the 40-hex commit "
+            f"(`git ls-remote https://huggingface.co/{model}` lists them), or set allow_unpinned: true"
+        )
+    from huggingface_hub import snapshot_download
+
+    fetch = (
+        f"`hf download {model}" + (f" --revision {rev}" if rev else "") + " --include '*.json' "
+        "--include '*.txt' --include '*.safetensors' --include '*/pytorch_model.bin'"
+        + (f" --cache-dir {settings.cache_dir}" if settings.cache_dir else "")
+        + "`"
+    )
+    try:
+        path = snapshot_download(
+            repo_id=model,
+            revision=rev,
+            cache_dir=settings.cache_dir,
+            local_files_only=settings.local_files_only,
+            allow_patterns=HUB_ALLOW_PATTERNS,
+        )
+    except Exception as err:
+        raise RefEncoderError(
+            f"sentence-transformers model {model}@{rev or 'main'} is not in the Hugging Face cache "
+            f"({settings.cache_dir or 'the default cache'}) and could not be fetched "
+            f"({type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}): where the hub is "
+            f"reachable run {fetch}, or set model to a local folder holding it"
+        ) from err
+    folder = Path(path)  # <cache>/models--owner--name/snapshots/<commit>
+    return folder, folder.name if _COMMIT.fullmatch(folder.name) else rev
+
+
+class _SentenceTransformer:
+    def __init__(self, settings: RefEncoderSettings):
+        try:
+            from sentence_transformers import SentenceTransformer
+        except ImportError as err:
+            raise RefEncoderError(
+                f"the sentence_transformers backend needs the package sentence-transformers ({err}): "
+                f"pip install sentence-transformers=={SENTENCE_TRANSFORMERS_VERSION} (pinned in pyproject.toml)"
+            ) from err
+        folder, self.commit = resolve_st_model(settings)
+        self.digests = _folder_digests(folder)
+        _check_sha256(settings, folder, self.digests, f"sentence-transformers model {settings.model}")
+        device = None if settings.device == "auto" else settings.device
+        try:
+            self.st = SentenceTransformer(
+                str(folder),
+                device=device,
+                trust_remote_code=settings.trust_remote_code,
+                local_files_only=True,
+            )
+        except Exception as err:
+            raise RefEncoderError(
+                f"could not load the sentence-transformers model in {folder} ({type(err).__name__}: {err}): "
+                "it needs modules.json (or an HF model), its tokenizer and safetensors weights"
+            ) from err
+        self.st.eval()
+        if settings.max_length is not None:
+            self.st.max_seq_length = settings.max_length
+        self.batch_size = settings.batch_size
+        self.device = str(self.st.device)
+        self.model = settings.model
+        self.package = {"sentence_transformers": _package_version("sentence-transformers")}
+
+    def __call__(self, sentences: list[str]) -> np.ndarray:
+        if not sentences:
+            dim = getattr(self.st, "get_embedding_dimension", self.st.get_sentence_embedding_dimension)()
+            return np.zeros((0, dim or 0), np.float32)
+        return self.st.encode(
+            list(sentences),
+            batch_size=self.batch_size,
+            convert_to_numpy=True,
+            normalize_embeddings=False,
+            show_progress_bar=False,
+        )
+
+
+# --- the public API -------------------------------------------------------------------------------------------
+
+
+class RefEncoder:
+    """A reference encoder loaded once for one language (a sentence-transformers model serves every
+    language; a LASER model is per language): call it on any number of sentence lists."""
+
+    def __init__(self, settings: RefEncoderSettings, lang: str):
+        settings.validate()
+        self.settings, self.lang = settings, lang
+        t0 = time.perf_counter()
+        if settings.backend == "laser":
+            self._impl: Any = _Laser(settings, lang)
+        else:
+            self._impl = _SentenceTransformer(settings)
+        log.info(
+            "refenc: %s %s loaded in %.1fs", settings.backend, self._impl.model, time.perf_counter() - t0
+        )
+
+    @property
+    def files(self) -> dict[str, str]:
+        """file name -> sha256 of the model files used."""
+        return dict(self._impl.digests)
+
+    def __call__(self, sentences: list[str]) -> np.ndarray:
+        """float32 embeddings, one row per sentence in input order, L2-normalised when settings.normalize."""
+        emb = _normalise(self._impl(list(sentences)), self.settings.normalize)
+        if emb.shape[0] != len(sentences):
+            raise RefEncoderError(f"the encoder returned {emb.shape[0]} rows for {len(sentences)} sentences")
+        return emb
+
+    def meta(self, emb: np.ndarray) -> dict[str, Any]:
+        """What produced `emb`: backend, model, revision, files and their sha256, settings, device, size."""
+        s, impl = self.settings, self._impl
+        out: dict[str, Any] = {
+            "backend": s.backend,
+            "model": impl.model,
+            "revision": getattr(impl, "commit", None) if s.backend == "sentence_transformers" else None,
+            "lang": self.lang,
+        }
+        if s.backend == "laser":
+            out.update({"laser": impl.which, "language_code": impl.code, "model_dir": s.model_dir})
+        out.update(
+            {
+                "files": dict(impl.digests),
+                "settings": s.to_dict(),
+                "device": impl.device,
+                "sentences": int(emb.shape[0]),
+                "dim": int(emb.shape[1]) if emb.ndim == 2 else 0,
+                "torch": _torch_version(),
+                "packages": dict(impl.package),
+                "python": "{}.{}.{}".format(*sys.version_info[:3]),
+            }
+        )
+        return out
+
+
+def encode(settings: RefEncoderSettings, lang: str, sentences: list[str]) -> np.ndarray:
+    """float32 sentence embeddings of `sentences` in language `lang`, one L2-normalised row each, in input
+    order. Loads the model: for several lists, use one `RefEncoder`."""
+    return RefEncoder(settings, lang)(sentences)
+
+
+def embed_files(
+    settings: RefEncoderSettings,
+    lang: str,
+    sentences_tsv: str | Path,
+    out_npy: str | Path,
+    out_meta: str | Path,
+    out_ids: str | Path | None = None,
+    encoder: RefEncoder | None = None,
+) -> dict[str, Any]:
+    """Embed a prepared sentence file (`lem.embed.read_sentences`: id<TAB>doc<TAB>text) as `lem embed` does:
+    `out_npy` (float32 rows in file order), `out_ids` (default: `out_npy` with `.ids.txt` for `.npy`) and
+    `out_meta`, each written atomically. `encoder`: one already loaded (same settings, and for laser the same
+    language). Returns the meta."""
+    out_npy = str(out_npy)
+    if not out_npy.endswith(".npy"):
+        raise ValueError(f"reference encoder output must end in .npy, got {out_npy}")
+    ids_path = Path(out_ids) if out_ids is not None else Path(out_npy[: -len(".npy")] + ".ids.txt")
+    if encoder is not None and (
+        encoder.settings != settings or (settings.backend == "laser" and encoder.lang != lang)
+    ):
+        raise ValueError(
+            f"embed_files: the encoder given was loaded for other settings or language than {lang}"
+        )
+    t0 = time.perf_counter()
+    sents = read_sentences(sentences_tsv)  # bad input fails before a model is loaded
+    enc = encoder or RefEncoder(settings, lang)
+    emb = enc(sents.texts)
+    meta = enc.meta(emb)
+    meta["lang"] = lang
+    with atomic_path(out_npy) as tmp:
+        with open(tmp, "wb") as f:
+            np.save(f, emb)
+    with atomic_path(ids_path) as tmp:
+        tmp.write_text("".join(i + "\n" for i in sents.ids), encoding="utf-8")
+    write_json(out_meta, meta)
+    log.info(
+        "refenc: %s: %d sentences, dim %d, %s %s; %.1fs",
+        out_npy, emb.shape[0], emb.shape[1], settings.backend, meta["model"], time.perf_counter() - t0,
+    )  # fmt: skip
+    return meta
