@@ -330,6 +330,9 @@ def test_mine_cli_per_document(tmp_path):
     for d in ("forward", "backward", "intersection"):
         assert m[d]["n_gold"] == 13 and m[d]["f1"] == 1.0
     assert m["settings"]["neighbourhood"] == "pooled"
+    # where the values stand: chance well below the perfect score, the ceiling at it (one link per sentence)
+    for d in ("forward", "backward", "intersection"):
+        assert 0 < m["chance"][d]["f1"] < 0.5 and m["ceiling"][d]["f1"] == 1.0
     lines = (tmp_path / "p.tsv").read_text().splitlines()
     assert lines[0] == "direction\tsrc_id\ttgt_id\tscore" and len(lines) == 1 + 3 * 13
     # a cross-document pair never appears

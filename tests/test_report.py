@@ -112,3 +112,40 @@ def test_report_refuses_keys_that_disagree(tmp_path, change, message):
     bad = write(path, data)
     with pytest.raises(ValueError, match=f"{re.escape(bad)}: `keys` .*{re.escape(message)}"):
         build_report([], [bad], [], ["base", "lem"], tmp_path / "report")
+
+
+def test_chance_and_ceiling_are_shown_under_their_tables(tmp_path):
+    r = tmp_path / "results"
+    prf = {"precision": 0.5, "recall": 0.25, "f1": 1 / 3, "n_pred": 4, "n_gold": 8, "n_correct": 2}
+    low = {"precision": 0.1, "recall": 0.1, "f1": 0.1, "n_pred": 4, "n_correct": 0.4}
+    mining = [
+        write(
+            r / f"mining/{v}/news/si-en.metrics.json",
+            {
+                "keys": {"task": "mining", "variant": v, "dataset": "news", "pair": "si-en"},
+                **{d: prf for d in ("forward", "backward", "intersection")},
+                "chance": {d: low for d in ("forward", "backward", "intersection")},
+                "ceiling": {d: {**prf, "f1": 0.9} for d in ("forward", "backward", "intersection")},
+            },
+        )
+        for v in ("base", "lem")
+    ]
+    sentiment = [
+        write(
+            r / f"sentiment/{v}/cmcs/seed1/metrics.json",
+            {
+                "keys": {"task": "sentiment", "variant": v, "dataset": "cmcs", "pair": "si-en", "seed": "1"},
+                "macro_f1": 0.5,
+                "accuracy": 0.6,
+                "chance": {"macro_f1": 1 / 3, "accuracy": 0.45},
+            },
+        )
+        for v in ("base", "lem")
+    ]
+    out = tmp_path / "report"
+    build_report(mining, sentiment, [], ["base", "lem"], out)
+    summary = pd.read_csv(out / "summary.tsv", sep="\t")
+    row = summary[(summary.metric == "intersection_f1") & (summary.variant == "lem")]
+    assert row["chance"].item() == pytest.approx(0.1) and row["ceiling"].item() == pytest.approx(0.9)
+    md = (out / "summary.md").read_text()
+    assert "| *chance* | 0.100 |" in md and "| *ceiling* | 0.900 |" in md and "| *chance* | 0.333 |" in md

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from lem.chance import curation_chance
 from lem.data.noisy import NOISY_HEADERS, read_noisy  # noqa: F401 - the corpus reader, re-exported
 from lem.files import atomic_path, with_keys, write_json
 from lem.settings import settings_from_dict
@@ -103,6 +104,7 @@ def curate(
     if labels is not None:
         clean = np.array([lbl == "clean" for lbl in labels])
         metrics.update(ranking_metrics(scores, clean, settings.keep_fractions))
+        metrics["chance"] = curation_chance(clean, settings.keep_fractions)  # a random ranking
         metrics["mean_score_by_label"] = {
             lbl: float(scores[np.array(labels) == lbl].mean()) for lbl in sorted(set(labels))
         }

@@ -62,6 +62,15 @@ def _read(task: str, path: str, variants: list[str] | None) -> tuple[dict[str, s
     return out, data
 
 
+def _at(data: dict, *path: str) -> float:
+    """A number nested in a metrics file (`chance`, `ceiling`), NaN where the file has none."""
+    for p in path:
+        if not isinstance(data, dict) or p not in data:
+            return float("nan")
+        data = data[p]
+    return float(data) if isinstance(data, int | float) else float("nan")
+
+
 def collect(
     mining: list[str],
     sentiment: list[str],
@@ -84,17 +93,35 @@ def collect(
                         "task": "mining",
                         "metric": f"{direction}_{metric}",
                         "value": data[direction][metric],
+                        "chance": _at(data, "chance", direction, metric),
+                        "ceiling": _at(data, "ceiling", direction, metric),
                     }
                 )
     for path in sentiment:
         key, data = _read("sentiment", path, variants)
         for metric in SENTIMENT_METRICS:
-            rows.append({**key, "task": "sentiment", "metric": metric, "value": data[metric]})
+            rows.append(
+                {
+                    **key,
+                    "task": "sentiment",
+                    "metric": metric,
+                    "value": data[metric],
+                    "chance": _at(data, "chance", metric),
+                }
+            )
     for path in curation:
         key, data = _read("curation", path, variants)
         for metric, value in data.items():
             if metric.startswith("precision_at_") or metric == "average_precision":
-                rows.append({**key, "task": "curation", "metric": metric, "value": value})
+                rows.append(
+                    {
+                        **key,
+                        "task": "curation",
+                        "metric": metric,
+                        "value": value,
+                        "chance": _at(data, "chance", metric),
+                    }
+                )
     for path in annotation:  # annotators scored on held-out gold: not per variant
         key, data = _read("annotation", path, None)
         for part, metric in ANNOTATION_METRICS:
@@ -129,8 +156,13 @@ def collect(
 
 def summarise(values: pd.DataFrame) -> pd.DataFrame:
     keys = ["task", "dataset", "pair", "metric", "variant"]
-    out = values.groupby(keys, sort=True)["value"].agg(mean="mean", std="std", n="count").reset_index()
+    values = values.assign(**{c: values.get(c, float("nan")) for c in ("chance", "ceiling")})
+    grouped = values.groupby(keys, sort=True)
+    out = grouped["value"].agg(mean="mean", std="std", n="count").reset_index()
     out["std"] = out["std"].fillna(0.0)
+    # chance and ceiling depend on the test set, not on the model: one value per cell
+    out["chance"] = grouped["chance"].mean().to_numpy()
+    out["ceiling"] = grouped["ceiling"].mean().to_numpy()
     return out
 
 
@@ -151,6 +183,12 @@ def _pivot_markdown(summary: pd.DataFrame, task: str, metric: str, variants: lis
     lines = [header, sep] + [
         f"| {v} | " + " | ".join(str(x) for x in row) + " |" for v, row in table.iterrows()
     ]
+    for ref in ("chance", "ceiling"):  # where the values stand: a model that knows nothing, the best possible
+        by_col = part.groupby("column")[ref].mean().reindex(table.columns)
+        if by_col.notna().any():
+            lines.append(
+                f"| *{ref}* | " + " | ".join("-" if pd.isna(x) else f"{x:.3f}" for x in by_col) + " |"
+            )
     return "\n".join(lines)
 
 
@@ -181,7 +219,10 @@ def markdown(summary: pd.DataFrame, variants: list[str], coverage: dict | None =
     sections = [
         "# LEM pipeline: results",
         "",
-        "Every value is measured by this run; sentiment shows mean ± standard deviation over seeds.",
+        "Every value is measured by this run; sentiment shows mean ± standard deviation over seeds. Under each "
+        "table, *chance* is what a system that knows nothing scores on the same test set (`lem.chance`: "
+        "analytic for mining, the best input-blind classifier for sentiment, a random ranking for curation) "
+        "and *ceiling* the best any system can reach under mining's candidate structure.",
         "",
     ]
     blocks = [

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from lem.chance import classification_chance
 from lem.files import with_keys, write_json
 from lem.settings import settings_from_dict
 from lem.stage import Stage, Verb, arg
@@ -156,6 +157,7 @@ def finetune(
             "valid_macro_f1_per_epoch": per_epoch,
             "labels": names,
             "counts": counts,
+            "chance": classification_chance(splits["test"][1], names),  # the best input-blind classifier
             "seed": seed,
             "model": str(model_dir),
             "seconds": round(time.time() - t0, 1),

@@ -13,6 +13,7 @@ log = logging.getLogger("lem.mining")
 
 
 def cmd_run(a: argparse.Namespace) -> None:
+    from lem.chance import candidate_groups, mining_ceiling, mining_chance_analytic
     from lem.embed import load_embeddings, read_sentences
     from lem.files import atomic_path, with_keys, write_json
     from lem.mining.evaluate import prf, read_gold
@@ -28,7 +29,13 @@ def cmd_run(a: argparse.Namespace) -> None:
     metrics: dict[str, Any] = {}
     for d, pairs in res.pairs.items():
         metrics[d] = prf({(s, t) for s, t, _ in pairs}, gold)
+    # where the values stand: what a system that knows nothing scores, and the best any system can
+    # reach under the same candidate structure (lem.chance)
+    groups, n_gold = candidate_groups(src.ids, tgt.ids, src.docs, tgt.docs, gold, settings.per_document)
+    chance = mining_chance_analytic(groups, n_gold, retrieval=tuple(res.pairs), settings=settings)
+    ceiling = mining_ceiling(src.ids, tgt.ids, src.docs, tgt.docs, gold, settings.per_document)
     metrics.update(settings=settings.to_dict(), n_docs=res.n_docs, n_src=len(x), n_tgt=len(y))
+    metrics.update(chance=chance, ceiling=ceiling)
     with atomic_path(a.out_pairs) as tmp:
         with open(tmp, "w", encoding="utf-8") as f:
             f.write("direction\tsrc_id\ttgt_id\tscore\n")
