@@ -58,6 +58,9 @@ CMCS = {"input": "results/eval/sentiment/generated.csv", "pair": "si-en", "prepa
 
 # fmt: off
 BAD = [
+    # the controls: a dictionary for every mined pair, the generated lexicon only for the generated corpus
+    Bad({"controls.lexical": {"si-en": "d.tsv"}}, "controls.lexical", "no dictionary for the mined pair(s) si-ta, ta-en"),
+    Bad({"controls.lexical": "lexicon.tsv"}, "controls.lexical", "'lexicon.tsv': expected `generated`, a mapping"),
     # pairs join two different configured languages
     Bad({"pairs": ["si-en", "si-si"]}, "pairs", "'si-si': expected 'src-tgt' joining two different languages"),
     Bad({"languages": ["en", "si"]}, "pairs", "'si-ta': expected 'src-tgt' joining two different languages of `languages` (en, si)"),

@@ -29,7 +29,9 @@ def test_paper_config_plans_every_variant_for_every_pair(tmp_path):
     paper = yaml.safe_load((REPO / "config" / "paper.yaml").read_text())
     trained = len(paper["variants"]) - 2  # base is not trained; lem_ne_noun_verb is lem's masking
     assert jobs["pretrain_mono"] == jobs["pretrain_para"] == trained * 3
-    assert jobs["mine"] == len(paper["variants"]) * 3 * len(paper["mining"]["evalsets"])
+    rows = len(paper["variants"]) + 1  # and the negative control (no dictionary for a positive one)
+    assert jobs["mine"] == rows * 3 * len(paper["mining"]["evalsets"])
+    assert jobs["embed_control"] == 3 * len(paper["mining"]["evalsets"])
     assert jobs["madlad"] == 3 and jobs["train_ner"] == 1 and jobs["fetch_base_model"] == 1
     assert "pretrain_base" not in jobs and "train_tokenizer" not in jobs  # the hub model and its tokenizer
 

@@ -149,3 +149,29 @@ def test_chance_and_ceiling_are_shown_under_their_tables(tmp_path):
     assert row["chance"].item() == pytest.approx(0.1) and row["ceiling"].item() == pytest.approx(0.9)
     md = (out / "summary.md").read_text()
     assert "| *chance* | 0.100 |" in md and "| *ceiling* | 0.900 |" in md and "| *chance* | 0.333 |" in md
+
+
+@pytest.mark.parametrize(
+    "variant,value,message",
+    [
+        ("control_lexical", 0.2, "the positive control .* not clearly above chance"),
+        ("control_random", 0.6, "the negative control .* above chance"),
+    ],
+)
+def test_a_control_that_misbehaves_fails_the_report(tmp_path, variant, value, message):
+    from lem.report import ControlError
+
+    prf = {"precision": value, "recall": value, "f1": value, "n_pred": 4, "n_gold": 8, "n_correct": 2}
+    low = {"precision": 0.1, "recall": 0.1, "f1": 0.1}
+    path = write(
+        tmp_path / f"mining/{variant}/news/si-en.metrics.json",
+        {
+            "keys": {"task": "mining", "variant": variant, "dataset": "news", "pair": "si-en"},
+            **{d: prf for d in ("forward", "backward", "intersection")},
+            "chance": {d: low for d in ("forward", "backward", "intersection")},
+            "ceiling": {d: {**low, "f1": 1.0} for d in ("forward", "backward", "intersection")},
+        },
+    )
+    with pytest.raises(ControlError, match=message):
+        build_report([path], [], [], [variant], tmp_path / "report")
+    assert not (tmp_path / "report" / "summary.tsv").exists()  # nothing written from an untrustworthy chain

@@ -79,12 +79,19 @@ def run_dir(tmp_path_factory) -> Path:
 def test_report_holds_every_variant_task_and_pair(run_dir: Path):
     summary = pd.read_csv(run_dir / "results/report/summary.tsv", sep="\t")
     cfg = small_config()
+    controls = {"control_lexical", "control_random"}
     for task in ("mining", "sentiment", "curation"):
         part = summary[summary.task == task]
-        assert set(part.variant) == set(cfg["variants"]), task
+        assert set(part.variant) == set(cfg["variants"]) | (controls if task == "mining" else set()), task
         assert part["mean"].between(0, 1).all(), task
     mining = summary[(summary.task == "mining") & (summary.metric == "intersection_f1")]
     assert set(mining.pair) == set(cfg["pairs"])
+    # the controls prove the chain: the lexical encoder far above chance, random embeddings near it
+    assert mining["chance"].between(0.01, 0.5).all() and (mining["ceiling"] == 1.0).all()
+    positive = mining[mining.variant == "control_lexical"]
+    negative = mining[mining.variant == "control_random"]
+    assert (positive["mean"] > positive["chance"] + 0.5).all(), positive
+    assert (negative["mean"] < negative["chance"] + 0.2).all(), negative
     assert (run_dir / "results/report/overview.png").stat().st_size > 1000
     ann = summary[summary.task == "annotation"]
     assert set(ann.dataset) == {"configured", "hf_ner"} and set(ann.pair) == {"en", "si", "ta"}

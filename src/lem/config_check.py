@@ -653,6 +653,41 @@ def model_positions(config: dict[str, Any]) -> tuple[int, str] | None:
     return positions - 2, f"{path}: max_position_embeddings {positions} - 2"
 
 
+def _check_controls(config: dict[str, Any]) -> None:
+    """`controls.lexical`: `generated` (the generated corpus only) or a dictionary file for every mined pair;
+    control rows must not share a name with a variant."""
+    controls = config.get("controls") or {}
+    lexical = controls.get("lexical")
+    mined = sorted(
+        {
+            p
+            for spec in ((config.get("mining") or {}).get("evalsets") or {}).values()
+            for p in spec.get("pairs", [])
+        }
+    )
+    if isinstance(lexical, str) and lexical != "generated":
+        raise ConfigError(
+            f"controls.lexical: {lexical!r}: expected `generated`, a mapping pair -> dictionary file, or null"
+        )
+    if lexical == "generated" and (config.get("corpus") or {}).get("source") not in (None, "generate"):
+        raise ConfigError(
+            "controls.lexical: `generated` uses the generated world's lexicon, which does not cover "
+            f"corpus.source {config['corpus']['source']!r}: give a dictionary file per pair, or null"
+        )
+    if isinstance(lexical, dict):
+        missing = [p for p in mined if p not in lexical]
+        if missing:
+            raise ConfigError(
+                f"controls.lexical: no dictionary for the mined pair(s) {', '.join(missing)}; give "
+                "{pair: src<TAB>tgt dictionary file} for every pair of mining.evalsets, or null"
+            )
+    clash = [v for v in config.get("variants") or [] if v in ("control_lexical", "control_random")]
+    if clash:
+        raise ConfigError(
+            f"variants: {clash[0]!r} is the name of a control row (controls); rename the variant"
+        )
+
+
 def _check_lengths(config: dict[str, Any]) -> None:
     """embedding.max_length and pretrain.max_length fit the base model's positions."""
     known = model_positions(config)
@@ -687,6 +722,7 @@ def check_config(config: dict[str, Any]) -> None:
         build(SECTION[use.section], use.path, use.data, use.before, use.after, use.sources)
     _check_crf_models(config)
     _check_lengths(config)
+    _check_controls(config)
 
 
 def stage_training(config: dict[str, Any], scope: str, stage: str) -> dict[str, Any]:

@@ -214,6 +214,44 @@ def cmd_encode(a: argparse.Namespace) -> None:
     log.info("embed: %d file(s); %.1fs in all", len(files), time.perf_counter() - t0)
 
 
+def cmd_control(a: argparse.Namespace) -> None:
+    """The evaluation chain's controls, in the embed layout: `lexical` (a positive control: bag of dictionary
+    concepts, `lem.controls.lexical_embeddings`) and `random` (a negative control: seeded random vectors,
+    a different seed per file so that no two files share rows)."""
+    from lem import controls
+
+    if (a.kind == "lexical") != bool(a.dictionary):
+        raise UsageError("--dictionary is required by --kind lexical, and only by it")
+    if a.kind == "lexical" and a.dictionary != "generated" and len(a.dict_langs or ()) != 2:
+        raise UsageError("a dictionary file needs --dict-langs SRC TGT (the languages of its two columns)")
+    if len(a.sentences) != len(a.out) or len(a.langs) != len(a.out):
+        raise UsageError("give one --lang and one --out per --sentences")
+    dictionary = None
+    if a.kind == "lexical":
+        dictionary = (
+            controls.Dictionary.from_generated_lexicon()
+            if a.dictionary == "generated"
+            else controls.Dictionary.from_tsv(a.dictionary, *a.dict_langs)
+        )
+    for n, (path, lang, out) in enumerate(zip(a.sentences, a.langs, a.out, strict=True)):
+        if not out.endswith(".npy"):
+            raise UsageError(f"--out must end in .npy, got {out}")
+        sents = read_sentences(path)
+        if a.kind == "lexical":
+            emb = controls.lexical_embeddings(sents.texts, lang, dictionary, dim=a.dim, seed=a.seed)
+        else:
+            emb = controls.random_embeddings(len(sents.texts), a.dim, a.seed + 1 + n)
+        with atomic_path(out) as tmp:
+            with open(tmp, "wb") as f:
+                np.save(f, np.asarray(emb, dtype=np.float32))
+        with atomic_path(out[: -len(".npy")] + ".ids.txt") as tmp:
+            tmp.write_text("".join(i + "\n" for i in sents.ids), encoding="utf-8")
+        meta = {"control": a.kind, "dictionary": a.dictionary, "dim": a.dim, "seed": a.seed, "lang": lang,
+                "sentences": int(emb.shape[0])}  # fmt: skip
+        write_json(out[: -len(".npy")] + ".meta.json", meta)
+        log.info("embed control %s: %s (%s): %d sentences", a.kind, out, lang, len(emb))
+
+
 STAGE = Stage(
     "embed",
     __doc__.splitlines()[0],
@@ -226,5 +264,16 @@ STAGE = Stage(
                 help="E.npy of the matching --sentences; ids go to E.ids.txt, settings to E.meta.json"),
         ), settings=EmbedSettings,
            epilog="Several files: repeat --sentences S --out E; the model is loaded once for all of them."),
+        Verb("control", "embeddings of a control row: lexical (dictionary concepts) or random", cmd_control, (
+            arg("--kind", required=True, choices=["lexical", "random"]),
+            arg("--dictionary", default=None,
+                help="lexical: `generated` (the generated world's lexicon) or a src<TAB>tgt dictionary file"),
+            arg("--dict-langs", nargs=2, default=None, help="languages of the dictionary file's two columns"),
+            arg("--sentences", action="append", required=True, help="TSV with header id<TAB>doc<TAB>text"),
+            arg("--lang", dest="langs", action="append", required=True, help="language of each --sentences"),
+            arg("--out", action="append", required=True, help="E.npy of the matching --sentences"),
+            arg("--dim", type=int, default=256),
+            arg("--seed", type=int, default=13),
+        )),
     ),
 )  # fmt: skip

@@ -18,7 +18,7 @@ from pathlib import Path
 import pandas as pd
 
 from lem.files import atomic_path, write_text
-from lem.stage import Stage, Verb, arg
+from lem.stage import Stage, Verb, arg, json_object
 
 log = logging.getLogger("lem.report")
 
@@ -294,6 +294,48 @@ def figure(summary: pd.DataFrame, variants: list[str], path: Path) -> None:
     plt.close(fig)
 
 
+class ControlError(ValueError):
+    """A control row that does not behave: the evaluation chain cannot be trusted."""
+
+
+def check_controls(
+    summary: pd.DataFrame, positive_lift: float = 0.5, negative_lift: float = 0.25
+) -> list[str]:
+    """The controls' verdicts on mining intersection F1, per dataset and pair: the positive control
+    (`control_lexical`) must reach chance + positive_lift x (ceiling - chance), the negative control
+    (`control_random`) must stay below chance + negative_lift x (ceiling - chance). Raises ControlError
+    naming the cell otherwise; returns one line per check passed."""
+    part = summary[(summary.task == "mining") & (summary.metric == "intersection_f1")]
+    lines = []
+    for row in part.itertuples():
+        if row.variant not in ("control_lexical", "control_random"):
+            continue
+        if pd.isna(row.chance) or pd.isna(row.ceiling):
+            raise ControlError(
+                f"mining {row.dataset} {row.pair}: {row.variant} has no chance or ceiling to compare with"
+            )
+        span = row.ceiling - row.chance
+        if row.variant == "control_lexical":
+            bar = row.chance + positive_lift * span
+            if row.mean < bar:
+                raise ControlError(
+                    f"mining {row.dataset} {row.pair}: the positive control (control_lexical) scores intersection F1 "
+                    f"{row.mean:.3f}, not clearly above chance {row.chance:.3f} (needs {bar:.3f}): the "
+                    "embed -> mine -> evaluate chain is broken, or the dictionary does not cover the text"
+                )
+            lines.append(f"{row.dataset} {row.pair}: positive control {row.mean:.3f} >= {bar:.3f}")
+        else:
+            bar = row.chance + negative_lift * span
+            if row.mean > bar:
+                raise ControlError(
+                    f"mining {row.dataset} {row.pair}: the negative control (control_random) scores intersection F1 "
+                    f"{row.mean:.3f}, above chance {row.chance:.3f} (at most {bar:.3f}): the evaluation rewards "
+                    "something other than the embeddings (gold or candidate structure leaking)"
+                )
+            lines.append(f"{row.dataset} {row.pair}: negative control {row.mean:.3f} <= {bar:.3f}")
+    return lines
+
+
 def build_report(
     mining: list[str],
     sentiment: list[str],
@@ -302,10 +344,16 @@ def build_report(
     out_dir: Path,
     annotation: list[str] = (),
     coverage: str | None = None,
+    controls: dict | None = None,
 ) -> pd.DataFrame:
     cov = json.loads(Path(coverage).read_text(encoding="utf-8")) if coverage else None
     values = collect(mining, sentiment, curation, annotation, cov, variants)
     summary = summarise(values)
+    controls = controls or {}
+    for line in check_controls(
+        summary, controls.get("positive_lift", 0.5), controls.get("negative_lift", 0.25)
+    ):
+        log.info("controls: %s", line)
     order = {v: i for i, v in enumerate(variants)}
     summary = summary.sort_values(
         ["task", "dataset", "pair", "metric", "variant"],
@@ -320,7 +368,9 @@ def build_report(
 
 
 def cmd_build(a: argparse.Namespace) -> None:
-    build_report(a.mining, a.sentiment, a.curation, a.variants, Path(a.out_dir), a.annotation, a.coverage)
+    build_report(
+        a.mining, a.sentiment, a.curation, a.variants, Path(a.out_dir), a.annotation, a.coverage, a.controls
+    )
     out = Path(a.out_dir).resolve()
     print(
         f"report written: {out / 'summary.md'} (table: {out / 'summary.tsv'}, figure: {out / 'overview.png'})"
@@ -338,7 +388,9 @@ STAGE = Stage(
             arg("--annotation", nargs="*", default=[], help="annotation_eval/<annotator>/<lang>.json files"),
             arg("--coverage", default=None, help="the annotation coverage JSON (results/annotate/coverage.json)"),
             arg("--variants", nargs="+", required=True, help="row order of the tables"),
+            arg("--controls", type=json_object, default={},
+                help="JSON: the config's `controls` (positive_lift, negative_lift of the control checks)"),
             arg("--out-dir", required=True),
-        )),
+        ), errors=(ControlError,)),
     ),
 )  # fmt: skip

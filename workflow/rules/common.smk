@@ -30,6 +30,13 @@ LANGS = config["languages"]
 PAIRS = config["pairs"]
 VARIANTS = config["variants"]
 TRAINED = [v for v in VARIANTS if v != "base"]
+# Rows of the mining table besides the variants: the evaluation chain's controls (embed.smk, `embed_control`)
+CONTROLS = [
+    f"control_{kind}"
+    for kind in ("lexical", "random")
+    if config.get("controls", {}).get(kind)
+]
+ROWS = VARIANTS + CONTROLS
 for _v in TRAINED:
     if _v not in config["pretrain"]["variants"]:
         raise ValueError(
@@ -58,7 +65,7 @@ wildcard_constraints:
     tgt="|".join(LANGS),
     pair="|".join(PAIRS),
     split="train|valid",
-    variant="|".join(VARIANTS) if VARIANTS else "base",
+    variant="|".join(ROWS) if ROWS else "base",
     tvariant="|".join(TRAINED_MODELS) if TRAINED_MODELS else "none",
     scope="|".join(SCOPES),
     stage="mono|para",
@@ -290,7 +297,7 @@ def mining_outputs():
         f"results/mining/{v}/{e}/{p}.metrics.json"
         for e, spec in config["mining"].get("evalsets", {}).items()
         for p in spec["pairs"]
-        for v in VARIANTS
+        for v in ROWS
     ]
 
 
@@ -309,6 +316,12 @@ def curation_outputs():
         for p in config["curation"].get("corpora", {})
         for v in VARIANTS
     ]
+
+
+def control_dictionary(pair):
+    """The positive control's dictionary for a pair: `generated` or the configured file (None: no control)."""
+    lexical = config["controls"]["lexical"]
+    return lexical if isinstance(lexical, str) else (lexical or {}).get(pair)
 
 
 def final_outputs():

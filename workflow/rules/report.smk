@@ -23,8 +23,9 @@ rule report:
         "../../envs/core.yaml"
     threads: 1
     params:
-        variants=VARIANTS,
+        variants=ROWS,
+        controls=as_json(config["controls"]),
     shell:
         "lem report build --mining {input.mining:q} --sentiment {input.sentiment:q} --curation {input.curation:q} --annotation {input.annotation:q} "
-        "--coverage {input.coverage:q} "
+        "--coverage {input.coverage:q} --controls '{params.controls}' "
         "--variants {params.variants:q} --out-dir $(dirname {output.tsv:q}) 2> {log:q}"
