@@ -1,0 +1,45 @@
+# The evaluation chain's controls (config `controls`), in the same layout: one job per evaluation set and pair.
+rule embed_control:
+    input:
+        src="results/eval/prepared/{evalset}/{src}-{tgt}/{src}.tsv",
+        tgt="results/eval/prepared/{evalset}/{src}-{tgt}/{tgt}.tsv",
+        dictionary=lambda w: (
+            []
+            if w.variant != "control_lexical"
+            or control_dictionary(f"{w.src}-{w.tgt}") in (None, "generated")
+            else control_dictionary(f"{w.src}-{w.tgt}")
+        ),
+    output:
+        src="results/embeddings/{variant}/{evalset}/{src}-{tgt}/{src}.npy",
+        tgt="results/embeddings/{variant}/{evalset}/{src}-{tgt}/{tgt}.npy",
+        src_ids="results/embeddings/{variant}/{evalset}/{src}-{tgt}/{src}.ids.txt",
+        tgt_ids="results/embeddings/{variant}/{evalset}/{src}-{tgt}/{tgt}.ids.txt",
+        src_meta="results/embeddings/{variant}/{evalset}/{src}-{tgt}/{src}.meta.json",
+        tgt_meta="results/embeddings/{variant}/{evalset}/{src}-{tgt}/{tgt}.meta.json",
+    log:
+        "logs/embed/{variant}/{evalset}/{src}-{tgt}.log",
+    wildcard_constraints:
+        variant="control_lexical|control_random",
+        src="[a-z]+",
+        tgt="[a-z]+",
+    conda:
+        "../../envs/core.yaml"
+    threads: 1
+    params:
+        kind=lambda w: w.variant.removeprefix("control_"),
+        dictionary=lambda w: (
+            ["--dictionary", control_dictionary(f"{w.src}-{w.tgt}")]
+            + (
+                []
+                if control_dictionary(f"{w.src}-{w.tgt}") == "generated"
+                else ["--dict-langs", w.src, w.tgt]
+            )
+            if w.variant == "control_lexical"
+            else []
+        ),
+        dim=config["controls"]["dim"],
+        seed=config["seed"],
+    shell:
+        "lem embed control --kind {params.kind:q} {params.dictionary:q} --dim {params.dim} --seed {params.seed} "
+        "--sentences {input.src:q} --lang {wildcards.src:q} --out {output.src:q} "
+        "--sentences {input.tgt:q} --lang {wildcards.tgt:q} --out {output.tgt:q} > {log:q} 2>&1"
