@@ -669,11 +669,6 @@ def _check_controls(config: dict[str, Any]) -> None:
         raise ConfigError(
             f"controls.lexical: {lexical!r}: expected `generated`, a mapping pair -> dictionary file, or null"
         )
-    if lexical == "generated" and (config.get("corpus") or {}).get("source") not in (None, "generate"):
-        raise ConfigError(
-            "controls.lexical: `generated` uses the generated world's lexicon, which does not cover "
-            f"corpus.source {config['corpus']['source']!r}: give a dictionary file per pair, or null"
-        )
     if isinstance(lexical, dict):
         missing = [p for p in mined if p not in lexical]
         if missing:

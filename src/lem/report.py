@@ -18,7 +18,7 @@ from pathlib import Path
 import pandas as pd
 
 from lem.files import atomic_path, write_text
-from lem.stage import Stage, Verb, arg, json_object
+from lem.stage import Stage, Verb, arg
 
 log = logging.getLogger("lem.report")
 
@@ -369,7 +369,14 @@ def build_report(
 
 def cmd_build(a: argparse.Namespace) -> None:
     build_report(
-        a.mining, a.sentiment, a.curation, a.variants, Path(a.out_dir), a.annotation, a.coverage, a.controls
+        a.mining,
+        a.sentiment,
+        a.curation,
+        a.variants,
+        Path(a.out_dir),
+        a.annotation,
+        a.coverage,
+        {"positive_lift": a.positive_lift, "negative_lift": a.negative_lift},
     )
     out = Path(a.out_dir).resolve()
     print(
@@ -388,8 +395,10 @@ STAGE = Stage(
             arg("--annotation", nargs="*", default=[], help="annotation_eval/<annotator>/<lang>.json files"),
             arg("--coverage", default=None, help="the annotation coverage JSON (results/annotate/coverage.json)"),
             arg("--variants", nargs="+", required=True, help="row order of the tables"),
-            arg("--controls", type=json_object, default={},
-                help="JSON: the config's `controls` (positive_lift, negative_lift of the control checks)"),
+            arg("--positive-lift", type=float, default=0.5,
+                help="the positive control must reach chance + lift x (ceiling - chance)"),
+            arg("--negative-lift", type=float, default=0.25,
+                help="the negative control must stay below chance + lift x (ceiling - chance)"),
             arg("--out-dir", required=True),
         ), errors=(ControlError,)),
     ),

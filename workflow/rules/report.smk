@@ -24,8 +24,9 @@ rule report:
     threads: 1
     params:
         variants=ROWS,
-        controls=as_json(config["controls"]),
+        positive_lift=config["controls"]["positive_lift"],
+        negative_lift=config["controls"]["negative_lift"],
     shell:
         "lem report build --mining {input.mining:q} --sentiment {input.sentiment:q} --curation {input.curation:q} --annotation {input.annotation:q} "
-        "--coverage {input.coverage:q} --controls '{params.controls}' "
+        "--coverage {input.coverage:q} --positive-lift {params.positive_lift} --negative-lift {params.negative_lift} "
         "--variants {params.variants:q} --out-dir $(dirname {output.tsv:q}) 2> {log:q}"
