@@ -52,12 +52,11 @@ class Group:
 def _per_document(
     src_docs: Sequence[str] | None, tgt_docs: Sequence[str] | None, per_document: bool | None
 ) -> bool:
-    """`lem.mining.mine_corpus`'s choice: per document when both sides have doc ids (unless set)."""
-    has_docs = bool(src_docs) and any(src_docs) and bool(tgt_docs) and any(tgt_docs)
-    per_doc = has_docs if per_document is None else per_document
-    if per_doc and not has_docs:
-        raise ValueError("per_document=true but the sentence files have no doc column values")
-    return per_doc
+    """`lem.mining`'s choice (`document_groups`): per document when both sides have doc ids (unless set)."""
+    from lem.mining.margin import document_groups
+
+    n_s, n_t = len(src_docs or ()), len(tgt_docs or ())
+    return document_groups(src_docs, tgt_docs, n_s, n_t, per_document)[0]
 
 
 def candidate_groups(
@@ -72,25 +71,18 @@ def candidate_groups(
     document present on both sides (or one of the whole corpus), each with its gold links counted, and the
     number of deduplicated gold links in all (those across documents or to a missing document count in
     recall but no group can find them)."""
+    from lem.mining.margin import document_groups
+
     gold = set(gold)
-    if not _per_document(src_docs, tgt_docs, per_document):
-        ids_s, ids_t = set(src_ids), set(tgt_ids)
-        inside = sum(1 for s, t in gold if s in ids_s and t in ids_t)
-        return [Group(len(src_ids), len(tgt_ids), inside)], len(gold)
-    doc_of_s = dict(zip(src_ids, src_docs, strict=True))
-    doc_of_t = dict(zip(tgt_ids, tgt_docs, strict=True))
-    n_s: dict[str, int] = {}
-    n_t: dict[str, int] = {}
-    for d in src_docs:
-        n_s[d] = n_s.get(d, 0) + 1
-    for d in tgt_docs:
-        n_t[d] = n_t.get(d, 0) + 1
-    g: dict[str, int] = {}
-    for s, t in gold:
-        d = doc_of_s.get(s)
-        if d is not None and doc_of_t.get(t) == d:
-            g[d] = g.get(d, 0) + 1
-    return [Group(n_s[d], n_t[d], g.get(d, 0)) for d in n_s if d in n_t], len(gold)
+    _, groups = document_groups(src_docs, tgt_docs, len(src_ids), len(tgt_ids), per_document)
+    group_of_s = {src_ids[i]: k for k, (si, _) in enumerate(groups) for i in si}
+    group_of_t = {tgt_ids[j]: k for k, (_, ti) in enumerate(groups) for j in ti}
+    inside = [0] * len(groups)
+    for s_, t_ in gold:
+        k = group_of_s.get(s_)
+        if k is not None and group_of_t.get(t_) == k:
+            inside[k] += 1
+    return [Group(len(si), len(ti), g) for (si, ti), g in zip(groups, inside, strict=True)], len(gold)
 
 
 def _groups_array(groups: Iterable[Group | tuple[int, int, int]]) -> np.ndarray:

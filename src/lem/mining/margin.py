@@ -365,6 +365,35 @@ class MiningResult:
     n_docs: int = 0
 
 
+def document_groups(
+    src_docs: Sequence[str] | None,
+    tgt_docs: Sequence[str] | None,
+    n_src: int,
+    n_tgt: int,
+    per_document: bool | None = None,
+) -> tuple[bool, list[tuple[np.ndarray, np.ndarray]]]:
+    """The candidate groups of a mining run: per document present on both sides (the default when both
+    sentence files have document ids; `per_document` forces it) the row indices of its sources and targets,
+    else one group of every row. Returns (per document?, groups in source document order)."""
+    has_docs = bool(src_docs) and any(src_docs) and bool(tgt_docs) and any(tgt_docs)
+    per_doc = has_docs if per_document is None else per_document
+    if per_doc and not has_docs:
+        raise ValueError("mining setting per_document=true but the sentence files have no doc column values")
+    if not per_doc:
+        return False, [(np.arange(n_src), np.arange(n_tgt))]
+    sd: dict[str, list[int]] = {}
+    td: dict[str, list[int]] = {}
+    for i, d in enumerate(src_docs):
+        sd.setdefault(d, []).append(i)
+    for j, d in enumerate(tgt_docs):
+        td.setdefault(d, []).append(j)
+    groups = [(np.array(sd[d]), np.array(td[d])) for d in sd if d in td]
+    skipped = len(sd) + len(td) - 2 * len(groups)
+    if skipped:
+        log.info("mine: %d documents have no counterpart on the other side and are skipped", skipped)
+    return True, groups
+
+
 def mine_corpus(
     x: np.ndarray,
     y: np.ndarray,
@@ -375,25 +404,8 @@ def mine_corpus(
     settings: MineSettings,
 ) -> MiningResult:
     """Mine per document pair (documents matched by id) or over the whole corpus; pairs keyed by direction."""
-    has_docs = bool(src_docs) and any(src_docs) and bool(tgt_docs) and any(tgt_docs)
-    per_doc = has_docs if settings.per_document is None else settings.per_document
-    if per_doc and not has_docs:
-        raise ValueError("mining setting per_document=true but the sentence files have no doc column values")
+    per_doc, groups = document_groups(src_docs, tgt_docs, len(x), len(y), settings.per_document)
     directions = list(dict.fromkeys(["forward", "backward", "intersection", *settings.retrieval]))
-    groups: list[tuple[np.ndarray, np.ndarray]]
-    if per_doc:
-        sd: dict[str, list[int]] = {}
-        td: dict[str, list[int]] = {}
-        for i, d in enumerate(src_docs):
-            sd.setdefault(d, []).append(i)
-        for j, d in enumerate(tgt_docs):
-            td.setdefault(d, []).append(j)
-        groups = [(np.array(sd[d]), np.array(td[d])) for d in sd if d in td]
-        skipped = len(sd) + len(td) - 2 * len(groups)
-        if skipped:
-            log.info("mine: %d documents have no counterpart on the other side and are skipped", skipped)
-    else:
-        groups = [(np.arange(len(x)), np.arange(len(y)))]
     out = MiningResult(pairs={d: [] for d in directions}, n_docs=len(groups) if per_doc else 0)
     for si, ti in groups:
         best = mine(x[si], y[ti], settings)
