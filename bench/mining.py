@@ -107,6 +107,7 @@ def worker(kind: str, xp: str, yp: str, block: int) -> dict:
         out = {"pass_s": t_pass, "n_max": len(mining.retrieve(best, "max"))}
     elif kind == "miner_all":  # the default settings: the authors' formula, every candidate
         from lem import mining
+        from lem.mining import margin
 
         st = mining.MineSettings()
         assert st.candidates == "all" and st.margin == "ratio" and st.neighbourhood == "pooled"
@@ -115,8 +116,8 @@ def worker(kind: str, xp: str, yp: str, block: int) -> dict:
         dx, dy = mining.neighbourhood_terms(fwd, bwd, K, st.neighbourhood)
         best = mining.best_over_all(x, y, dx, dy, st.margin, block, fwd, bwd)  # as mining.mine
         seconds = time.perf_counter() - t
-        rows = mining._settled(fwd, dx, dy, st.margin, len(y), mining._product_slack(x, y))[0]
-        cols = mining._settled(bwd, dy, dx, st.margin, len(x), mining._product_slack(y, x))[0]
+        rows = margin._settled(fwd, dx, dy, st.margin, len(y), margin._product_slack(x, y))[0]
+        cols = margin._settled(bwd, dy, dx, st.margin, len(x), margin._product_slack(y, x))[0]
         out = {"pass_s": t_pass, "pairs": digest(best.fwd_best, best.bwd_best), "seconds": seconds}
         out.update(settled_rows=float(rows.mean()), settled_cols=float(cols.mean()))
     elif kind == "numpy_all":
