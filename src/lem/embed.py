@@ -85,6 +85,25 @@ def read_sentences(path: str | Path) -> Sentences:
     return out
 
 
+def write_embeddings(
+    out_npy: str | Path,
+    emb: np.ndarray,
+    ids: Sequence[str],
+    meta: dict[str, Any],
+    out_ids: str | Path | None = None,
+    out_meta: str | Path | None = None,
+) -> None:
+    """The embedding layout, each file atomically: `E.npy` (float32 rows in file order), `E.ids.txt` (one id
+    per row) and `E.meta.json` (how they were made); `out_ids`/`out_meta` override the sibling paths."""
+    stem = str(out_npy)[: -len(".npy")]
+    with atomic_path(out_npy) as tmp:
+        with open(tmp, "wb") as f:
+            np.save(f, np.asarray(emb, dtype=np.float32))
+    with atomic_path(out_ids or stem + ".ids.txt") as tmp:
+        tmp.write_text("".join(i + "\n" for i in ids), encoding="utf-8")
+    write_json(out_meta or stem + ".meta.json", meta)
+
+
 def load_embeddings(emb_path: str | Path, ids: Sequence[str], sents_path: str | Path) -> np.ndarray:
     """Embeddings (memory-mapped), checked against the sentence file's row count and ids."""
     e = np.load(emb_path, mmap_mode="r", allow_pickle=False)
@@ -201,12 +220,7 @@ def cmd_encode(a: argparse.Namespace) -> None:
     for sents, out in files:
         t1 = time.perf_counter()
         emb = encoder(sents.texts)
-        with atomic_path(out) as tmp:
-            with open(tmp, "wb") as f:
-                np.save(f, emb)
-        with atomic_path(out[: -len(".npy")] + ".ids.txt") as tmp:
-            tmp.write_text("".join(i + "\n" for i in sents.ids), encoding="utf-8")
-        write_json(out[: -len(".npy")] + ".meta.json", embedding_meta(a.model, settings, emb))
+        write_embeddings(out, emb, sents.ids, embedding_meta(a.model, settings, emb))
         log.info(
             "embed: %s: %d sentences, dim %d, pooling %s, layer %d; %.1fs",
             out, len(emb), emb.shape[1], settings.pooling, settings.layer, time.perf_counter() - t1,
@@ -241,14 +255,9 @@ def cmd_control(a: argparse.Namespace) -> None:
             emb = controls.lexical_embeddings(sents.texts, lang, dictionary, dim=a.dim, seed=a.seed)
         else:
             emb = controls.random_embeddings(len(sents.texts), a.dim, a.seed + 1 + n)
-        with atomic_path(out) as tmp:
-            with open(tmp, "wb") as f:
-                np.save(f, np.asarray(emb, dtype=np.float32))
-        with atomic_path(out[: -len(".npy")] + ".ids.txt") as tmp:
-            tmp.write_text("".join(i + "\n" for i in sents.ids), encoding="utf-8")
         meta = {"control": a.kind, "dictionary": a.dictionary, "dim": a.dim, "seed": a.seed, "lang": lang,
                 "sentences": int(emb.shape[0])}  # fmt: skip
-        write_json(out[: -len(".npy")] + ".meta.json", meta)
+        write_embeddings(out, emb, sents.ids, meta)
         log.info("embed control %s: %s (%s): %d sentences", a.kind, out, lang, len(emb))
 
 

@@ -31,8 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from lem.embed import read_sentences
-from lem.files import atomic_path, write_json
+from lem.embed import read_sentences, write_embeddings
 from lem.settings import known_keys
 
 log = logging.getLogger(__name__)
@@ -579,12 +578,7 @@ def embed_files(
     emb = enc(sents.texts)
     meta = enc.meta(emb)
     meta["lang"] = lang
-    with atomic_path(out_npy) as tmp:
-        with open(tmp, "wb") as f:
-            np.save(f, emb)
-    with atomic_path(ids_path) as tmp:
-        tmp.write_text("".join(i + "\n" for i in sents.ids), encoding="utf-8")
-    write_json(out_meta, meta)
+    write_embeddings(out_npy, emb, sents.ids, meta, ids_path, out_meta)
     log.info(
         "refenc: %s: %d sentences, dim %d, %s %s; %.1fs",
         out_npy, emb.shape[0], emb.shape[1], settings.backend, meta["model"], time.perf_counter() - t0,
