@@ -292,6 +292,18 @@ def eval_text_files():
     return files
 
 
+def embedding_files():
+    """Every text a model embeds, as (evalset, pair, lang): the embed jobs of the variants (embed.smk) and of
+    any other row (controls, reference encoders) write results/embeddings/{row}/{evalset}/{pair}/{lang}.*
+    for each of them."""
+    return [
+        (e, pair, lang)
+        for e, spec in config["mining"].get("evalsets", {}).items()
+        for pair in spec["pairs"]
+        for lang in src_tgt(pair)
+    ]
+
+
 def mining_outputs():
     return [
         f"results/mining/{v}/{e}/{p}.metrics.json"

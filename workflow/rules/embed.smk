@@ -7,12 +7,7 @@
 
 def embed_units():
     """Unit -> (variants, [(evalset, pair, lang), ...]): which files each model writes."""
-    files = [
-        (e, pair, lang)
-        for e, spec in config["mining"].get("evalsets", {}).items()
-        for pair in spec["pairs"]
-        for lang in src_tgt(pair)
-    ]
+    files = embedding_files()
     if not files:
         return {}
     if config["pretrain"]["scope"] == "tri":
