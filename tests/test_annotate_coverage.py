@@ -275,8 +275,10 @@ def test_report_shows_the_coverage_table(english, tmp_path):
     prf = {"precision": 0.5, "recall": 0.5, "f1": 0.5}
     mining = tmp_path / "results/mining/base/news/si-en.metrics.json"
     mining.parent.mkdir(parents=True)
-    keys = {"task": "mining", "variant": "base", "dataset": "news", "pair": "si-en"}
-    mining.write_text(json.dumps({"keys": keys, **{d: prf for d in ("forward", "backward", "intersection")}}))
+    keys = {"task": "mining", "variant": "base", "dataset": "news", "pair": "si-en", "seed": "1"}
+    units = {"units": ["d0"], **{d: [[1, 2, 2]] for d in ("forward", "backward", "intersection")}}
+    per_direction = {d: prf for d in ("forward", "backward", "intersection")}
+    mining.write_text(json.dumps({"keys": keys, **per_direction, "units": units}))
     summary = build_report([str(mining)], [], [], ["base"], tmp_path / "report", [], str(cov_path))
     cov = summary[summary.task == "coverage"]
     assert set(cov.pair) == {"en"} and set(cov.metric) == {"ne_share", "noun_share", "verb_share"}

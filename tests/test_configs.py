@@ -37,8 +37,15 @@ def test_paper_config_plans_every_variant_for_every_pair(tmp_path):
 
 
 def test_embedded_default_plans_the_whole_dag(tmp_path):
+    cfg = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
     jobs = dry_run(tmp_path, REPO / "config" / "config.yaml")
-    assert jobs["generate_corpus"] == 1 and jobs["pretrain_base"] == 1 and jobs["report"] == 1
+    seeds = len(cfg["pretrain"]["seeds"])
+    assert seeds >= 3  # the report's intervals and paired tests need several pre-training seeds
+    assert jobs["generate_corpus"] == 1 and jobs["pretrain_base"] == seeds and jobs["report"] == 1
+    trained = len(cfg["variants"]) - 1
+    assert jobs["pretrain_mono"] == jobs["pretrain_para"] == trained * seeds
+    rows = len(cfg["variants"]) * seeds + 2  # the controls are not pre-trained: one seed each
+    assert jobs["mine"] == rows * len(cfg["pairs"])
     assert "fetch_file" not in jobs and "madlad" not in jobs  # offline
 
 
@@ -57,7 +64,7 @@ def test_a_config_typo_fails_before_any_job(tmp_path):
 @pytest.mark.parametrize("variant", ["lem_ne", "lem_noun_verb"])
 def test_an_ablation_variant_is_selected_from_the_config(tmp_path, variant):
     jobs = dry_run(tmp_path, REPO / "config" / "config.yaml", "--config", f"variants=[base,{variant}]")
-    assert jobs["pretrain_mono"] == jobs["pretrain_para"] == 1
+    assert jobs["pretrain_mono"] == jobs["pretrain_para"] == 3  # one per pre-training seed
 
 
 def test_a_variant_with_the_same_masking_is_trained_once_and_evaluated_under_its_name(tmp_path):
@@ -68,12 +75,13 @@ def test_a_variant_with_the_same_masking_is_trained_once_and_evaluated_under_its
     assert proc.returncode == 0, proc.stdout + proc.stderr
     plan = proc.stdout + proc.stderr
     assert "results/models/lem_ne_noun_verb/" not in plan
-    assert "results/models/lem/si-en/para" in plan
+    assert "results/models/lem/si-en/seed13/para" in plan
     # every job of the alias (embed, sentiment) reads lem's models
     jobs = [j for j in plan.split("\nrule ") if re.search(r"wildcards: .*variant=lem_ne_noun_verb\b", j)]
-    models = {m for j in jobs for m in re.findall(r"results/models/[^/]+/[^/]+/para", j.split("output:")[0])}
-    assert models == {f"results/models/lem/{p}/para" for p in ("si-en", "si-ta", "ta-en")}
-    assert "results/mining/lem_ne_noun_verb/news_itn/si-en.metrics.json" in plan
+    found = (re.findall(r"results/models/[^/]+/[^/]+/seed\d+/para", j.split("output:")[0]) for j in jobs)
+    models = {m for ms in found for m in ms}
+    assert models == {f"results/models/lem/{p}/seed13/para" for p in ("si-en", "si-ta", "ta-en")}
+    assert "results/mining/lem_ne_noun_verb/seed13/news_itn/si-en.metrics.json" in plan
 
 
 def test_unlock_works_without_cores(tmp_path):

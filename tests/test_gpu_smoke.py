@@ -72,8 +72,9 @@ def test_the_dag_runs_on_a_stand_in(run_dir: Path):
     assert json.loads((base / "provenance.json").read_text())["random"] is True
     assert "lem_stand_in" in json.loads((base / "config.json").read_text())
     assert not (run_dir / "results/models/base").exists() and not (run_dir / "results/tokenizer").exists()
+    seed = cpu_config()["seed"]  # no pretrain.seeds: the run's seed alone
     for stage in ("mono", "para"):
-        assert (run_dir / f"results/models/lem/si-en/{stage}/model.safetensors").is_file()
+        assert (run_dir / f"results/models/lem/si-en/seed{seed}/{stage}/model.safetensors").is_file()
     summary = pd.read_csv(run_dir / "results/report/summary.tsv", sep="\t")
     assert set(summary[summary.task == "mining"].variant) == {"base", "lem"}
     assert not list(run_dir.rglob("*.bin")), "models must be safetensors"
@@ -87,7 +88,8 @@ def test_plan_of_the_finished_run_matches_training(run_dir: Path):
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     plan = json.loads((run_dir / "plan.json").read_text())
-    assert [j["name"] for j in plan["jobs"]] == ["lem/si-en/mono", "lem/si-en/para"]
+    seed = cpu_config()["seed"]
+    assert [j["name"] for j in plan["jobs"]] == [f"lem/si-en/seed{seed}/mono", f"lem/si-en/seed{seed}/para"]
     for job in plan["jobs"]:
         assert job["counts"] == "features"  # exact: counted from the features the jobs trained on
         sel = json.loads((run_dir / f"results/models/{job['name']}/selection.json").read_text())

@@ -43,7 +43,7 @@ def test_paper_plan_has_a_row_per_model_scope_and_stage_and_totals(tmp_path):
     assert len(models) == 8  # lem_ne_noun_verb masks as lem does: one model for both
     assert len(plan["jobs"]) == len(models) * 3 * 2
     assert {j["name"] for j in plan["jobs"]} == {
-        f"{m}/{p}/{s}" for m in models for p in paper["pairs"] for s in ("mono", "para")
+        f"{m}/{p}/seed13/{s}" for m in models for p in paper["pairs"] for s in ("mono", "para")
     }
     totals = plan["totals"]
     assert totals["jobs"] == len(plan["jobs"])
@@ -51,12 +51,12 @@ def test_paper_plan_has_a_row_per_model_scope_and_stage_and_totals(tmp_path):
     assert totals["gpu_hours"] == pytest.approx(sum(j["gpu_hours"] for j in plan["jobs"]))
     assert plan["model"]["parameters"] == 278_295_186  # xlm-roberta-base
     # mono si-en: 1M + 1M MADLAD sentences minus the 1 % held out, 60 epochs of batch 32
-    mono = next(j for j in plan["jobs"] if j["name"] == "lem/si-en/mono")
+    mono = next(j for j in plan["jobs"] if j["name"] == "lem/si-en/seed13/mono")
     assert mono["examples"] == 2 * 990_000 and mono["counts"] == "madlad*"
     assert (
         mono["steps"] == training_schedule(1_980_000, epochs=60, batch_size=32, checkpoint_every=5000).steps
     )
-    para = next(j for j in plan["jobs"] if j["name"] == "lem/ta-en/para")
+    para = next(j for j in plan["jobs"] if j["name"] == "lem/ta-en/seed13/para")
     assert para["examples"] == paper["plan"]["estimates"]["para_pairs"]["ta-en"]
     assert plan["tokens_per_second"] == 12291
 
@@ -66,7 +66,7 @@ def test_the_command_prints_the_table_and_writes_tsv_and_json(tmp_path):
     proc = lem_plan("--configfile", str(PAPER), "--directory", str(tmp_path), "--out", *out)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == (tmp_path / "plan.txt").read_text()
-    assert "total (48 jobs)" in proc.stdout and "lem/si-en/mono" in proc.stdout
+    assert "total (48 jobs)" in proc.stdout and "lem/si-en/seed13/mono" in proc.stdout
     rows = (tmp_path / "plan.tsv").read_text().splitlines()
     assert len(rows) == 1 + 48 and rows[0].startswith("name\tvariant\tscope\tstage\texamples")
     assert len(json.loads((tmp_path / "plan.json").read_text())["jobs"]) == 48
@@ -94,6 +94,7 @@ def files_config(root: Path) -> dict:
     }
     cfg["annotation"] = {lang: cfg["annotation"][lang] for lang in ("en", "si")}
     cfg["pretrain"]["valid_fraction"] = 0.1
+    cfg["pretrain"]["seeds"] = [13]
     cfg["pretrain"]["stages"]["mono"] = {
         "epochs": {"default": 3},
         "training": {"batch_size": 16, "grad_accum": 2, "checkpoint_every": 10, "min_evaluations": 4},
@@ -107,15 +108,21 @@ def files_config(root: Path) -> dict:
 def test_steps_and_evaluations_are_training_schedules(tmp_path):
     plan = make_plan(validated(files_config(tmp_path)), tmp_path)
     jobs = {j["name"]: j for j in plan["jobs"]}
-    assert list(jobs) == ["base", "lem/tri/mono", "lem/tri/para", "lem_ne/tri/mono", "lem_ne/tri/para"]
+    assert list(jobs) == [
+        "base/seed13",
+        "lem/tri/seed13/mono",
+        "lem/tri/seed13/para",
+        "lem_ne/tri/seed13/mono",
+        "lem_ne/tri/seed13/para",
+    ]
     mono_train = len(mono_split(1000, 0.1, 13)[0]) + len(mono_split(500, 0.1, 13)[0])
     assert mono_train == 900 + 450
     expected = {
-        "base": training_schedule(mono_train, epochs=2, batch_size=32, checkpoint_every="epoch"),
-        "lem/tri/mono": training_schedule(
+        "base/seed13": training_schedule(mono_train, epochs=2, batch_size=32, checkpoint_every="epoch"),
+        "lem/tri/seed13/mono": training_schedule(
             mono_train, epochs=3, batch_size=16, grad_accum=2, checkpoint_every=10, min_evaluations=4
         ),
-        "lem/tri/para": training_schedule(300, epochs=2.5, batch_size=8, checkpoint_every="epoch"),
+        "lem/tri/seed13/para": training_schedule(300, epochs=2.5, batch_size=8, checkpoint_every="epoch"),
     }
     for name, sched in expected.items():
         job = jobs[name]
@@ -127,10 +134,10 @@ def test_steps_and_evaluations_are_training_schedules(tmp_path):
             sched.peak_checkpoints,
         )
         assert job["counts"] == "lines*"
-    mono = jobs["lem/tri/mono"]
+    mono = jobs["lem/tri/seed13/mono"]
     assert mono["tokens_per_example"] == 22  # 20 subwords + <s> </s>
     assert mono["tokens"] == pytest.approx(1350 * 3 * 22)
-    para = jobs["lem/tri/para"]
+    para = jobs["lem/tri/seed13/para"]
     assert (para["examples"], para["valid_examples"], para["tokens_per_example"]) == (300, 20, 44)
     assert para["tokens"] == pytest.approx(300 * 2.5 * 44)
     # evaluation: every evaluation plus the final one over the validation set, a third of a step's work
@@ -159,11 +166,11 @@ def test_existing_features_are_counted_exactly(tmp_path):
             str(tmp_path / f"results/features/mono/{lang}")
         )  # fmt: skip
     plan = make_plan(validated(cfg), tmp_path)
-    mono = next(j for j in plan["jobs"] if j["name"] == "lem/tri/mono")
+    mono = next(j for j in plan["jobs"] if j["name"] == "lem/tri/seed13/mono")
     assert (mono["examples"], mono["valid_examples"], mono["counts"]) == (6, 2, "features")
     assert mono["tokens_per_example"] == pytest.approx(13 / 3)
     assert mono["tokens"] == pytest.approx(2 * 13 * 3)
-    para = next(j for j in plan["jobs"] if j["name"] == "lem/tri/para")
+    para = next(j for j in plan["jobs"] if j["name"] == "lem/tri/seed13/para")
     assert para["counts"] == "lines*"  # its features do not exist yet
 
 
@@ -176,7 +183,7 @@ def test_missing_counts_fail_loudly_naming_the_key(tmp_path):
     with pytest.raises(PlanError, match=r"plan\.estimates\.para_valid_pairs\.si-en"):
         make_plan(validated(cfg), tmp_path)
     cfg["plan"]["estimates"]["para_valid_pairs"] = {"si-en": 50}
-    para = next(j for j in make_plan(validated(cfg), tmp_path)["jobs"] if j["name"] == "lem/tri/para")
+    para = next(j for j in make_plan(validated(cfg), tmp_path)["jobs"] if j["name"] == "lem/tri/seed13/para")
     assert (para["examples"], para["valid_examples"], para["counts"]) == (1234, 50, "estimate*")
     proc = lem_plan("--configfile", str(REPO / "config" / "paper.yaml"), "--out", str(tmp_path / "x.csv"))
     assert proc.returncode == 1 and "give a .txt, .tsv or .json file" in proc.stderr
@@ -213,3 +220,13 @@ def test_plan_rule_runs_alone(tmp_path):
     assert "total (48 jobs)" in (tmp_path / "results/plan.txt").read_text()
     assert len(json.loads((tmp_path / "results/plan.json").read_text())["jobs"]) == 48
     assert sorted(p.name for p in (tmp_path / "results").iterdir()) == ["plan.json", "plan.tsv", "plan.txt"]
+
+
+def test_every_pretraining_seed_is_its_own_job(tmp_path):
+    cfg = files_config(tmp_path)
+    cfg["pretrain"]["seeds"] = [1, 2, 3]
+    jobs = [j["name"] for j in make_plan(validated(cfg), tmp_path)["jobs"]]
+    assert jobs[:3] == ["base/seed1", "base/seed2", "base/seed3"]
+    assert [j for j in jobs if j.startswith("lem/")] == [
+        f"lem/tri/seed{s}/{stage}" for stage in ("mono", "para") for s in (1, 2, 3)
+    ]

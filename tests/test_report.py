@@ -18,27 +18,53 @@ def write(path: Path, obj: dict) -> str:
     return str(path)
 
 
-def sentiment_file(r: Path, variant: str, dataset: str, seed: int, pair: str, macro_f1: float) -> str:
+def sentiment_file(
+    r: Path,
+    variant: str,
+    dataset: str,
+    seed: int,
+    pair: str,
+    macro_f1: float,
+    gold: list[int] = (0, 1, 1, 0),
+    pred: list[int] = (0, 1, 0, 0),
+) -> str:
     keys = {"task": "sentiment", "variant": variant, "dataset": dataset, "pair": pair, "seed": str(seed)}
     return write(
-        r / f"sentiment/{variant}/{dataset}/seed{seed}/metrics.json",
-        {"keys": keys, "macro_f1": macro_f1, "accuracy": 0.7},
+        r / f"sentiment/{variant}/seed{seed}/{dataset}/metrics.json",
+        {"keys": keys, "macro_f1": macro_f1, "accuracy": 0.7, "labels": ["neg", "pos"],
+         "test_gold": list(gold), "test_pred": list(pred)},
+    )  # fmt: skip
+
+
+def units(counts: list[list[int]]) -> dict:
+    """The per-document counts of a mining metrics file ([n_correct, n_pred, n_gold] per document)."""
+    docs = [f"d{i}" for i in range(len(counts))]
+    return {"kind": "document", "columns": ["n_correct", "n_pred", "n_gold"], "units": docs,
+            **{d: counts for d in ("forward", "backward", "intersection")}}  # fmt: skip
+
+
+def mining_file(r: Path, variant: str, seed: int, prf: dict, counts=((2, 4, 8),), **extra) -> str:
+    return write(
+        r / f"mining/{variant}/seed{seed}/news/si-en.metrics.json",
+        {
+            "keys": {
+                "task": "mining",
+                "variant": variant,
+                "dataset": "news",
+                "pair": "si-en",
+                "seed": str(seed),
+            },
+            **{d: prf for d in ("forward", "backward", "intersection")},
+            "units": units([list(c) for c in counts]),
+            **extra,
+        },
     )
 
 
 def test_report_tabulates_every_task(tmp_path):
     r = tmp_path / "results"
     prf = {"precision": 0.5, "recall": 0.25, "f1": 1 / 3, "n_pred": 4, "n_gold": 8, "n_correct": 2}
-    mining = [
-        write(
-            r / f"mining/{v}/news/si-en.metrics.json",
-            {
-                "keys": {"task": "mining", "variant": v, "dataset": "news", "pair": "si-en"},
-                **{d: prf for d in ("forward", "backward", "intersection")},
-            },
-        )
-        for v in ("base", "lem")
-    ]
+    mining = [mining_file(r, v, 1, prf) for v in ("base", "lem")]
     sentiment = [
         sentiment_file(r, v, "cmcs", s, "si-en", 0.4 + 0.1 * s) for v in ("base", "lem") for s in (1, 2)
     ]
@@ -75,7 +101,8 @@ def test_report_tabulates_every_task(tmp_path):
     assert set(summary.task) == {"mining", "sentiment", "curation", "annotation"}
     md = (out / "summary.md").read_text()
     assert "| lem | 0.333 | " not in md  # one column per dataset x pair
-    assert "0.550 ± 0.071" in md and "Annotation against held-out gold" in md and "| hf_ner |" in md
+    # mean and t-based 95 % interval over the two seeds: 0.55 +- 12.706 * 0.0707 / sqrt(2)
+    assert "0.550 [-0.085, 1.185]" in md and "Annotation against held-out gold" in md and "| hf_ner |" in md
     assert (out / "overview.png").read_bytes()[:4] == b"\x89PNG"
 
 
@@ -91,7 +118,7 @@ def test_report_reads_the_keys_not_the_path(tmp_path):
 
 def test_report_refuses_a_file_without_keys(tmp_path):
     bad = write(
-        tmp_path / "results/sentiment/lem/cmcs/seed1/metrics.json", {"macro_f1": 1.0, "accuracy": 1.0}
+        tmp_path / "results/sentiment/lem/seed1/cmcs/metrics.json", {"macro_f1": 1.0, "accuracy": 1.0}
     )
     with pytest.raises(ValueError, match=f"{re.escape(bad)}: a sentiment metrics file without `keys`"):
         build_report([], [bad], [], ["lem"], tmp_path / "report")
@@ -119,29 +146,23 @@ def test_chance_and_ceiling_are_shown_under_their_tables(tmp_path):
     prf = {"precision": 0.5, "recall": 0.25, "f1": 1 / 3, "n_pred": 4, "n_gold": 8, "n_correct": 2}
     low = {"precision": 0.1, "recall": 0.1, "f1": 0.1, "n_pred": 4, "n_correct": 0.4}
     mining = [
-        write(
-            r / f"mining/{v}/news/si-en.metrics.json",
-            {
-                "keys": {"task": "mining", "variant": v, "dataset": "news", "pair": "si-en"},
-                **{d: prf for d in ("forward", "backward", "intersection")},
-                "chance": {d: low for d in ("forward", "backward", "intersection")},
-                "ceiling": {d: {**prf, "f1": 0.9} for d in ("forward", "backward", "intersection")},
-            },
+        mining_file(
+            r,
+            v,
+            1,
+            prf,
+            chance={d: low for d in ("forward", "backward", "intersection")},
+            ceiling={d: {**prf, "f1": 0.9} for d in ("forward", "backward", "intersection")},
         )
         for v in ("base", "lem")
     ]
-    sentiment = [
-        write(
-            r / f"sentiment/{v}/cmcs/seed1/metrics.json",
-            {
-                "keys": {"task": "sentiment", "variant": v, "dataset": "cmcs", "pair": "si-en", "seed": "1"},
-                "macro_f1": 0.5,
-                "accuracy": 0.6,
-                "chance": {"macro_f1": 1 / 3, "accuracy": 0.45},
-            },
+    sentiment = []
+    for v in ("base", "lem"):
+        path = Path(sentiment_file(r, v, "cmcs", 1, "si-en", 0.5))
+        data = json.loads(path.read_text())
+        sentiment.append(
+            write(path, {**data, "accuracy": 0.6, "chance": {"macro_f1": 1 / 3, "accuracy": 0.45}})
         )
-        for v in ("base", "lem")
-    ]
     out = tmp_path / "report"
     build_report(mining, sentiment, [], ["base", "lem"], out)
     summary = pd.read_csv(out / "summary.tsv", sep="\t")
@@ -163,15 +184,127 @@ def test_a_control_that_misbehaves_fails_the_report(tmp_path, variant, value, me
 
     prf = {"precision": value, "recall": value, "f1": value, "n_pred": 4, "n_gold": 8, "n_correct": 2}
     low = {"precision": 0.1, "recall": 0.1, "f1": 0.1}
-    path = write(
-        tmp_path / f"mining/{variant}/news/si-en.metrics.json",
-        {
-            "keys": {"task": "mining", "variant": variant, "dataset": "news", "pair": "si-en"},
-            **{d: prf for d in ("forward", "backward", "intersection")},
-            "chance": {d: low for d in ("forward", "backward", "intersection")},
-            "ceiling": {d: {**low, "f1": 1.0} for d in ("forward", "backward", "intersection")},
-        },
+    path = mining_file(
+        tmp_path,
+        variant,
+        13,
+        prf,
+        chance={d: low for d in ("forward", "backward", "intersection")},
+        ceiling={d: {**low, "f1": 1.0} for d in ("forward", "backward", "intersection")},
     )
     with pytest.raises(ControlError, match=message):
         build_report([path], [], [], [variant], tmp_path / "report")
     assert not (tmp_path / "report" / "summary.tsv").exists()  # nothing written from an untrustworthy chain
+
+
+def test_comparisons_are_paired_pooled_over_seeds_and_holm_corrected(tmp_path):
+    # mlm_tlm finds most links in 40 documents, base few: significant; lem equals mlm_tlm: not significant
+    r = tmp_path / "results"
+    prf = {"precision": 0.5, "recall": 0.5, "f1": 0.5, "n_pred": 4, "n_gold": 4, "n_correct": 2}
+    good, poor = [(3, 4, 4)] * 40, [(1, 4, 4)] * 40
+    mining = [mining_file(r, "base", s, prf, poor) for s in (1, 2, 3)]
+    mining += [mining_file(r, v, s, prf, good) for v in ("mlm_tlm", "lem") for s in (1, 2, 3)]
+    gold = [0, 1] * 30
+    sentiment = [
+        sentiment_file(r, v, "cmcs", s, "si-en", 0.5, gold, gold if v != "base" else [0] * 60)
+        for v in ("base", "mlm_tlm", "lem")
+        for s in (1, 2, 3)
+    ]
+    out = tmp_path / "report"
+    build_report(mining, sentiment, [], ["base", "mlm_tlm", "lem"], out, significance={"resamples": 2000})
+    comp = pd.read_csv(out / "comparisons.tsv", sep="\t")
+    assert set(zip(comp.task, comp.a, comp.b, strict=True)) == {
+        (t, a, b) for t in ("mining", "sentiment") for a, b in (("lem", "mlm_tlm"), ("mlm_tlm", "base"))
+    }
+    row = comp[(comp.task == "mining") & (comp.a == "mlm_tlm")].iloc[0]
+    assert row.value_a == pytest.approx(0.75) and row.value_b == pytest.approx(0.25)
+    assert row.significant and row.p_holm >= row.p and row.seeds_a == 3 and row.units == "40 documents"
+    same = comp[(comp.task == "mining") & (comp.a == "lem")].iloc[0]
+    assert same["diff"] == 0 and not same.significant and same.p_holm == 1.0
+    assert comp[(comp.task == "sentiment") & (comp.a == "mlm_tlm")].significant.item()
+    md = (out / "summary.md").read_text()
+    assert "## Paired comparisons" in md and "| mining | news si-en | mlm_tlm | base |" in md
+    assert re.search(r"\| mlm_tlm \| 0\.500 \[0\.500, 0\.500\] ▲ \|", md)  # marked in the pivot table
+    html = (out / "summary.html").read_text()
+    assert "<table>" in html and "Paired comparisons" in html
+    for name in ("mining.png", "masking.png", "training.png", "overview.png"):
+        assert (out / name).read_bytes()[:4] == b"\x89PNG"
+
+
+def test_runs_on_different_items_are_refused(tmp_path):
+    prf = {"precision": 0.5, "recall": 0.5, "f1": 0.5, "n_pred": 4, "n_gold": 4, "n_correct": 2}
+    a = mining_file(tmp_path / "a", "base", 1, prf, [(1, 2, 2)] * 3)
+    b = mining_file(tmp_path / "b", "mlm_tlm", 1, prf, [(1, 2, 2)] * 4)
+    with pytest.raises(ValueError, match="its test items differ from another run's"):
+        build_report([a, b], [], [], ["base", "mlm_tlm"], tmp_path / "report")
+
+
+def test_a_mining_file_without_units_names_the_file(tmp_path):
+    prf = {"precision": 0.5, "recall": 0.5, "f1": 0.5, "n_pred": 4, "n_gold": 4, "n_correct": 2}
+    path = Path(mining_file(tmp_path, "base", 1, prf))
+    data = json.loads(path.read_text())
+    del data["units"]
+    bad = write(path, data)
+    with pytest.raises(
+        ValueError, match=f"{re.escape(bad)}: a mining metrics file without per-document counts"
+    ):
+        build_report([bad], [], [], ["base"], tmp_path / "report")
+
+
+def test_figures_of_the_trained_models(tmp_path):
+    from lem import figures
+
+    refs = []
+    for v, stage, seed in [
+        ("base", "base", "1"),
+        ("mlm_tlm", "mono", "1"),
+        ("lem", "mono", "1"),
+        ("lem", "para", "2"),
+    ]:
+        d = tmp_path / v / stage / seed
+        d.mkdir(parents=True)
+        (d / "train_log.jsonl").write_text(
+            "\n".join(json.dumps({"loss": 5.0 - i, "step": 10 * i}) for i in range(1, 4)) + "\n"
+        )
+        (d / "selection.json").write_text(json.dumps({"evaluations": [{"step": 10, "eval_loss": 4.5}]}))
+        shares = (
+            {"ne": 0.5, "verb": 0.2, "noun": 0.3, "other": 0.0} if v == "lem" else {"ne": 0.1, "other": 0.9}
+        )
+        (d / "masking_stats.json").write_text(json.dumps(
+            {"per_lang": {"en": {"n_examples": 10, "masked_by_priority": shares}}}
+        ))  # fmt: skip
+        refs.append(f"{v}:{stage}:{seed}={d}")
+    models = figures.parse_models(refs)
+    table = figures.masking_shares(models)
+    lem_ne = table[(table.variant == "lem") & (table.stage == "mono") & (table.type == "ne")]
+    assert lem_ne.share.item() == pytest.approx(0.5) and "base" not in set(table.variant)
+    curves = figures.loss_curves(models)
+    assert len(curves[curves.kind == "train"]) == 12 and len(curves[curves.kind == "valid"]) == 4
+    figures.masking_figure(models, ["base", "mlm_tlm", "lem"], tmp_path / "m.png")
+    figures.training_figure(models, ["base", "mlm_tlm", "lem"], tmp_path / "t.png")
+    assert (tmp_path / "m.png").stat().st_size > 5000 and (tmp_path / "t.png").stat().st_size > 5000
+    with pytest.raises(ValueError, match="expected variant:stage:seed=path"):
+        figures.parse_models(["lem:final:1=x"])
+
+
+def test_the_readme_block_is_copied_from_the_report(tmp_path):
+    from lem.report import README_BEGIN, README_END, update_readme
+
+    r = tmp_path / "results"
+    prf = {"precision": 0.5, "recall": 0.5, "f1": 0.5, "n_pred": 4, "n_gold": 4, "n_correct": 2}
+    mining = [mining_file(r, v, s, prf, [(2, 4, 4)] * 5) for v in ("base", "mlm_tlm") for s in (1, 2)]
+    build_report(mining, [], [], ["base", "mlm_tlm"], tmp_path / "report", significance={"resamples": 200})
+    md = (tmp_path / "report" / "summary.md").read_text()
+    readme = tmp_path / "README.md"
+    readme.write_text(f"# x\n\nbefore\n{README_BEGIN}\nold numbers\n{README_END}\nafter\n")
+    update_readme(readme, md, "run of today")
+    text = readme.read_text()
+    block = text.split(README_BEGIN)[1].split(README_END)[0]
+    assert "old numbers" not in text and text.startswith("# x\n\nbefore\n") and text.endswith("after\n")
+    assert "run of today" in block and "### Bitext mining F1 (intersection)" in block
+    table = md.split("## Bitext mining F1 (intersection)\n", 1)[1].split("\n## ", 1)[0].strip()
+    assert table in block and "### Paired comparisons" in block  # verbatim from the report
+    update_readme(readme, md, "run of today")
+    assert readme.read_text() == text  # idempotent
+    with pytest.raises(ValueError, match="no results block"):
+        update_readme(tmp_path / "report" / "summary.md", md)

@@ -2,7 +2,7 @@
 
 Needs a running cluster whose node has a GPU gres (CI starts a single-node one with .ci/slurm-up.sh and
 a fake GPU); skips, saying why, otherwise, or fails instead when LEM_REQUIRE_SLURM=1. The target is
-the training branch (`results/models/base`: corpus, annotation, tokenizer, features, base model), whose
+the training branch (`results/models/base/seed<first>`: corpus, annotation, tokenizer, features, base model), whose
 pretrain_base job asks for `gpu: 1` in the profile; LEM_SLURM_TARGET picks another target and
 LEM_SLURM_TIMEOUT the limit in seconds (default 900).
 """
@@ -21,7 +21,10 @@ import yaml
 
 REPO = Path(__file__).resolve().parents[1]
 PROFILE = REPO / "profiles" / "slurm"
-DEFAULT_TARGET = "results/models/base"
+# the base model of the first pre-training seed
+DEFAULT_TARGET = "results/models/base/seed{}".format(
+    yaml.safe_load((REPO / "config" / "config.yaml").read_text())["pretrain"]["seeds"][0]
+)
 TARGET = os.environ.get("LEM_SLURM_TARGET", DEFAULT_TARGET)
 TIMEOUT_S = int(os.environ.get("LEM_SLURM_TIMEOUT", "900"))
 SUBMITTED = re.compile(r"Job (\d+) has been submitted with SLURM jobid (\d+) \(log: (\S+)\)\.")

@@ -42,6 +42,7 @@ def small_config() -> dict:
     cfg["ner_model"]["settings"].update(epochs=1, max_length=48)
     cfg["sentiment"]["seeds"] = [1]
     cfg["sentiment"]["training"]["epochs"] = 1
+    cfg["pretrain"]["seeds"] = [1, 2]  # intervals over seeds and pooled paired tests
     return cfg
 
 
@@ -99,19 +100,49 @@ def test_report_holds_every_variant_task_and_pair(run_dir: Path):
     assert (lexicon_ner > 0.9).all()  # the gazetteer is the generator's own lexicon
     md = (run_dir / "results/report/summary.md").read_text()
     assert "Bitext mining F1" in md and "sentiment macro-F1" in md
+    # every trained row has both seeds, the controls one; the comparisons cover every lem* and mlm_tlm row
+    n = mining.set_index("variant")["n"].groupby(level=0).max()
+    assert (n[list(cfg["variants"])] == 2).all() and (n[list(controls)] == 1).all()
+    comp = pd.read_csv(run_dir / "results/report/comparisons.tsv", sep="\t")
+    lem_rows = [v for v in cfg["variants"] if v.startswith("lem")]
+    for task in ("mining", "sentiment"):
+        part = comp[comp.task == task]
+        pairs = set(zip(part.a, part.b, strict=True))
+        assert pairs == {(v, "mlm_tlm") for v in lem_rows} | {("mlm_tlm", "base")}, task
+        assert part.p_holm.between(0, 1).all() and (part.p_holm >= part.p).all()
+    assert "## Paired comparisons" in md
+
+
+def test_the_html_report_holds_tables_figures_and_config(run_dir: Path):
+    proc = snakemake(run_dir, "--report", "report.html")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    html = (run_dir / "report.html").read_text(errors="replace")
+    for name in (
+        "summary.html",
+        "comparisons.tsv",
+        "mining.png",
+        "masking.png",
+        "training.png",
+        "config.json",
+    ):
+        assert name in html, name
+    for name in ("mining.png", "masking.png", "training.png"):
+        assert (run_dir / "results/report" / name).stat().st_size > 10_000, name
+    config = json.loads((run_dir / "results/report/config.json").read_text())
+    assert config["pretrain"]["seeds"] == [1, 2]
 
 
 def test_stage_outputs_are_sane(run_dir: Path):
-    metrics = json.loads((run_dir / "results/mining/lem/news_gen/si-en.metrics.json").read_text())
+    metrics = json.loads((run_dir / "results/mining/lem/seed1/news_gen/si-en.metrics.json").read_text())
     for direction in ("forward", "backward", "intersection"):
         m = metrics[direction]
         assert m["n_gold"] > 0 and 0 <= m["precision"] <= 1 and 0 <= m["recall"] <= 1
-    sel = json.loads((run_dir / "results/models/lem/tri/para/selection.json").read_text())
+    sel = json.loads((run_dir / "results/models/lem/tri/seed2/para/selection.json").read_text())
     assert sel["best_step"] > 0 and sel["evaluations"]
 
     # entity-first masking for the LEM variants, not for mlm_tlm (whose masks follow the text's shares)
     def shares(variant: str, lang: str) -> dict:
-        path = run_dir / f"results/models/{variant}/tri/mono/masking_stats.json"
+        path = run_dir / f"results/models/{variant}/tri/seed1/mono/masking_stats.json"
         return json.loads(path.read_text())["per_lang"][lang]["entity_share"]
 
     for lang in ("en", "si", "ta"):
@@ -119,7 +150,7 @@ def test_stage_outputs_are_sane(run_dir: Path):
         assert lem["enabled"]["masked"] > 0.99 and lem["enabled"]["text"] < 0.95, lang
         assert lem_ne["ne"]["masked"] > 1.5 * lem_ne["ne"]["text"], lang
         assert abs(std["ne"]["masked"] - std["ne"]["text"]) < 0.1, lang
-    assert (run_dir / "results/models/lem/tri/para/model.safetensors").exists()
+    assert (run_dir / "results/models/lem/tri/seed1/para/model.safetensors").exists()
     masking = small_config()["pretrain"]["variants"]
     model_of = variant_aliases(masking, list(masking))
     assert model_of["lem_ne_noun_verb"] == "lem"  # the same masking: trained once
@@ -128,7 +159,8 @@ def test_stage_outputs_are_sane(run_dir: Path):
         if model_of[variant] != variant:
             continue
         for stage in ("mono", "para"):
-            sel = json.loads((run_dir / f"results/models/{variant}/tri/{stage}/selection.json").read_text())
+            folder = run_dir / f"results/models/{variant}/tri/seed2/{stage}"
+            sel = json.loads((folder / "selection.json").read_text())
             assert sel["best_step"] == min(sel["evaluations"], key=lambda e: e["eval_loss"])["step"]
             assert sel["evaluations_done"] == sel["schedule"]["evaluations"] >= min(5, sel["global_steps"])
     leakage = json.loads((run_dir / "results/corpus/leakage.json").read_text())

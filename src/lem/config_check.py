@@ -720,14 +720,21 @@ def check_config(config: dict[str, Any]) -> None:
     _check_controls(config)
 
 
-def stage_training(config: dict[str, Any], scope: str, stage: str) -> dict[str, Any]:
+def pretrain_seeds(config: dict[str, Any]) -> list[int]:
+    """The pre-training seeds (`pretrain.seeds`, else the run's `seed`): one model per seed and trained variant."""
+    return list((config.get("pretrain") or {}).get("seeds") or [config["seed"]])
+
+
+def stage_training(config: dict[str, Any], scope: str, stage: str, seed: int | None = None) -> dict[str, Any]:
     """The training settings a continual pre-training stage of `scope` receives (`lem pretrain continue`):
-    the run's seed, the stage's `training` and its epochs for that scope."""
+    the pre-training seed (default: the first), the stage's `training` and its epochs for that scope."""
     st = config["pretrain"]["stages"][stage]
     epochs = st["epochs"].get(scope, st["epochs"]["default"])
-    return {"seed": config["seed"], **st.get("training", {}), "epochs": epochs}
+    seed = pretrain_seeds(config)[0] if seed is None else seed
+    return {"seed": seed, **st.get("training", {}), "epochs": epochs}
 
 
-def base_training(config: dict[str, Any]) -> dict[str, Any]:
-    """The training settings of the base model trained from scratch (`lem pretrain base`)."""
-    return {"seed": config["seed"], **config["base_model"].get("training", {})}
+def base_training(config: dict[str, Any], seed: int | None = None) -> dict[str, Any]:
+    """The training settings of the base model trained from scratch (`lem pretrain base`) for one seed."""
+    seed = pretrain_seeds(config)[0] if seed is None else seed
+    return {"seed": seed, **config["base_model"].get("training", {})}

@@ -440,7 +440,7 @@ def plan_job(
 
 def make_plan(config: dict[str, Any], root: str | Path = ".") -> dict[str, Any]:
     """Every training job of a validated config (schema defaults filled), with totals and notes."""
-    from lem.config_check import base_training, stage_training
+    from lem.config_check import base_training, pretrain_seeds, stage_training
     from lem.masking import variant_aliases
 
     root = Path(root)
@@ -452,10 +452,12 @@ def make_plan(config: dict[str, Any], root: str | Path = ".") -> dict[str, Any]:
     pretrain = config["pretrain"]
     scopes = ["tri"] if pretrain["scope"] == "tri" else list(pairs)
     jobs: list[Job] = []
+    seeds = pretrain_seeds(config)  # one model per seed (common.smk)
     if config["base_model"]["source"] == "scratch":
         split = sum((counter.mono(lang) for lang in langs[1:]), counter.mono(langs[0]))
-        training = base_training(config)
-        jobs.append(plan_job("base", "base", "-", "base", split, training, size, tps))
+        for seed in seeds:
+            training = base_training(config, seed)
+            jobs.append(plan_job(f"base/seed{seed}", "base", "-", "base", split, training, size, tps))
     model_of = variant_aliases(config["pretrain"]["variants"], trained)  # as workflow/rules/common.smk
     for variant in [v for v in trained if model_of[v] == v]:
         for scope in scopes:
@@ -465,9 +467,10 @@ def make_plan(config: dict[str, Any], root: str | Path = ".") -> dict[str, Any]:
                 else:
                     parts = [counter.para(pair) for pair in (pairs if scope == "tri" else [scope])]
                 split = sum(parts[1:], parts[0])
-                training = stage_training(config, scope, stage)
-                name = f"{variant}/{scope}/{stage}"
-                jobs.append(plan_job(name, variant, scope, stage, split, training, size, tps))
+                for seed in seeds:
+                    training = stage_training(config, scope, stage, seed)
+                    name = f"{variant}/{scope}/seed{seed}/{stage}"
+                    jobs.append(plan_job(name, variant, scope, stage, split, training, size, tps))
     transient = max((j.peak_disk_bytes - j.final_model_bytes for j in jobs), default=0)
     totals = {
         "jobs": len(jobs),

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from lem import evidence, figures
 from lem.files import atomic_path, write_text
 from lem.stage import Stage, Verb, arg
 
@@ -24,7 +25,7 @@ log = logging.getLogger("lem.report")
 
 # The keys each task's metrics files must carry (the annotation is not per variant).
 KEYS = {
-    "mining": ("task", "variant", "dataset", "pair"),
+    "mining": ("task", "variant", "dataset", "pair", "seed"),
     "sentiment": ("task", "variant", "dataset", "pair", "seed"),
     "curation": ("task", "variant", "dataset", "pair"),
     "annotation": ("task", "dataset", "pair"),
@@ -78,13 +79,17 @@ def collect(
     annotation: list[str] = (),
     coverage: dict | None = None,
     variants: list[str] | None = None,
+    items: evidence.Items | None = None,
 ) -> pd.DataFrame:
     """One row per (variant, task, dataset, pair, metric, seed) value, keyed by each file's `keys` (a file's
     variant must be one of `variants` when given); `coverage` (the annotation coverage JSON) adds task
-    `coverage`, one row per language (as `pair`) and entity-type share."""
+    `coverage`, one row per language (as `pair`) and entity-type share. `items`, when given, collects each
+    run's per-item rows for the paired tests (lem.evidence)."""
     rows = []
     for path in mining:
         key, data = _read("mining", path, variants)
+        if items is not None:
+            items.add_mining(key, data, path)
         for direction, metric in MINING_METRICS:
             if direction in data:
                 rows.append(
@@ -99,6 +104,8 @@ def collect(
                 )
     for path in sentiment:
         key, data = _read("sentiment", path, variants)
+        if items is not None:
+            items.add_sentiment(key, data, path)
         for metric in SENTIMENT_METRICS:
             rows.append(
                 {
@@ -163,17 +170,25 @@ def summarise(values: pd.DataFrame) -> pd.DataFrame:
     # chance and ceiling depend on the test set, not on the model: one value per cell
     out["chance"] = grouped["chance"].mean().to_numpy()
     out["ceiling"] = grouped["ceiling"].mean().to_numpy()
-    return out
+    # the t-based 95 % interval of the mean over seeds (none with one seed)
+    return out.merge(evidence.intervals(values), on=keys, how="left")
 
 
-def _pivot_markdown(summary: pd.DataFrame, task: str, metric: str, variants: list[str]) -> str:
+def _pivot_markdown(
+    summary: pd.DataFrame, task: str, metric: str, variants: list[str], marks: dict | None = None
+) -> str:
     part = summary[(summary.task == task) & (summary.metric == metric)]
     if part.empty:
         return ""
     part = part.assign(column=part.dataset + " " + part.pair)
+    marks = marks if metric == evidence.HEADLINE.get(task) else {}
 
     def cell(r) -> str:
-        return f"{r['mean']:.3f} ± {r['std']:.3f}" if r["n"] > 1 else f"{r['mean']:.3f}"
+        text = f"{r['mean']:.3f}"
+        if r["n"] > 1 and not pd.isna(r.get("low", float("nan"))):
+            text += f" [{r['low']:.3f}, {r['high']:.3f}]"
+        mark = (marks or {}).get((task, r["dataset"], r["pair"], r["variant"]), "")
+        return f"{text} {mark}" if mark else text
 
     part = part.assign(cell=part.apply(cell, axis=1))
     table = part.pivot(index="variant", columns="column", values="cell")
@@ -215,14 +230,26 @@ def coverage_markdown(coverage: dict) -> list[str]:
     return [*lines, ""]
 
 
-def markdown(summary: pd.DataFrame, variants: list[str], coverage: dict | None = None) -> str:
+def markdown(
+    summary: pd.DataFrame,
+    variants: list[str],
+    coverage: dict | None = None,
+    comparisons: pd.DataFrame | None = None,
+    alpha: float = 0.05,
+) -> str:
+    comparisons = pd.DataFrame() if comparisons is None else comparisons
+    marks = evidence.marks(comparisons)
     sections = [
         "# LEM pipeline: results",
         "",
-        "Every value is measured by this run; sentiment shows mean ± standard deviation over seeds. Under each "
-        "table, *chance* is what a system that knows nothing scores on the same test set (`lem.chance`: "
-        "analytic for mining, the best input-blind classifier for sentiment, a random ranking for curation) "
-        "and *ceiling* the best any system can reach under mining's candidate structure.",
+        "Every value is measured by this run: the mean over seeds (pre-training seeds; for sentiment every "
+        "pre-training x fine-tuning seed) with its t-based 95 % interval in brackets where there are several. "
+        "Under each table, *chance* is what a system that knows nothing scores on the same test set "
+        "(`lem.chance`: analytic for mining, the best input-blind classifier for sentiment, a random ranking "
+        "for curation) and *ceiling* the best any system can reach under mining's candidate structure. "
+        "Rows `control_lexical` (a bag of dictionary concepts) and `control_random` (random vectors) are the "
+        "positive and negative controls of the evaluation chain. ▲/▼: significantly above/below the row's "
+        "reference (`mlm_tlm` for `lem*`, `base` for `mlm_tlm`) after Holm's correction (see the comparisons).",
         "",
     ]
     blocks = [
@@ -234,9 +261,10 @@ def markdown(summary: pd.DataFrame, variants: list[str], coverage: dict | None =
     for metric in sorted(summary[summary.task == "curation"].metric.unique()):
         blocks.append((f"Curation: {metric.replace('_', ' ')} (share of clean pairs)", "curation", metric))
     for title, task, metric in blocks:
-        table = _pivot_markdown(summary, task, metric, variants)
+        table = _pivot_markdown(summary, task, metric, variants, marks)
         if table:
             sections += [f"## {title}", "", table, ""]
+    sections += evidence.comparisons_markdown(comparisons, alpha)
     ann = summary[summary.task == "annotation"]
     if not ann.empty:
         table = ann.pivot(index="dataset", columns=["pair", "metric"], values="mean").sort_index(axis=1)
@@ -287,7 +315,8 @@ def figure(summary: pd.DataFrame, variants: list[str], path: Path) -> None:
         ax.set_xticklabels([g.split(" ", 1)[1] for g in groups], rotation=0)
         ax.set_title(title)
         ax.set_ylim(0, 1)
-    axes[0][0].legend(fontsize=8)
+    if axes[0][0].get_legend_handles_labels()[0]:
+        axes[0][0].legend(fontsize=8)
     fig.tight_layout()
     with atomic_path(path) as tmp:
         fig.savefig(tmp, dpi=120, format="png")
@@ -345,10 +374,19 @@ def build_report(
     annotation: list[str] = (),
     coverage: str | None = None,
     controls: dict | None = None,
+    models: list[str] = (),
+    significance: dict | None = None,
+    config: dict | None = None,
 ) -> pd.DataFrame:
+    """Every output of the report in `out_dir`: summary.tsv / .md / .html, comparisons.tsv, the figures
+    (overview, mining, and with `models`: masking and training) and, with `config`, config.json (the run's
+    configuration, for the Snakemake report)."""
     cov = json.loads(Path(coverage).read_text(encoding="utf-8")) if coverage else None
-    values = collect(mining, sentiment, curation, annotation, cov, variants)
+    items = evidence.Items()
+    values = collect(mining, sentiment, curation, annotation, cov, variants, items)
     summary = summarise(values)
+    sig = {"resamples": 10_000, "seed": 0, "alpha": 0.05, **(significance or {})}
+    comparisons = evidence.compare(items, variants, sig["resamples"], sig["seed"], sig["alpha"])
     controls = controls or {}
     for line in check_controls(
         summary, controls.get("positive_lift", 0.5), controls.get("negative_lift", 0.25)
@@ -362,9 +400,65 @@ def build_report(
     out_dir.mkdir(parents=True, exist_ok=True)
     with atomic_path(out_dir / "summary.tsv") as tmp:
         summary.to_csv(tmp, sep="\t", index=False, float_format="%.6f")
-    write_text(out_dir / "summary.md", markdown(summary, variants, cov))
+    with atomic_path(out_dir / "comparisons.tsv") as tmp:
+        comparisons.to_csv(tmp, sep="\t", index=False, float_format="%.6f")
+    md = markdown(summary, variants, cov, comparisons, sig["alpha"])
+    write_text(out_dir / "summary.md", md)
+    write_text(out_dir / "summary.html", figures.markdown_html(md, "LEM pipeline: results"))
     figure(summary, variants, out_dir / "overview.png")
+    figures.mining_figure(summary, variants, out_dir / "mining.png", evidence.marks(comparisons))
+    refs = figures.parse_models(list(models))
+    figures.masking_figure(refs, variants, out_dir / "masking.png")
+    figures.training_figure(refs, variants, out_dir / "training.png")
+    if config is not None:
+        write_text(out_dir / "config.json", json.dumps(config, indent=2, sort_keys=True) + "\n")
     return summary
+
+
+README_BEGIN = (
+    "<!-- results: begin (generated by `lem report readme` from results/report/summary.md; do not edit) -->"
+)
+README_END = "<!-- results: end -->"
+README_SECTIONS = (
+    "Bitext mining F1 (intersection)",
+    "Code-mixed sentiment macro-F1",
+    "Paired comparisons",
+)
+
+
+def readme_block(md: str, note: str = "") -> str:
+    """The README's results block: the report's headline sections (mining intersection F1, sentiment
+    macro-F1, the paired comparisons; curation tables where the report has them) copied verbatim from its
+    markdown, each as a level-3 section."""
+    parts = md.split("\n## ")
+    chosen = []
+    for part in parts[1:]:
+        title, _, body = part.partition("\n")
+        if title.startswith(README_SECTIONS) or title.startswith("Curation"):
+            chosen.append(f"### {title}\n{body.rstrip()}\n")
+    if not chosen:
+        raise ValueError(
+            "the report's markdown has none of the sections the README shows (is it a summary.md?)"
+        )
+    head = f"{note}\n\n" if note else ""
+    return f"{README_BEGIN}\n{head}" + "\n".join(chosen) + f"{README_END}"
+
+
+def update_readme(readme: Path, md: str, note: str = "") -> None:
+    """Replace the README's results block (between its markers) with `readme_block(md)`."""
+    text = readme.read_text(encoding="utf-8")
+    if README_BEGIN not in text or README_END not in text:
+        raise ValueError(
+            f"{readme}: no results block (expected the lines {README_BEGIN!r} ... {README_END!r})"
+        )
+    before, rest = text.split(README_BEGIN, 1)
+    after = rest.split(README_END, 1)[1]
+    write_text(readme, before + readme_block(md, note) + after)
+
+
+def cmd_readme(a: argparse.Namespace) -> None:
+    update_readme(Path(a.readme), Path(a.summary).read_text(encoding="utf-8"), a.note)
+    print(f"{a.readme}: results block regenerated from {a.summary}")
 
 
 def cmd_build(a: argparse.Namespace) -> None:
@@ -377,6 +471,9 @@ def cmd_build(a: argparse.Namespace) -> None:
         a.annotation,
         a.coverage,
         {"positive_lift": a.positive_lift, "negative_lift": a.negative_lift},
+        a.models,
+        {"resamples": a.resamples, "seed": a.seed, "alpha": a.alpha},
+        a.config,
     )
     out = Path(a.out_dir).resolve()
     print(
@@ -399,7 +496,19 @@ STAGE = Stage(
                 help="the positive control must reach chance + lift x (ceiling - chance)"),
             arg("--negative-lift", type=float, default=0.25,
                 help="the negative control must stay below chance + lift x (ceiling - chance)"),
+            arg("--models", nargs="*", default=[],
+                help="variant:stage:seed=model folder (stage base, mono or para): masking and loss figures"),
+            arg("--resamples", type=int, default=10_000, help="resamples of each paired test"),
+            arg("--seed", type=int, default=0, help="seed of the paired tests' resampling"),
+            arg("--alpha", type=float, default=0.05, help="family-wise level of the Holm-corrected marks"),
+            arg("--config", type=json.loads, default=None,
+                help="the run's configuration as JSON, written as config.json for the HTML report"),
             arg("--out-dir", required=True),
         ), errors=(ControlError,)),
+        Verb("readme", "regenerate the README's results block from a report's summary.md", cmd_readme, (
+            arg("--summary", default="results/report/summary.md"),
+            arg("--readme", default="README.md"),
+            arg("--note", default="", help="a line above the tables (which run, when, how long)"),
+        ), errors=(OSError, ValueError)),
     ),
 )  # fmt: skip

@@ -149,7 +149,9 @@ def finetune(
         per_epoch = [h["eval_macro_f1"] for h in trainer.state.log_history if "eval_macro_f1" in h]
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    report = macro_f1_report(list(pred.label_ids), list(np.argmax(pred.predictions, axis=-1)), names)
+    gold_ids = [int(x) for x in pred.label_ids]
+    pred_ids = [int(x) for x in np.argmax(pred.predictions, axis=-1)]
+    report = macro_f1_report(gold_ids, pred_ids, names)
     counts = {name: {n: int(lbls.count(n)) for n in names} for name, (_, lbls) in splits.items()}
     report.update(
         {
@@ -157,6 +159,9 @@ def finetune(
             "valid_macro_f1_per_epoch": per_epoch,
             "labels": names,
             "counts": counts,
+            # per test example, in file order (label indices): the report's paired significance test
+            "test_gold": gold_ids,
+            "test_pred": pred_ids,
             "chance": classification_chance(splits["test"][1], names),  # the best input-blind classifier
             "seed": seed,
             "model": str(model_dir),

@@ -9,7 +9,7 @@ from snakemake.utils import validate
 
 validate(config, schema="../schemas/config.schema.yaml", set_default=True)
 
-from lem.config_check import base_training, check_config, stage_training
+from lem.config_check import base_training, check_config, pretrain_seeds, stage_training
 
 # Every section is built into the settings dataclass of the `lem` verb that reads it, merged as the rules
 # pass it: an unknown key, a wrong type or a value the dataclass refuses stops here, naming the key.
@@ -30,6 +30,8 @@ LANGS = config["languages"]
 PAIRS = config["pairs"]
 VARIANTS = config["variants"]
 TRAINED = [v for v in VARIANTS if v != "base"]
+# Pre-training seeds: each trained variant (and a base model trained from scratch) is trained once per seed.
+PSEEDS = pretrain_seeds(config)
 # Rows of the mining table besides the variants: the evaluation chain's controls (embed.smk, `embed_control`)
 CONTROLS = [
     f"control_{kind}"
@@ -73,6 +75,7 @@ wildcard_constraints:
     dataset="|".join(config["sentiment"].get("datasets", {})) or "none",
     annotator="|".join(config["annotation_eval"]["annotators"]) or "none",
     seed=r"\d+",
+    fseed=r"\d+",
     source=r"[A-Za-z0-9_.-]+",
     name=r"[A-Za-z0-9_.-]+",
 
@@ -157,10 +160,12 @@ def tokenizer_dir():
     return base_model_dir()
 
 
-def base_model_dir():
+def base_model_dir(seed=None):
+    """The base model's folder; one per pre-training seed when it is trained from scratch (default: the
+    first seed's, e.g. for the NER model)."""
     bm = config["base_model"]
     if bm["source"] == "scratch":
-        return "results/models/base"
+        return f"results/models/base/seed{PSEEDS[0] if seed is None else seed}"
     if bm["source"] == "stand_in":
         return f"resources/hf/lem-stand-in/xlm-roberta-{bm['stand_in']['size']}/random"
     if "path" in bm:
@@ -168,12 +173,23 @@ def base_model_dir():
     return f"resources/hf/{bm['hub']['repo']}/{bm['hub']['revision']}"
 
 
-def model_for(variant, pair):
-    """The model folder that represents `variant` for language pair `pair` (an alias's: the model of
-    the first-listed variant with the same masking)."""
+def model_for(variant, pair, seed):
+    """The model folder that represents `variant` for language pair `pair` and pre-training seed `seed` (an
+    alias's: the model of the first-listed variant with the same masking)."""
     if variant == "base":
-        return base_model_dir()
-    return f"results/models/{MODEL_OF[variant]}/{scope_of(pair)}/para"
+        return base_model_dir(seed)
+    return f"results/models/{MODEL_OF[variant]}/{scope_of(pair)}/seed{seed}/para"
+
+
+def row_seeds(row):
+    """The pre-training seeds a row of the tables has: every seed for the trained variants and a base model
+    trained from scratch; the first alone for rows with no pre-training (a pretrained base model, controls),
+    whose folders carry it so that every row has the same layout."""
+    if row in TRAINED or (
+        row == "base" and config["base_model"]["source"] == "scratch"
+    ):
+        return PSEEDS
+    return PSEEDS[:1]
 
 
 def annotation_inputs(lang, settings=None):
@@ -242,16 +258,16 @@ def annotation_eval_outputs():
     ]
 
 
-def stage_settings(scope, variant, stage):
+def stage_settings(scope, variant, stage, seed):
     return as_json(
         {
-            "training": stage_training(config, scope, stage),
+            "training": stage_training(config, scope, stage, int(seed)),
             "masking": config["pretrain"]["variants"][variant],
         }
     )
 
 
-def base_settings():
+def base_settings(seed):
     model = {
         **config["base_model"].get("model", {}),
         "max_length": config["pretrain"]["max_length"],
@@ -259,7 +275,7 @@ def base_settings():
     return as_json(
         {
             "model": model,
-            "training": base_training(config),
+            "training": base_training(config, int(seed)),
             "masking": {"strategy": "standard"},
         }
     )
@@ -306,19 +322,22 @@ def embedding_files():
 
 def mining_outputs():
     return [
-        f"results/mining/{v}/{e}/{p}.metrics.json"
+        f"results/mining/{v}/seed{s}/{e}/{p}.metrics.json"
         for e, spec in config["mining"].get("evalsets", {}).items()
         for p in spec["pairs"]
         for v in ROWS
+        for s in row_seeds(v)
     ]
 
 
 def sentiment_outputs():
+    """One fine-tuning run per pre-training seed of the variant and `sentiment.seeds` entry."""
     return [
-        f"results/sentiment/{v}/{d}/seed{s}/metrics.json"
+        f"results/sentiment/{v}/seed{s}/{d}/finetune{f}/metrics.json"
         for d in config["sentiment"].get("datasets", {})
-        for s in config["sentiment"]["seeds"]
         for v in VARIANTS
+        for s in row_seeds(v)
+        for f in config["sentiment"]["seeds"]
     ]
 
 
@@ -328,6 +347,23 @@ def curation_outputs():
         for p in config["curation"].get("corpora", {})
         for v in VARIANTS
     ]
+
+
+def report_models():
+    """`variant:stage:label=folder` of every pre-trained model (the report's masking and loss figures): the
+    base model per seed when trained from scratch, each trained model per scope, seed and stage.
+    """
+    specs = []
+    if config["base_model"]["source"] == "scratch":
+        specs += [f"base:base:{s}={base_model_dir(s)}" for s in PSEEDS]
+    for v in TRAINED_MODELS:
+        for scope in SCOPES:
+            label = "" if scope == "tri" else f"{scope}-"
+            for s in PSEEDS:
+                for stage in ("mono", "para"):
+                    folder = f"results/models/{v}/{scope}/seed{s}/{stage}"
+                    specs.append(f"{v}:{stage}:{label}{s}={folder}")
+    return specs
 
 
 def control_dictionary(pair):
@@ -340,5 +376,7 @@ def final_outputs():
     return [
         "results/report/summary.tsv",
         "results/report/summary.md",
+        "results/report/summary.html",
         "results/report/overview.png",
+        "results/report/mining.png",
     ]

@@ -10,14 +10,14 @@ rule embed_control:
             else control_dictionary(f"{w.src}-{w.tgt}")
         ),
     output:
-        src="results/embeddings/{variant}/{evalset}/{src}-{tgt}/{src}.npy",
-        tgt="results/embeddings/{variant}/{evalset}/{src}-{tgt}/{tgt}.npy",
-        src_ids="results/embeddings/{variant}/{evalset}/{src}-{tgt}/{src}.ids.txt",
-        tgt_ids="results/embeddings/{variant}/{evalset}/{src}-{tgt}/{tgt}.ids.txt",
-        src_meta="results/embeddings/{variant}/{evalset}/{src}-{tgt}/{src}.meta.json",
-        tgt_meta="results/embeddings/{variant}/{evalset}/{src}-{tgt}/{tgt}.meta.json",
+        src="results/embeddings/{variant}/seed{seed}/{evalset}/{src}-{tgt}/{src}.npy",
+        tgt="results/embeddings/{variant}/seed{seed}/{evalset}/{src}-{tgt}/{tgt}.npy",
+        src_ids="results/embeddings/{variant}/seed{seed}/{evalset}/{src}-{tgt}/{src}.ids.txt",
+        tgt_ids="results/embeddings/{variant}/seed{seed}/{evalset}/{src}-{tgt}/{tgt}.ids.txt",
+        src_meta="results/embeddings/{variant}/seed{seed}/{evalset}/{src}-{tgt}/{src}.meta.json",
+        tgt_meta="results/embeddings/{variant}/seed{seed}/{evalset}/{src}-{tgt}/{tgt}.meta.json",
     log:
-        "logs/embed/{variant}/{evalset}/{src}-{tgt}.log",
+        "logs/embed/{variant}/seed{seed}/{evalset}/{src}-{tgt}.log",
     wildcard_constraints:
         variant="control_lexical|control_random",
         src="[a-z]+",
@@ -38,8 +38,7 @@ rule embed_control:
             else []
         ),
         dim=config["controls"]["dim"],
-        seed=config["seed"],
     shell:
-        "lem embed control --kind {params.kind:q} {params.dictionary:q} --dim {params.dim} --seed {params.seed} "
+        "lem embed control --kind {params.kind:q} {params.dictionary:q} --dim {params.dim} --seed {wildcards.seed} "
         "--sentences {input.src:q} --lang {wildcards.src:q} --out {output.src:q} "
         "--sentences {input.tgt:q} --lang {wildcards.tgt:q} --out {output.tgt:q} > {log:q} 2>&1"

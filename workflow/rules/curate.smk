@@ -1,6 +1,7 @@
 rule curate:
     input:
-        model=lambda w: model_for(w.variant, w.pair),
+        # the first pre-training seed's model (curation does not repeat over seeds)
+        model=lambda w: model_for(w.variant, w.pair, PSEEDS[0]),
         corpus=lambda w: source_dep(config["curation"]["corpora"][w.pair]),
     output:
         scores="results/curation/{variant}/{pair}/scores.tsv",

@@ -1,5 +1,6 @@
 # One embed job per model: it loads the model once and writes the embeddings of every evaluation file the
-# model serves, at results/embeddings/{variant}/{evalset}/{src}-{tgt}/{lang}.{npy,ids.txt,meta.json}.
+# model serves, at results/embeddings/{variant}/seed{seed}/{evalset}/{src}-{tgt}/{lang}.{npy,ids.txt,meta.json}
+# (seed: the pre-training seed of the model).
 # A unit `all` is a model that serves every pair (the base model; any variant's trilingual model); in the
 # per-pair scope a trained variant has one unit per pair (`si-en`, ...). Adding an evaluation set reruns
 # each variant's embed jobs (their outputs change); mining settings never do.
@@ -21,7 +22,8 @@ def embed_units():
 
 def embed_paths(files, ext):
     return [
-        f"results/embeddings/{{variant}}/{e}/{p}/{lang}.{ext}" for e, p, lang in files
+        f"results/embeddings/{{variant}}/seed{{seed}}/{e}/{p}/{lang}.{ext}"
+        for e, p, lang in files
     ]
 
 
@@ -41,7 +43,7 @@ for _unit, (_variants, _files) in embed_units().items():
             "embed" if _unit == "all" else f"embed_{_unit.replace('-', '_')}"
         input:
             # model_for (common.smk): every pair of a unit has the same model
-            model=lambda w, pair=_files[0][1]: model_for(w.variant, pair),
+            model=lambda w, pair=_files[0][1]: model_for(w.variant, pair, w.seed),
             sentences=[
                 f"results/eval/prepared/{e}/{p}/{lang}.tsv" for e, p, lang in _files
             ],
@@ -50,9 +52,9 @@ for _unit, (_variants, _files) in embed_units().items():
             ids=embed_paths(_files, "ids.txt"),
             meta=embed_paths(_files, "meta.json"),
         log:
-            f"logs/embed/{{variant}}/{_unit}.log",
+            f"logs/embed/{{variant}}/seed{{seed}}/{_unit}.log",
         benchmark:
-            f"benchmarks/embed/{{variant}}/{_unit}.tsv"
+            f"benchmarks/embed/{{variant}}/seed{{seed}}/{_unit}.tsv"
         wildcard_constraints:
             variant="|".join(_variants),
         conda:

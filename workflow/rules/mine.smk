@@ -1,24 +1,28 @@
 rule mine:
     input:
-        src_emb="results/embeddings/{variant}/{evalset}/{src}-{tgt}/{src}.npy",
+        src_emb="results/embeddings/{variant}/seed{seed}/{evalset}/{src}-{tgt}/{src}.npy",
         src_sents="results/eval/prepared/{evalset}/{src}-{tgt}/{src}.tsv",
-        tgt_emb="results/embeddings/{variant}/{evalset}/{src}-{tgt}/{tgt}.npy",
+        tgt_emb="results/embeddings/{variant}/seed{seed}/{evalset}/{src}-{tgt}/{tgt}.npy",
         tgt_sents="results/eval/prepared/{evalset}/{src}-{tgt}/{tgt}.tsv",
         gold="results/eval/prepared/{evalset}/{src}-{tgt}/gold.tsv",
     output:
-        pairs="results/mining/{variant}/{evalset}/{src}-{tgt}.tsv",
-        metrics="results/mining/{variant}/{evalset}/{src}-{tgt}.metrics.json",
+        pairs="results/mining/{variant}/seed{seed}/{evalset}/{src}-{tgt}.tsv",
+        metrics="results/mining/{variant}/seed{seed}/{evalset}/{src}-{tgt}.metrics.json",
     log:
-        "logs/mining/{variant}/{evalset}/{src}-{tgt}.log",
+        "logs/mining/{variant}/seed{seed}/{evalset}/{src}-{tgt}.log",
     benchmark:
-        "benchmarks/mining/{variant}/{evalset}/{src}-{tgt}.tsv"
+        "benchmarks/mining/{variant}/seed{seed}/{evalset}/{src}-{tgt}.tsv"
     conda:
         "../../envs/mining.yaml"
     threads: 1
     params:
         settings=as_json(config["mining"]["settings"]),
         keys_json=lambda w: metrics_keys(
-            "mining", variant=w.variant, dataset=w.evalset, pair=f"{w.src}-{w.tgt}"
+            "mining",
+            variant=w.variant,
+            dataset=w.evalset,
+            pair=f"{w.src}-{w.tgt}",
+            seed=w.seed,
         ),
     shell:
         "lem mine run --src-emb {input.src_emb:q} --src-sents {input.src_sents:q} "

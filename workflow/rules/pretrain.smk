@@ -71,11 +71,11 @@ if config["base_model"]["source"] == "scratch":
             features=expand("results/features/mono/{lang}", lang=LANGS),
             coverage=ancient("results/annotate/coverage.json"),
         output:
-            directory("results/models/base"),
+            directory("results/models/base/seed{seed}"),
         log:
-            "logs/pretrain/base.log",
+            "logs/pretrain/base/seed{seed}.log",
         benchmark:
-            "benchmarks/pretrain/base.tsv"
+            "benchmarks/pretrain/base/seed{seed}.tsv"
         conda:
             "../../envs/train.yaml"
         threads: all_cores()
@@ -84,8 +84,8 @@ if config["base_model"]["source"] == "scratch":
             mem_mb=config["resources"]["mem_mb_training"],
             runtime=config["resources"]["runtime_training"],
         params:
-            settings=base_settings(),
-            checkpoints="results/checkpoints/base",
+            settings=lambda w: base_settings(w.seed),
+            checkpoints="results/checkpoints/base/seed{seed}",
         shell:
             "lem pretrain base --tokenizer {input.tokenizer:q} --features {input.features:q} "
             "--settings '{params.settings}' --checkpoints {params.checkpoints:q} "
@@ -131,7 +131,7 @@ if config["base_model"]["source"] == "stand_in":
 
 rule pretrain_mono:
     input:
-        init=base_model_dir(),
+        init=lambda w: base_model_dir(w.seed),
         features=lambda w: expand(
             "results/features/mono/{lang}", lang=scope_langs(w.scope)
         ),
@@ -139,11 +139,11 @@ rule pretrain_mono:
         # there, before GPU hours are spent); ancient: rerunning the check alone retrains nothing.
         coverage=ancient("results/annotate/coverage.json"),
     output:
-        directory("results/models/{tvariant}/{scope}/mono"),
+        directory("results/models/{tvariant}/{scope}/seed{seed}/mono"),
     log:
-        "logs/pretrain/{tvariant}/{scope}/mono.log",
+        "logs/pretrain/{tvariant}/{scope}/seed{seed}/mono.log",
     benchmark:
-        "benchmarks/pretrain/{tvariant}/{scope}/mono.tsv"
+        "benchmarks/pretrain/{tvariant}/{scope}/seed{seed}/mono.tsv"
     conda:
         "../../envs/train.yaml"
     threads: all_cores()
@@ -152,8 +152,8 @@ rule pretrain_mono:
         mem_mb=config["resources"]["mem_mb_training"],
         runtime=config["resources"]["runtime_training"],
     params:
-        settings=lambda w: stage_settings(w.scope, w.tvariant, "mono"),
-        checkpoints="results/checkpoints/{tvariant}/{scope}/mono",
+        settings=lambda w: stage_settings(w.scope, w.tvariant, "mono", w.seed),
+        checkpoints="results/checkpoints/{tvariant}/{scope}/seed{seed}/mono",
     shell:
         "lem pretrain continue --stage mono --init {input.init:q} --features {input.features:q} "
         "--settings '{params.settings}' --checkpoints {params.checkpoints:q} "
@@ -162,16 +162,16 @@ rule pretrain_mono:
 
 rule pretrain_para:
     input:
-        init="results/models/{tvariant}/{scope}/mono",
+        init="results/models/{tvariant}/{scope}/seed{seed}/mono",
         features=lambda w: expand(
             "results/features/para/{pair}", pair=scope_pairs(w.scope)
         ),
     output:
-        directory("results/models/{tvariant}/{scope}/para"),
+        directory("results/models/{tvariant}/{scope}/seed{seed}/para"),
     log:
-        "logs/pretrain/{tvariant}/{scope}/para.log",
+        "logs/pretrain/{tvariant}/{scope}/seed{seed}/para.log",
     benchmark:
-        "benchmarks/pretrain/{tvariant}/{scope}/para.tsv"
+        "benchmarks/pretrain/{tvariant}/{scope}/seed{seed}/para.tsv"
     conda:
         "../../envs/train.yaml"
     threads: all_cores()
@@ -180,8 +180,8 @@ rule pretrain_para:
         mem_mb=config["resources"]["mem_mb_training"],
         runtime=config["resources"]["runtime_training"],
     params:
-        settings=lambda w: stage_settings(w.scope, w.tvariant, "para"),
-        checkpoints="results/checkpoints/{tvariant}/{scope}/para",
+        settings=lambda w: stage_settings(w.scope, w.tvariant, "para", w.seed),
+        checkpoints="results/checkpoints/{tvariant}/{scope}/seed{seed}/para",
     shell:
         "lem pretrain continue --stage para --init {input.init:q} --features {input.features:q} "
         "--settings '{params.settings}' --checkpoints {params.checkpoints:q} "

@@ -5,17 +5,56 @@ rule report:
         curation=curation_outputs(),
         annotation=annotation_eval_outputs(),
         coverage="results/annotate/coverage.json",
+        models=[spec.split("=", 1)[1] for spec in report_models()],
     output:
         tsv=report(
             "results/report/summary.tsv",
             caption="../report/summary.rst",
-            category="Summary",
+            category="1. Results",
+            labels={"what": "summary table (long format)"},
         ),
         md="results/report/summary.md",
+        html=report(
+            "results/report/summary.html",
+            caption="../report/tables.rst",
+            category="1. Results",
+            labels={"what": "tables, intervals, chance, controls, significance"},
+        ),
+        comparisons=report(
+            "results/report/comparisons.tsv",
+            caption="../report/comparisons.rst",
+            category="1. Results",
+            labels={"what": "paired comparisons"},
+        ),
         png=report(
             "results/report/overview.png",
             caption="../report/overview.rst",
-            category="Summary",
+            category="2. Figures",
+            labels={"figure": "overview"},
+        ),
+        mining=report(
+            "results/report/mining.png",
+            caption="../report/mining.rst",
+            category="2. Figures",
+            labels={"figure": "mining F1"},
+        ),
+        masking=report(
+            "results/report/masking.png",
+            caption="../report/masking.rst",
+            category="2. Figures",
+            labels={"figure": "masking shares"},
+        ),
+        training=report(
+            "results/report/training.png",
+            caption="../report/training.rst",
+            category="2. Figures",
+            labels={"figure": "loss curves"},
+        ),
+        config=report(
+            "results/report/config.json",
+            caption="../report/config.rst",
+            category="3. Configuration",
+            labels={"what": "configuration of this run"},
         ),
     log:
         "logs/report/report.log",
@@ -24,9 +63,13 @@ rule report:
     threads: 1
     params:
         variants=ROWS,
+        models=report_models(),
         positive_lift=config["controls"]["positive_lift"],
         negative_lift=config["controls"]["negative_lift"],
+        significance=config["seed"],
+        config=as_json(config),
     shell:
         "lem report build --mining {input.mining:q} --sentiment {input.sentiment:q} --curation {input.curation:q} --annotation {input.annotation:q} "
         "--coverage {input.coverage:q} --positive-lift {params.positive_lift} --negative-lift {params.negative_lift} "
+        "--models {params.models:q} --seed {params.significance} --config '{params.config}' "
         "--variants {params.variants:q} --out-dir $(dirname {output.tsv:q}) 2> {log:q}"

@@ -1,17 +1,17 @@
 rule sentiment:
     input:
         model=lambda w: model_for(
-            w.variant, config["sentiment"]["datasets"][w.dataset]["pair"]
+            w.variant, config["sentiment"]["datasets"][w.dataset]["pair"], w.seed
         ),
         train="results/eval/prepared/sentiment/{dataset}/train.tsv",
         valid="results/eval/prepared/sentiment/{dataset}/valid.tsv",
         test="results/eval/prepared/sentiment/{dataset}/test.tsv",
     output:
-        "results/sentiment/{variant}/{dataset}/seed{seed}/metrics.json",
+        "results/sentiment/{variant}/seed{seed}/{dataset}/finetune{fseed}/metrics.json",
     log:
-        "logs/sentiment/{variant}/{dataset}/seed{seed}.log",
+        "logs/sentiment/{variant}/seed{seed}/{dataset}/finetune{fseed}.log",
     benchmark:
-        "benchmarks/sentiment/{variant}/{dataset}/seed{seed}.tsv"
+        "benchmarks/sentiment/{variant}/seed{seed}/{dataset}/finetune{fseed}.tsv"
     conda:
         "../../envs/train.yaml"
     threads: 1
@@ -27,8 +27,9 @@ rule sentiment:
             dataset=w.dataset,
             pair=config["sentiment"]["datasets"][w.dataset]["pair"],
             seed=w.seed,
+            finetune_seed=w.fseed,
         ),
     shell:
         "lem sentiment finetune --model {input.model:q} --train {input.train:q} --valid {input.valid:q} "
-        "--test {input.test:q} --seed {wildcards.seed} --settings '{params.settings}' "
+        "--test {input.test:q} --seed {wildcards.fseed} --settings '{params.settings}' "
         "--threads {threads} --keys '{params.keys_json}' --out {output:q} > {log:q} 2>&1"

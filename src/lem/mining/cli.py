@@ -16,7 +16,7 @@ def cmd_run(a: argparse.Namespace) -> None:
     from lem.chance import candidate_groups, mining_ceiling, mining_chance_analytic
     from lem.embed import load_embeddings, read_sentences
     from lem.files import atomic_path, with_keys, write_json
-    from lem.mining.evaluate import prf, read_gold
+    from lem.mining.evaluate import prf, read_gold, unit_counts
     from lem.mining.margin import mine_corpus
 
     t0 = time.perf_counter()
@@ -27,8 +27,9 @@ def cmd_run(a: argparse.Namespace) -> None:
     gold = read_gold(a.gold)
     res = mine_corpus(x, y, src.ids, tgt.ids, src.docs, tgt.docs, settings)
     metrics: dict[str, Any] = {}
-    for d, pairs in res.pairs.items():
-        metrics[d] = prf({(s, t) for s, t, _ in pairs}, gold)
+    mined = {d: {(s, t) for s, t, _ in pairs} for d, pairs in res.pairs.items()}
+    for d, pairs in mined.items():
+        metrics[d] = prf(pairs, gold)
     # where the values stand: what a system that knows nothing scores, and the best any system can
     # reach under the same candidate structure (lem.chance)
     groups, n_gold = candidate_groups(src.ids, tgt.ids, src.docs, tgt.docs, gold, settings.per_document)
@@ -36,6 +37,9 @@ def cmd_run(a: argparse.Namespace) -> None:
     ceiling = mining_ceiling(src.ids, tgt.ids, src.docs, tgt.docs, gold, settings.per_document)
     metrics.update(settings=settings.to_dict(), n_docs=res.n_docs, n_src=len(x), n_tgt=len(y))
     metrics.update(chance=chance, ceiling=ceiling)
+    # per-unit counts for the report's paired bootstrap over documents (sentences when there are none)
+    unit_of = {i: (doc or i) if res.n_docs else i for i, doc in zip(src.ids, src.docs, strict=True)}
+    metrics["units"] = {"kind": "document" if res.n_docs else "sentence", **unit_counts(mined, gold, unit_of)}
     with atomic_path(a.out_pairs) as tmp:
         with open(tmp, "w", encoding="utf-8") as f:
             f.write("direction\tsrc_id\ttgt_id\tscore\n")

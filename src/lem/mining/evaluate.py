@@ -26,6 +26,29 @@ def prf(pred: set[tuple[str, str]], gold: set[tuple[str, str]]) -> dict[str, flo
     }
 
 
+def unit_counts(
+    pred: dict[str, set[tuple[str, str]]], gold: set[tuple[str, str]], unit_of: dict[str, str]
+) -> dict[str, object]:
+    """Per-unit sufficient statistics of P/R/F1 for the report's paired bootstrap (`lem.stats`): the unit of a
+    pair is `unit_of[src_id]` (its source document, or the source sentence when there are none), and each
+    unit carries [n_correct, n_pred, n_gold] per direction; the column sums give `prf`'s counts."""
+    units = sorted(set(unit_of.values()))
+    index = {u: i for i, u in enumerate(units)}
+    out: dict[str, object] = {"columns": ["n_correct", "n_pred", "n_gold"], "units": units}
+    gold_per = np.zeros(len(units), dtype=np.int64)
+    for s, _ in gold:
+        gold_per[index[unit_of[s]]] += 1
+    for d, pairs in pred.items():
+        counts = np.zeros((len(units), 3), dtype=np.int64)
+        counts[:, 2] = gold_per
+        for s, t in pairs:
+            i = index[unit_of[s]]
+            counts[i, 1] += 1
+            counts[i, 0] += (s, t) in gold
+        out[d] = counts.tolist()
+    return out
+
+
 def xsim_error_rate(
     x: np.ndarray, y: np.ndarray, margin: str = "absolute", k: int = 4, neighbourhood: str = "mean"
 ) -> float:
