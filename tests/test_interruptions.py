@@ -239,15 +239,25 @@ def test_kill_during_annotation(chain: Chain):
 
 
 def test_a_second_snakemake_in_the_same_folder_is_refused_by_the_lock(chain: Chain):
+    """The same command again while the run works: refused before any job, the first run goes on (and its
+    report, compared in the last test, shows nothing was corrupted). Plain, it stops at the lock, or earlier
+    when a running job's output already exists in part (`IncompleteFilesException`, whose advice is
+    `--rerun-incomplete`); with `--rerun-incomplete` it stops at the lock."""
     chain.resume()
     deadline = time.time() + WAIT_S
     while not chain.lem_jobs() and chain.running() and time.time() < deadline:
         time.sleep(0.1)
     assert chain.running(), "the run ended before a second Snakemake could be started beside it"
-    second = snakemake(chain.workdir, "--cores", "1")
-    text = second.stdout + second.stderr
-    assert second.returncode != 0 and LOCKED in text and "--unlock" in text, text[-3000:]
+    plain = snakemake(chain.workdir, "--cores", "1")
+    text = plain.stdout + plain.stderr
+    assert plain.returncode != 0 and (LOCKED in text or "IncompleteFilesException" in text), text[-3000:]
     assert "Execute " not in text  # refused before running any job
+    second = snakemake(chain.workdir, "--cores", "1", "--rerun-incomplete")
+    text = second.stdout + second.stderr
+    assert second.returncode != 0 and "LockException" in text and LOCKED in text and "--unlock" in text, text[
+        -3000:
+    ]
+    assert "Execute " not in text
     assert chain.running(), "the first run must go on"
 
 
