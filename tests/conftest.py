@@ -46,6 +46,15 @@ def pytest_configure(config):
 
 
 @pytest.fixture(scope="session")
+def dag_reference(tmp_path_factory) -> Path:
+    """The whole shrunken DAG (tests/dag.py), run once per session, uninterrupted: read by the workflow,
+    interruption and reproducibility tests (one run instead of one each keeps CI short)."""
+    from dag import run_dag
+
+    return run_dag(tmp_path_factory.mktemp("dag"))
+
+
+@pytest.fixture(scope="session")
 def shared_data() -> Path:
     """The folder of real public datasets; tests that need it skip, saying why, when it is absent."""
     if not SHARED_DATA.is_dir():

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import http.server
+import json
 import socket
 import threading
 from collections.abc import Iterator
@@ -11,7 +12,15 @@ from pathlib import Path
 
 import pytest
 
-from lem.data.download import ChecksumError, DownloadSettings, FetchError, fetch_hf, fetch_url
+from lem.data.download import (
+    ChecksumError,
+    DownloadSettings,
+    FetchError,
+    UnpinnedError,
+    fetch_hf,
+    fetch_url,
+    unpinned_url_sources,
+)
 
 PAYLOAD = bytes(range(256)) * 400  # 102,400 bytes
 SHA = hashlib.sha256(PAYLOAD).hexdigest()
@@ -112,7 +121,7 @@ def test_wrong_checksum_fails_and_leaves_nothing(server, tmp_path: Path) -> None
 
 def test_404_is_not_retried(server, tmp_path: Path) -> None:
     with pytest.raises(FetchError, match="404"):
-        fetch_url(url(server, "/missing"), tmp_path / "f.bin", settings=FAST)
+        fetch_url(url(server, "/missing"), tmp_path / "f.bin", settings=FAST, allow_unpinned=True)
     assert len(server.requests) == 1
 
 
@@ -142,3 +151,73 @@ def test_hub_fetch_offline_names_repo_and_revision(tmp_path: Path, monkeypatch) 
 def test_hub_fetch_needs_a_revision(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="pinned revision"):
         fetch_hf("org/model", "", "model", tmp_path)
+
+
+# --- URL pins: nothing is used unchecked -----------------------------------------------------------------
+
+
+def test_a_url_with_no_pin_is_refused_before_any_request(server, tmp_path: Path) -> None:
+    out = tmp_path / "raw" / "f.bin"
+    with pytest.raises(UnpinnedError, match="no sha256 pin.*allow_unpinned: true"):
+        fetch_url(url(server), out, settings=FAST)
+    assert server.requests == [] and not out.exists()
+
+
+def test_a_file_present_with_no_pin_is_refused_too(tmp_path: Path) -> None:
+    placed = tmp_path / "downloads" / "f.bin"
+    placed.parent.mkdir()
+    placed.write_bytes(PAYLOAD)
+    out = tmp_path / "raw" / "f.bin"
+    with pytest.raises(UnpinnedError):
+        fetch_url("http://127.0.0.1:9/f.bin", out, settings=FAST, download=placed)
+    assert not out.exists()
+
+
+def test_an_allowed_unpinned_download_records_the_sha256_it_saw(server, tmp_path: Path, caplog) -> None:
+    out, prov = tmp_path / "raw" / "f.bin", tmp_path / "provenance" / "f.bin.json"
+    download = tmp_path / "downloads" / "f.bin"
+    with caplog.at_level("WARNING"):
+        fetch_url(url(server), out, settings=FAST, allow_unpinned=True, download=download, provenance=prov)
+    assert out.read_bytes() == PAYLOAD == download.read_bytes()
+    record = json.loads(prov.read_text())
+    assert record["sha256"] == SHA and record["pinned_sha256"] is None and not record["pinned"]
+    assert record["allow_unpinned"] and record["obtained"] == "downloaded" and record["bytes"] == len(PAYLOAD)
+    assert SHA in caplog.text and "no sha256 pinned" in caplog.text
+
+
+def test_a_copy_placed_by_hand_is_checked_against_its_pin(server, tmp_path: Path) -> None:
+    placed, out, prov = tmp_path / "downloads" / "f.bin", tmp_path / "raw" / "f.bin", tmp_path / "p.json"
+    placed.parent.mkdir()
+    placed.write_bytes(PAYLOAD[:-1] + b"\x00")  # a wrong copy: refused, nothing linked, nothing fetched
+    with pytest.raises(ChecksumError, match=f"{placed} exists but its sha256 is .* expected {SHA}"):
+        fetch_url(url(server), out, sha256=SHA, settings=FAST, download=placed, provenance=prov)
+    assert not out.exists() and not prov.exists() and server.requests == []
+    placed.write_bytes(PAYLOAD)
+    fetch_url(url(server), out, sha256=SHA, settings=FAST, download=placed, provenance=prov)
+    assert out.read_bytes() == PAYLOAD and server.requests == []  # used, after the check, not fetched again
+    record = json.loads(prov.read_text())
+    assert record["pinned"] and record["sha256"] == record["pinned_sha256"] == SHA
+    assert record["obtained"].startswith("present before this job")
+
+
+def test_an_allowed_unpinned_copy_placed_by_hand_is_not_used_silently(tmp_path: Path, caplog) -> None:
+    placed, out, prov = tmp_path / "downloads" / "f.bin", tmp_path / "raw" / "f.bin", tmp_path / "p.json"
+    placed.parent.mkdir()
+    placed.write_bytes(PAYLOAD)
+    with caplog.at_level("WARNING"):
+        fetch_url("http://127.0.0.1:9/f.bin", out, settings=FAST, allow_unpinned=True, download=placed,
+                  provenance=prov)  # fmt: skip
+    assert out.read_bytes() == PAYLOAD
+    assert f"{placed} already present with no sha256 pinned" in caplog.text and SHA in caplog.text
+    assert json.loads(prov.read_text())["sha256"] == SHA
+
+
+def test_url_sources_without_a_pin_are_named_at_config_load() -> None:
+    files = {
+        "a.zip": {"url": "https://x/a.zip"},
+        "b.txt": {"url": "https://x/b.txt", "sha256": SHA},
+        "c.tar.gz": {"url": "https://x/c.tar.gz", "allow_unpinned": True},
+    }
+    (problem,) = unpinned_url_sources({"sources": {"files": files}})
+    assert problem.startswith("sources.files.a.zip has no sha256") and "allow_unpinned: true" in problem
+    assert unpinned_url_sources({}) == [] and unpinned_url_sources({"sources": {}}) == []

@@ -21,6 +21,7 @@ from lem.data.download import (
     is_commit,
     sha256_file,
     unpinned_hub_sources,
+    unpinned_url_sources,
 )
 
 REPO = Path(__file__).resolve().parents[1]
@@ -36,7 +37,9 @@ def test_what_counts_as_a_pin():
 
 
 def test_the_paper_config_is_pinned():
-    assert unpinned_hub_sources(PAPER) == []
+    assert unpinned_hub_sources(PAPER) == [] and unpinned_url_sources(PAPER) == []
+    for name, spec in PAPER["sources"]["files"].items():  # a sha256, or unpinned on purpose and said why
+        assert spec.get("sha256") or (spec.get("allow_unpinned") and spec.get("note")), name
     assert is_commit(PAPER["base_model"]["hub"]["revision"])
     assert is_commit(PAPER["sources"]["madlad"]["settings"]["revision"])
 
@@ -87,6 +90,24 @@ def test_an_unpinned_config_fails_before_any_job(tmp_path):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "lem data fetch-hf --repo FacebookAI/xlm-roberta-base --revision main" in proc.stdout + proc.stderr
     assert "--allow-unpinned" in proc.stdout + proc.stderr
+
+
+def test_a_url_file_with_no_pin_fails_before_any_job(tmp_path):
+    cfg = copy.deepcopy(PAPER)
+    del cfg["sources"]["files"]["multiner.zip"]["allow_unpinned"]
+    proc = dry_run(tmp_path, cfg)
+    out = proc.stdout + proc.stderr
+    assert (
+        proc.returncode != 0 and "sources.files.multiner.zip has no sha256" in out and "Job stats" not in out
+    )
+    proc = dry_run(tmp_path, PAPER)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out
+    fetch = next(line for line in out.splitlines() if "fetch-url" in line and "multiner.zip" in line)
+    assert "--allow-unpinned" in fetch and "--download resources/downloads/multiner.zip" in fetch
+    assert "--provenance resources/provenance/multiner.zip.json" in fetch
+    pinned = next(line for line in out.splitlines() if "fetch-url" in line and "cmcs.csv" in line)
+    assert "--sha256" in pinned and "--allow-unpinned" not in pinned
 
 
 class FakeHub:

@@ -5,51 +5,16 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
 import yaml
+from dag import small_config, snakemake
 
 from lem.masking import variant_aliases
 
-REPO = Path(__file__).resolve().parents[1]
-SNAKEMAKE = [sys.executable, "-m", "snakemake"]
-
 pytestmark = pytest.mark.slow
-
-
-def small_config() -> dict:
-    cfg = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
-    cfg["corpus"]["generate"].update(
-        mono_sentences=400,
-        para_train=300,
-        para_valid=40,
-        news_documents=8,
-        sentiment_examples=300,
-        noisy_pairs=80,
-    )
-    cfg["tokenizer"]["vocab_size"] = 800
-    cfg["base_model"]["model"].update(hidden_size=32, intermediate_size=64)
-    cfg["base_model"]["training"]["epochs"] = 1
-    for stage in ("mono", "para"):
-        cfg["pretrain"]["stages"][stage]["epochs"] = {"default": 1}
-    cfg["pretrain"]["max_length"] = 48
-    cfg["embedding"]["max_length"] = 48
-    cfg["sentiment"]["training"]["max_length"] = 48
-    cfg["variants"] = ["base", *cfg["pretrain"]["variants"]]  # every variant of the ablation grid trains
-    cfg["ner_model"]["settings"].update(epochs=1, max_length=48)
-    cfg["sentiment"]["seeds"] = [1]
-    cfg["sentiment"]["training"]["epochs"] = 1
-    cfg["pretrain"]["seeds"] = [1, 2]  # intervals over seeds and pooled paired tests
-    return cfg
-
-
-def snakemake(workdir: Path, *args: str, config: Path | None = None) -> subprocess.CompletedProcess:
-    cmd = [*SNAKEMAKE, "--snakefile", str(REPO / "Snakefile"), "--directory", str(workdir)]
-    cmd += ["--configfile", str(config or workdir / "config.yaml"), *args]
-    return subprocess.run(cmd, capture_output=True, text=True, cwd=workdir)
 
 
 def planned_rules(proc: subprocess.CompletedProcess) -> set[str]:
@@ -63,18 +28,10 @@ def planned_rules(proc: subprocess.CompletedProcess) -> set[str]:
 
 
 @pytest.fixture(scope="module")
-def run_dir(tmp_path_factory) -> Path:
-    workdir = tmp_path_factory.mktemp("dag")
-    (workdir / "config.yaml").write_text(yaml.safe_dump(small_config()))
-    proc = snakemake(workdir, "--cores", "2")
-    log = workdir / "snakemake.out"
-    log.write_text(proc.stdout + proc.stderr)
-    if proc.returncode != 0:
-        logs = "\n".join(
-            f"--- {p}\n{p.read_text()[-3000:]}" for p in sorted((workdir / "logs").rglob("*.log"))
-        )
-        pytest.fail(f"workflow failed:\n{(proc.stdout + proc.stderr)[-6000:]}\n{logs[-12000:]}")
-    return workdir
+def run_dir(dag_reference: Path) -> Path:
+    """The uninterrupted shrunken DAG, run once per session (tests/conftest.py) and shared with the
+    interruption and reproducibility tests; the tests here only read it and dry-run other configs beside it."""
+    return dag_reference
 
 
 def test_report_holds_every_variant_task_and_pair(run_dir: Path):

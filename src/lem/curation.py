@@ -108,7 +108,6 @@ def curate(
         metrics["mean_score_by_label"] = {
             lbl: float(scores[np.array(labels) == lbl].mean()) for lbl in sorted(set(labels))
         }
-    metrics["seconds"] = round(time.time() - t0, 1)
     write_json(out_metrics, with_keys(metrics, keys))
     log.info("curated %s with %s: %d pairs in %.1fs", corpus, model_dir, len(src), time.time() - t0)
     return metrics

@@ -51,9 +51,72 @@ def metrics_keys(keys: Any) -> dict[str, str] | None:
     return keys
 
 
+# what the running `lem` command received, set by lem.stage for a metrics writer (`record_job_settings`)
+_JOB: dict[str, Any] = {}
+
+# distributions whose versions every metrics file records (None: not installed); faiss under its wheel names
+VERSIONED = (
+    "lem-pipeline",
+    "torch",
+    "transformers",
+    "numpy",
+    "scipy",
+    "faiss-cpu",
+    "faiss-gpu",
+    "tokenizers",
+)
+
+
+def record_job_settings(command: str, argv: list[str]) -> None:
+    """Remember the command (`lem mine run`) and the sha256 of the arguments it received, as JSON of
+    `[command, *argv]` with `--threads N` left out (a resource, not a setting). In the workflow the arguments
+    are exactly what the rule passed (its input and output paths, relative to the run's folder, its params
+    and wildcards), so the hash changes when, and only when, Snakemake's params trigger reruns the job."""
+    import hashlib
+
+    kept, skip = [], False
+    for a in argv:
+        if skip:
+            skip = False
+        elif a == "--threads":
+            skip = True
+        elif not a.startswith("--threads="):
+            kept.append(a)
+    text = json.dumps([command, *kept], ensure_ascii=False, separators=(",", ":"))
+    _JOB.clear()
+    _JOB.update(command=command, settings_sha256=hashlib.sha256(text.encode("utf-8")).hexdigest())
+
+
+def software_versions() -> dict[str, str | None]:
+    """Python and the installed versions of `VERSIONED` (read from package metadata: nothing is imported)."""
+    import importlib.metadata
+    import platform
+
+    versions: dict[str, str | None] = {"python": platform.python_version()}
+    for dist in VERSIONED:
+        try:
+            versions[dist] = importlib.metadata.version(dist)
+        except importlib.metadata.PackageNotFoundError:
+            versions[dist] = None
+    return versions
+
+
+def run_provenance() -> dict[str, Any]:
+    """The `provenance` field of every metrics file: the command that wrote it, the sha256 of the settings it
+    received (`record_job_settings`; None when called outside a `lem` command) and the software versions."""
+    return {
+        "command": _JOB.get("command"),
+        "settings_sha256": _JOB.get("settings_sha256"),
+        "versions": software_versions(),
+    }
+
+
 def with_keys(metrics: dict[str, Any], keys: dict[str, str] | None) -> dict[str, Any]:
-    """`metrics` with `keys` as its first field (unchanged when there are none)."""
-    return metrics if keys is None else {"keys": keys, **metrics}
+    """What a metrics writer writes: `keys` first (left out when there are none), the metrics, then
+    `provenance` (`run_provenance`). Every field is deterministic: wall-clock times go to the job's
+    benchmark file and log, never here, so two runs of one config write byte-identical metrics."""
+    head = {} if keys is None else {"keys": keys}
+    return {**head, **metrics, "provenance": run_provenance()}
 
 
 def read_json(path: str | os.PathLike) -> Any:

@@ -496,13 +496,12 @@ def _fit(model, tokenizer, train_rows: list[dict], valid_rows: list[dict], s: NM
         "best_eval_loss": min(evals) if evals else None,
         "best_checkpoint": trainer.state.best_model_checkpoint
         and Path(trainer.state.best_model_checkpoint).name,
-        "train_seconds": round(time.perf_counter() - t0, 2),
         "n_train": len(train_rows),
         "n_valid": len(valid_rows),
     }
     log.info(
         "nmt: %d steps on %d pairs in %.1fs, train loss %.3f, validation losses %s",
-        summary["steps"], len(train_rows), summary["train_seconds"], summary["train_loss"], [round(v, 4) for v in evals],
+        summary["steps"], len(train_rows), time.perf_counter() - t0, summary["train_loss"], [round(v, 4) for v in evals],
     )  # fmt: skip
     return trainer, args, summary
 
@@ -835,15 +834,12 @@ def run_nmt(train_tsv: str | os.PathLike, valid_tsv: str | os.PathLike,
     test_pairs = read_test_set(test_tsv)
     if s.reverse:
         train_pairs, valid_pairs, test_pairs = flip(train_pairs), flip(valid_pairs), flip(test_pairs)
-    t0 = time.perf_counter()
     with atomic_path(out_dir) as tmp:
         tmp.mkdir()
         summary = train(train_pairs, valid_pairs, s, tmp / "model", src_lang=src_lang, tgt_lang=tgt_lang)
-        t1 = time.perf_counter()
         sources = [a for a, _ in test_pairs]
         references = [b for _, b in test_pairs]
         hypotheses = translate(tmp / "model", sources, s)
-        translate_seconds = time.perf_counter() - t1
         (tmp / "hypotheses.txt").write_text(
             "".join(h.replace("\n", " ") + "\n" for h in hypotheses), encoding="utf-8"
         )
@@ -867,8 +863,6 @@ def run_nmt(train_tsv: str | os.PathLike, valid_tsv: str | os.PathLike,
             if not isinstance(test_tsv, (str, os.PathLike))
             else str(test_tsv),
             "training": summary,
-            "translate_seconds": round(translate_seconds, 2),
-            "seconds": round(time.perf_counter() - t0, 1),
             "settings": s.to_dict(),
         }
         write_json(tmp / "metrics.json", with_keys(metrics, keys))

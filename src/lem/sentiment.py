@@ -12,7 +12,6 @@ import csv
 import logging
 import shutil
 import tempfile
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -82,7 +81,6 @@ def finetune(
 
     from lem import training
 
-    t0 = time.time()
     splits = {
         name: read_split(p) for name, p in (("train", train_tsv), ("valid", valid_tsv), ("test", test_tsv))
     }
@@ -165,7 +163,6 @@ def finetune(
             "chance": classification_chance(splits["test"][1], names),  # the best input-blind classifier
             "seed": seed,
             "model": str(model_dir),
-            "seconds": round(time.time() - t0, 1),
         }
     )
     log.info(

@@ -171,13 +171,14 @@ class Stage:
                 print(f"{prog}: --settings: {err}", file=sys.stderr)
                 return 2
         if verb.keys:
-            from lem.files import metrics_keys
+            from lem.files import metrics_keys, record_job_settings
 
             try:
                 args.keys = metrics_keys(args.keys)
             except ValueError as err:
                 print(f"{prog}: --keys: {err}", file=sys.stderr)
                 return 2
+            record_job_settings(prog, argv)  # its metrics file records the sha256 of what it received
         if verb.threads:
             from lem.training import set_threads
 

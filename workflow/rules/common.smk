@@ -15,10 +15,10 @@ from lem.config_check import base_training, check_config, pretrain_seeds, stage_
 # pass it: an unknown key, a wrong type or a value the dataclass refuses stops here, naming the key.
 check_config(config)
 
-from lem.data.download import unpinned_hub_sources
+from lem.data.download import unpinned_hub_sources, unpinned_url_sources
 
-# Hub sources must name a commit (or say allow_unpinned): refused here, before any job runs.
-for _problem in unpinned_hub_sources(config):
+# Hub sources must name a commit and URL files a sha256 (or say allow_unpinned): refused here, before any job.
+for _problem in unpinned_hub_sources(config) + unpinned_url_sources(config):
     raise ValueError(_problem)
 
 # Rules call the `lem` CLI; when Snakemake runs from a virtual environment that is not activated,

@@ -3,9 +3,13 @@
 # embedded default (its `sources` section is empty).
 
 
+# A download lands in resources/downloads/<name> (where a copy placed by hand goes too), is checked against
+# its sha256 pin (or refused with none, unless allow_unpinned), then linked to resources/raw/<name>, which
+# every consumer reads; resources/provenance/<name>.json records the pin and the sha256 observed.
 rule fetch_file:
     output:
-        "resources/raw/{source}",
+        raw="resources/raw/{source}",
+        provenance="resources/provenance/{source}.json",
     log:
         "logs/download/{source}.log",
     retries: 1
@@ -15,9 +19,15 @@ rule fetch_file:
     params:
         url=lambda w: config["sources"]["files"][w.source]["url"],
         sha=lambda w: sha256_arg(config["sources"]["files"][w.source]),
+        download=lambda w: f"resources/downloads/{w.source}",
+        unpinned=lambda w: (
+            ["--allow-unpinned"]
+            if config["sources"]["files"][w.source].get("allow_unpinned", False)
+            else []
+        ),
     shell:
-        "lem data fetch-url --url {params.url:q} {params.sha:q} "
-        "--out {output:q} > {log:q} 2>&1"
+        "lem data fetch-url --url {params.url:q} {params.sha:q} {params.unpinned:q} "
+        "--download {params.download:q} --out {output.raw:q} --provenance {output.provenance:q} > {log:q} 2>&1"
 
 
 rule unpack_archive:

@@ -227,8 +227,6 @@ def annotate_file(
         "verb_words": counts["verb"],
         "chunks": n_chunks,
         "max_chunk_rows": max_chunk,
-        "load_seconds": round(t_load, 2),
-        "seconds": round(secs, 2),
         "pos_backend": settings.pos.backend,
         "pos_tagset": annotator.pos_tagset,
         "ner_backend": settings.ner.backend,

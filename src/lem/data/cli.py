@@ -84,7 +84,15 @@ def cmd_multiner(a: argparse.Namespace) -> None:
 def cmd_fetch_url(a: argparse.Namespace) -> None:
     from lem.data.download import fetch_url
 
-    fetch_url(a.url, a.out, a.sha256, a.settings)
+    fetch_url(
+        a.url,
+        a.out,
+        a.sha256,
+        a.settings,
+        allow_unpinned=a.allow_unpinned,
+        download=a.download,
+        provenance=a.provenance,
+    )
 
 
 def cmd_fetch_hf(a: argparse.Namespace) -> None:
@@ -168,6 +176,10 @@ STAGE = Stage(
             arg("--url", required=True),
             arg("--sha256", default=None),
             arg("--out", required=True),
+            arg("--download", default=None,
+                help="where the bytes are fetched to, and where a copy placed by hand is looked for (default --out)"),
+            arg("--provenance", default=None, help="JSON record: pin, observed sha256, bytes, how it came"),
+            arg("--allow-unpinned", action="store_true", help="accept a URL with no --sha256 (its sha256 is recorded)"),
         ), settings="lem.data.download:DownloadSettings", errors=DOWNLOAD_ERRORS),
         Verb("fetch-hf", "snapshot a hub model or dataset at a pinned revision", cmd_fetch_hf, (
             arg("--repo", required=True),

@@ -59,7 +59,7 @@ def sha256_file(path: str | os.PathLike, chunk_bytes: int = 1 << 20) -> str:
 
 def _by_hand(url: str, out: Path, sha256: str | None) -> str:
     check = f" and check `sha256sum {out}` = {sha256}" if sha256 else ""
-    return f"With no network, download {url} elsewhere and place it at {out}{check}; it is then used as is."
+    return f"With no network, download {url} elsewhere and place it at {out}{check}; it is then checked and used."
 
 
 def _transfer(url: str, part: Path, settings: DownloadSettings) -> None:
@@ -91,25 +91,97 @@ def _permanent(err: BaseException) -> bool:
     return isinstance(err, urllib.error.HTTPError) and err.code < 500 and err.code not in (408, 429)
 
 
+def url_provenance(
+    url: str, path: Path, pinned: str | None, allow_unpinned: bool, obtained: str
+) -> dict[str, Any]:
+    """The provenance record of a URL source: the pin asked for, the sha256 observed, how the file came."""
+    import datetime
+
+    return {
+        "source": "url",
+        "url": url,
+        "pinned_sha256": pinned,
+        "sha256": sha256_file(path),
+        "bytes": path.stat().st_size,
+        "pinned": pinned is not None,
+        "allow_unpinned": allow_unpinned,
+        "obtained": obtained,
+        "recorded_at": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+    }
+
+
 def fetch_url(
-    url: str, out: str | os.PathLike, sha256: str | None = None, settings: DownloadSettings | None = None
+    url: str,
+    out: str | os.PathLike,
+    sha256: str | None = None,
+    settings: DownloadSettings | None = None,
+    allow_unpinned: bool = False,
+    download: str | os.PathLike | None = None,
+    provenance: str | os.PathLike | None = None,
 ) -> Path:
-    """Download `url` to `out` (skipped when `out` exists and matches `sha256`); return `out`."""
+    """Download `url` to `out`, checked by `sha256`; return `out`.
+
+    With no `sha256` the download is refused unless `allow_unpinned` (then the sha256 observed is logged and
+    recorded). `download` is where the bytes are fetched to (resumable `.part` beside it) and where a copy
+    placed by hand is looked for (default: `out` itself); a file found there is checked exactly like a
+    download, never used silently, then linked (or copied) to `out`. `provenance` gets the record of
+    `url_provenance` (pin, observed sha256, bytes, downloaded or found)."""
     settings = settings or DownloadSettings()
     out = Path(out)
+    fetched = Path(download) if download is not None else out
     if sha256 is not None and not re.fullmatch(r"[0-9a-f]{64}", sha256.lower()):
         raise ValueError(f"sha256 for {url} must be 64 hex digits, got {sha256!r}")
     sha256 = sha256.lower() if sha256 else None
-    if out.exists():
-        if sha256 is None or sha256_file(out) == sha256:
-            log.info(
-                "fetch-url: %s already present (%s)", out, "checksum ok" if sha256 else "no checksum pinned"
-            )
-            return out
-        raise ChecksumError(
-            f"{out} exists but its sha256 is {sha256_file(out)}, expected {sha256} (source {url}); "
-            "delete it to download again"
+    if sha256 is None and not allow_unpinned:
+        raise UnpinnedError(
+            f"{url} has no sha256 pin: add `sha256:` to its entry under sources.files (from a copy you trust: "
+            "`sha256sum FILE`), or set `allow_unpinned: true` there to accept whatever the URL serves "
+            "(the sha256 observed is then recorded in its provenance)"
         )
+    if fetched.exists():
+        obtained = "present before this job (placed by hand or fetched earlier), checked"
+        got = sha256_file(fetched)
+        if sha256 is not None and got != sha256:
+            raise ChecksumError(
+                f"{fetched} exists but its sha256 is {got}, expected {sha256} (source {url}); "
+                "delete it to download again"
+            )
+        if sha256 is None:
+            log.warning(
+                "fetch-url: %s already present with no sha256 pinned (allow_unpinned): using it, sha256 %s",
+                fetched,
+                got,
+            )
+        else:
+            log.info("fetch-url: %s already present, checksum ok", fetched)
+    else:
+        obtained = "downloaded"
+        _download(url, fetched, sha256, settings)
+        if sha256 is None:
+            log.warning(
+                "fetch-url: %s has no sha256 pinned (allow_unpinned): observed sha256 %s; pin it in the config",
+                url,
+                sha256_file(fetched),
+            )
+    if fetched != out:
+        from lem.files import atomic_path
+
+        with atomic_path(out) as tmp:
+            try:
+                os.link(fetched, tmp)
+            except OSError:  # another file system, or links not allowed
+                import shutil
+
+                shutil.copyfile(fetched, tmp)
+    if provenance is not None:
+        from lem.files import write_json
+
+        write_json(provenance, url_provenance(url, out, sha256, allow_unpinned, obtained))
+    return out
+
+
+def _download(url: str, out: Path, sha256: str | None, settings: DownloadSettings) -> None:
+    """Fetch `url` to `out` through `out.part` (resumed, retried), checked against `sha256` when given."""
     out.parent.mkdir(parents=True, exist_ok=True)
     part = out.with_name(out.name + ".part")
     started = time.monotonic()
@@ -147,7 +219,6 @@ def fetch_url(
     log.info(
         "fetch-url: %s -> %s, %d bytes in %.1fs", url, out, out.stat().st_size, time.monotonic() - started
     )
-    return out
 
 
 def write_fetch_marker(out: Path, record: dict[str, Any]) -> None:
@@ -200,6 +271,22 @@ def unpinned_hub_sources(config: dict[str, Any]) -> list[str]:
                 f"sources.madlad.settings.revision is {what}: set it to the commit of {dataset} to "
                 f"reproduce ({_ls_remote(dataset, 'dataset')} lists them), or set "
                 "sources.madlad.allow_unpinned: true to accept whatever the main branch holds today"
+            )
+    return problems
+
+
+def unpinned_url_sources(config: dict[str, Any]) -> list[str]:
+    """One line per `sources.files` entry with no sha256 that the config does not allow unpinned (its
+    `allow_unpinned: true`): the key and what to do. Called where the config is loaded, with
+    `unpinned_hub_sources`, before any job runs."""
+    problems = []
+    for name, spec in ((config.get("sources") or {}).get("files") or {}).items():
+        if not spec.get("sha256") and not spec.get("allow_unpinned", False):
+            problems.append(
+                f"sources.files.{name} has no sha256: add `sha256:` (the `sha256sum` of a copy you trust) to pin "
+                f"{spec.get('url')}, or set sources.files.{name}.allow_unpinned: true to accept whatever it "
+                "serves (the sha256 observed is recorded in resources/provenance/"
+                f"{name}.json)"
             )
     return problems
 

@@ -1,0 +1,97 @@
+"""Whole-DAG helpers shared by the workflow, interruption and reproducibility tests: the shrunken embedded
+default, a Snakemake call in a temporary folder, and the digests of every metrics file and the report."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+SNAKEMAKE = [sys.executable, "-m", "snakemake"]
+CORES = "2"
+
+
+def small_config() -> dict:
+    cfg = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    cfg["corpus"]["generate"].update(
+        mono_sentences=400,
+        para_train=300,
+        para_valid=40,
+        news_documents=8,
+        sentiment_examples=300,
+        noisy_pairs=80,
+    )
+    cfg["tokenizer"]["vocab_size"] = 800
+    cfg["base_model"]["model"].update(hidden_size=32, intermediate_size=64)
+    cfg["base_model"]["training"]["epochs"] = 1
+    for stage in ("mono", "para"):
+        cfg["pretrain"]["stages"][stage]["epochs"] = {"default": 1}
+    cfg["pretrain"]["max_length"] = 48
+    cfg["embedding"]["max_length"] = 48
+    cfg["sentiment"]["training"]["max_length"] = 48
+    cfg["variants"] = ["base", *cfg["pretrain"]["variants"]]  # every variant of the ablation grid trains
+    cfg["ner_model"]["settings"].update(epochs=1, max_length=48)
+    cfg["sentiment"]["seeds"] = [1]
+    cfg["sentiment"]["training"]["epochs"] = 1
+    cfg["pretrain"]["seeds"] = [1, 2]  # intervals over seeds and pooled paired tests
+    return cfg
+
+
+def snakemake_cmd(workdir: Path, *args: str, config: Path | None = None) -> list[str]:
+    cmd = [*SNAKEMAKE, "--snakefile", str(REPO / "Snakefile"), "--directory", str(workdir)]
+    return cmd + ["--configfile", str(config or workdir / "config.yaml"), *args]
+
+
+def snakemake(workdir: Path, *args: str, config: Path | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        snakemake_cmd(workdir, *args, config=config), capture_output=True, text=True, cwd=workdir
+    )
+
+
+def new_workdir(path: Path) -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    (path / "config.yaml").write_text(yaml.safe_dump(small_config()))
+    return path
+
+
+def job_logs(workdir: Path) -> str:
+    return "\n".join(f"--- {p}\n{p.read_text()[-3000:]}" for p in sorted((workdir / "logs").rglob("*.log")))
+
+
+def run_dag(workdir: Path) -> Path:
+    """The whole shrunken DAG from scratch in `workdir`; the test fails with the logs if it does."""
+    new_workdir(workdir)
+    proc = snakemake(workdir, "--cores", CORES)
+    (workdir / "snakemake.out").write_text(proc.stdout + proc.stderr)
+    if proc.returncode != 0:
+        pytest.fail(f"workflow failed:\n{(proc.stdout + proc.stderr)[-6000:]}\n{job_logs(workdir)[-12000:]}")
+    return workdir
+
+
+def metrics_files(workdir: Path) -> list[Path]:
+    """Every metrics file of a run: the JSON files under results/ written by `lem.files.with_keys` (they end
+    with `provenance`), and every file of results/report/."""
+    found = []
+    for path in sorted((workdir / "results").rglob("*.json")):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if (
+            isinstance(data, dict)
+            and isinstance(data.get("provenance"), dict)
+            and "versions" in data["provenance"]
+        ):
+            found.append(path)
+    return found + sorted(p for p in (workdir / "results" / "report").rglob("*") if p.is_file())
+
+
+def digests(workdir: Path) -> dict[str, str]:
+    """sha256 of every metrics file and report file, by path relative to `workdir`."""
+    return {
+        p.relative_to(workdir).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in metrics_files(workdir)
+    }
