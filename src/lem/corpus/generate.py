@@ -398,7 +398,13 @@ def sample_fill(
             fav = [e for e in prefer.values() if any(e is c for c in cands)]
             if fav:
                 choice = fav[0]
-        if choice is None and var and pool in _COMPOSED_POOL and rng.random() < var.composed_share:
+        if (
+            choice is None
+            and var
+            and var.composed_share
+            and pool in _COMPOSED_POOL
+            and rng.random() < var.composed_share
+        ):
             composed = var.composed[_COMPOSED_POOL[pool]]
             while choice is None or id(choice) in used:
                 choice = rng.choice(composed)
