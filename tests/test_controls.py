@@ -142,9 +142,10 @@ def test_shuffle_gold_within_documents():
 @pytest.mark.parametrize("pair", PAIRS)
 def test_positive_control_far_above_chance(benches, lexicon, pair):
     """The self-check on the embedded default's benchmark (config.yaml: seed 13, 30 documents): the dictionary
-    encoder finds (almost) every gold link, forward and backward reach their ceiling, intersection F1 >= 0.9 (0.949,
-    0.943, 0.905 here), all far above chance. Its only errors are mutual best pairs between sentences that
-    have no translation in the document, which no threshold-free retrieval avoids."""
+    encoder finds (almost) every gold link, forward and backward reach their ceiling (within 0.02), intersection F1 >= 0.9 (0.942,
+    0.915, 0.927 here), all far above chance. Its errors are mutual best pairs between sentences that have no
+    translation in the document, which no threshold-free retrieval avoids, and a rare pair of sentences that
+    differ only by names composed per world (not in the lexicon, so unknown words to the dictionary)."""
     bench = benches[pair]
     s, t = pair.split("-")
     src, sdocs, stexts = columns(bench.src)
@@ -157,13 +158,13 @@ def test_positive_control_far_above_chance(benches, lexicon, pair):
     groups, total = chance.candidate_groups(src, tgt, sdocs, tdocs, gold)
     at_chance = chance.mining_chance_analytic(groups, total, settings=MineSettings())
     ceiling = chance.mining_ceiling(src, tgt, sdocs, tdocs, gold)
-    assert got["intersection"]["f1"] >= 0.9 and got["intersection"]["recall"] >= 0.99
+    assert got["intersection"]["f1"] >= 0.9 and got["intersection"]["recall"] >= 0.98
     wrong = {(a, b) for a, b, _ in res.pairs["intersection"]} - gold
     gold_src, gold_tgt = {a for a, _ in gold}, {b for _, b in gold}
-    assert sum(a in gold_src or b in gold_tgt for a, b in wrong) <= 1
+    assert sum(a in gold_src or b in gold_tgt for a, b in wrong) <= 2
     for d in ("forward", "backward", "intersection"):
         if d != "intersection":
-            assert got[d]["f1"] >= ceiling[d]["f1"] - 0.01, d
+            assert got[d]["f1"] >= ceiling[d]["f1"] - 0.02, d
         assert got[d]["f1"] >= 5 * at_chance[d]["f1"], d
 
 

@@ -137,7 +137,7 @@ def test_lexicon_sizes_and_scripts():
 # sha256 over every file the SMALL world writes (path and bytes). It changes whenever the generator or its
 # lexicon data (src/lem/corpus/data/lexicon/*.tsv) changes what it writes: after an intended change, put the
 # new value here (the lexicon moving from Python tuples to data files kept it byte for byte).
-SMALL_WORLD_SHA256 = "4dfce0e87762db1d781b3cf09367794eb80592e77949613c523b453e6fb0efaa"
+SMALL_WORLD_SHA256 = "fee4120cf599daaac44116d1ad5975bf484ef0c0c0545f73a3d8ce5794b8906d"
 
 
 def _digest(*roots: Path) -> str:
@@ -349,3 +349,47 @@ def test_sentiment_csv(world):
     assert len(set(texts)) == len(texts)
     assert all(_script(t) <= {"en"} for t in texts)  # romanised Sinhala and English, Latin script
     assert any(" na" in t for t in texts)  # negation occurs
+
+
+def test_composed_names_are_one_transliteration_in_three_scripts():
+    v = gen.variety(GenerateSettings())
+    assert len(v.composed["PER"]) == 3000 and len(v.composed["LOC"]) == 1500
+    assert len({e.key for cat in ("PER", "LOC") for e in v.composed[cat]}) == 4500
+    assert not {e.key for e in lx.ENTRIES} & {e.key for e in v.composed["PER"] + v.composed["LOC"]}
+    en_of = {c[1] + vw[1]: c[0] + vw[0] for c in lx.CONSONANTS for vw in lx.VOWELS}
+    for e in v.composed["PER"][:50] + v.composed["LOC"][:50]:
+        assert {lg: _script(e.forms[lg]["base"]) for lg in lx.LANGS} == {lg: {lg} for lg in lx.LANGS}
+        # the Sinhala spelling read back syllable by syllable gives the English one
+        back = []
+        for word in e.forms["si"]["base"].split():
+            syl, i = "", 0
+            while i < len(word):
+                n = 2 if i + 1 < len(word) and word[i : i + 2] in en_of else 1
+                syl += en_of[word[i : i + n]]
+                i += n
+            back.append(syl)
+        assert " ".join(back) == e.forms["en"]["base"].lower(), e.key
+    loc = v.composed["LOC"][0]
+    assert loc.forms["ta"]["loc"] == loc.forms["ta"]["base"] + "யில்" and loc.forms["si"]["dat"].endswith("ට")
+    # the same settings compose the same names; no composed names without a share
+    assert gen.variety(GenerateSettings()).composed == v.composed
+    assert gen.variety(GenerateSettings(composed_share=0.0)).composed == {"PER": (), "LOC": ()}
+
+
+def test_translations_share_names_dates_and_numbers_in_digits(world):
+    corpus, _, _ = world
+    rows = [r.split("\t") for r in (corpus / "para/si-en.train.tsv").read_text(encoding="utf-8").splitlines()]
+    gaz = {
+        lg: dict(gen.gazetteer(lg, gen.world_entries(GenerateSettings.from_dict(SMALL)))) for lg in lx.LANGS
+    }
+    dated = 0
+    for si, en in rows:
+        digits = [w.removesuffix("ක්") for w in words(si) if w.removesuffix("ක්").isdigit()]
+        assert sorted(digits) == sorted(w for w in words(en) if w.isdigit())
+        dated += any(m[0] in en for m in lx.MONTHS)
+    assert 0.2 < dated / len(rows) < 0.8
+    text = (corpus / "mono/ta.txt").read_text(encoding="utf-8")
+    names = [p for p, t in gaz["ta"].items() if t == "PER" and p in text]
+    assert len(names) > 50  # composed people of the gazetteer occur in the text
+    tags = set((corpus / "lexicon/en.pos.tsv").read_text(encoding="utf-8").splitlines())
+    assert any(r.startswith("May\tNNP\t") or r.startswith("June\tNNP\t") for r in tags)

@@ -15,7 +15,9 @@ import random
 import re
 import time
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, fields
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -226,6 +228,11 @@ class GenerateSettings:
     news_extra_max: int = 4
     news_gold_share: float = 0.7
     news_entity_reuse: float = 0.5
+    composed_people: int = 3000
+    composed_places: int = 1500
+    composed_share: float = 0.7
+    date_share: float = 0.5
+    number_max: int = 5000
     sentiment_examples: int = 1500
     sentiment_label_noise: float = 0.05
     sentiment_negation: float = 0.25
@@ -260,22 +267,96 @@ class GenerateSettings:
             "news_documents",
             "sentiment_examples",
             "noisy_pairs",
+            "composed_people",
+            "composed_places",
+            "number_max",
         ):
             if getattr(self, k) < 0:
                 raise ValueError(f"corpus settings: {k} must be >= 0, got {getattr(self, k)}")
         if not 1 <= self.news_aligned_min <= self.news_aligned_max:
             raise ValueError("corpus settings: need 1 <= news_aligned_min <= news_aligned_max")
+        if self.composed_share > 0 and not (self.composed_people and self.composed_places):
+            raise ValueError(
+                "corpus settings: composed_share > 0 needs composed_people and composed_places > 0"
+            )
+        if 0 < self.number_max < 2:
+            raise ValueError("corpus settings: number_max must be 0 (the lexicon's numbers) or >= 2")
         if not 0 <= self.news_extra_min <= self.news_extra_max:
             raise ValueError("corpus settings: need 0 <= news_extra_min <= news_extra_max")
         for k in (
             "news_gold_share",
             "news_entity_reuse",
+            "composed_share",
+            "date_share",
             "sentiment_label_noise",
             "sentiment_negation",
             "noisy_clean_fraction",
         ):
             if not 0.0 <= getattr(self, k) <= 1.0:
                 raise ValueError(f"corpus settings: {k} must be in [0, 1], got {getattr(self, k)}")
+
+
+# --- the variety drawn per sentence ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Variety:
+    """What makes a sentence hard to guess from its own side: names composed per world (`composed`: PER and
+    LOC entries, drawn for a person or place slot with probability `composed_share`), dates written with
+    digits for a time slot (probability `date_share`) and numbers 2..`number_max` (0: the lexicon's)."""
+
+    composed: dict[str, tuple[lx.Entry, ...]]
+    composed_share: float = 0.0
+    date_share: float = 0.0
+    number_max: int = 0
+
+
+@lru_cache(maxsize=8)
+def _composed(seed: int, people: int, places: int) -> dict[str, tuple[lx.Entry, ...]]:
+    """The world's composed names: `people` persons and `places` places, distinct from each other and from the
+    lexicon's, drawn with the seed."""
+    rng = random.Random(f"{seed}/names")
+    taken = {e.key for e in lx.ENTRIES}
+    out: dict[str, list[lx.Entry]] = {"PER": [], "LOC": []}
+    for cat, n in (("PER", people), ("LOC", places)):
+        tries = 0
+        while len(out[cat]) < n:
+            tries += 1
+            if tries > 100 * n + 1000:
+                raise RuntimeError(f"could not compose {n} distinct {cat} names: lower composed sizes")
+            e = lx.composed_name(rng, cat)
+            if e.key not in taken:
+                taken.add(e.key)
+                out[cat].append(e)
+    return {cat: tuple(v) for cat, v in out.items()}
+
+
+def variety(s: GenerateSettings) -> Variety:
+    """The per-sentence variety of the settings `s`."""
+    people = s.composed_people if s.composed_share > 0 else 0
+    places = s.composed_places if s.composed_share > 0 else 0
+    return Variety(_composed(s.seed, people, places), s.composed_share, s.date_share, s.number_max)
+
+
+def world_entries(s: GenerateSettings) -> list[lx.Entry]:
+    """Every named entry the world can write: the lexicon's and the composed names."""
+    v = variety(s)
+    return lx.ENTRIES + [e for cat in ("PER", "LOC") for e in v.composed[cat]]
+
+
+def _date(rng: random.Random) -> lx.Entry:
+    """A date written with digits in the three languages ("on 14 May 2023")."""
+    day, year = rng.randint(1, 28), rng.randint(1990, 2025)
+    en, si, ta = rng.choice(lx.MONTHS)
+    forms = {
+        "en": {"base": f"on/IN {day}/CD {en}/NNP {year}/CD"},
+        "si": {"base": f"{year}/NUM {si}/NNC {day}/NUM දින/NNC"},
+        "ta": {"base": f"{year}/NUM {ta}/NOUN {day}/NUM அன்று/ADV"},
+    }
+    return lx.Entry("TIME", f"{day} {en} {year}", forms)
+
+
+_COMPOSED_POOL = {"P": "PER", "L": "LOC", "S": "PER"}
 
 
 # --- filling and realising frames -----------------------------------------------------------------------
@@ -292,16 +373,24 @@ def _slots(template: str) -> list[tuple[str, str, str]]:
 
 
 def sample_fill(
-    rng: random.Random, frame: str, prefer: dict[str, lx.Entry] | None = None, reuse: float = 0.0
+    rng: random.Random,
+    frame: str,
+    prefer: dict[str, lx.Entry] | None = None,
+    reuse: float = 0.0,
+    var: Variety | None = None,
 ) -> Fill:
-    """Slot values for a frame: distinct entries across slots; entities of `prefer` reused with prob `reuse`."""
+    """Slot values for a frame: distinct entries across slots; entities of `prefer` reused with prob `reuse`;
+    composed names, dates and wide numbers as `var` says."""
     fill: Fill = {}
     used: set[int] = set()
     for name, pool, _ in _slots(TEMPLATES[frame][0]):
         if name in fill:
             continue
         if pool == "Q":
-            fill[name] = rng.choice(lx.NUMBERS)
+            fill[name] = rng.randint(2, var.number_max) if var and var.number_max else rng.choice(lx.NUMBERS)
+            continue
+        if pool == "T" and var and var.date_share and rng.random() < var.date_share:
+            fill[name] = _date(rng)
             continue
         cands = [e for e in POOLS[pool] if id(e) not in used]
         choice = None
@@ -309,6 +398,16 @@ def sample_fill(
             fav = [e for e in prefer.values() if any(e is c for c in cands)]
             if fav:
                 choice = fav[0]
+        if (
+            choice is None
+            and var
+            and var.composed_share
+            and pool in _COMPOSED_POOL
+            and rng.random() < var.composed_share
+        ):
+            composed = var.composed[_COMPOSED_POOL[pool]]
+            while choice is None or id(choice) in used:
+                choice = rng.choice(composed)
         if choice is None:
             choice = rng.choice(cands)
         fill[name] = choice
@@ -391,10 +490,13 @@ def sentence_text(toks: list[Tok]) -> str:
 
 
 def _sample(
-    rng: random.Random, prefer: dict[str, lx.Entry] | None = None, reuse: float = 0.0
+    rng: random.Random,
+    prefer: dict[str, lx.Entry] | None = None,
+    reuse: float = 0.0,
+    var: Variety | None = None,
 ) -> tuple[str, Fill]:
     frame = rng.choice(FRAMES)
-    return frame, sample_fill(rng, frame, prefer, reuse)
+    return frame, sample_fill(rng, frame, prefer, reuse, var)
 
 
 def _text(frame: str, fill: Fill, lang: str) -> str:
@@ -404,7 +506,7 @@ def _text(frame: str, fill: Fill, lang: str) -> str:
 # --- the corpora --------------------------------------------------------------------------------------
 
 
-def _draw(rng: random.Random, n: int, ok, what: str):
+def _draw(rng: random.Random, n: int, ok, what: str, var: Variety | None = None):
     """Draw n samples accepted by `ok(frame, fill)`; fail loudly when the world is too small."""
     out, tries = [], 0
     while len(out) < n:
@@ -413,7 +515,7 @@ def _draw(rng: random.Random, n: int, ok, what: str):
             raise RuntimeError(
                 f"could not draw {n} distinct {what} sentences (got {len(out)}): raise variety or lower sizes"
             )
-        frame, fill = _sample(rng)
+        frame, fill = _sample(rng, var=var)
         if ok(frame, fill):
             out.append((frame, fill))
     return out
@@ -421,7 +523,9 @@ def _draw(rng: random.Random, n: int, ok, what: str):
 
 def mono_corpus(s: GenerateSettings, lang: str, banned: set[str]) -> list[list[Tok]]:
     rng = random.Random(f"{s.seed}/mono/{lang}")
-    samples = _draw(rng, s.mono_sentences, lambda f, x: _text(f, x, lang) not in banned, f"mono {lang}")
+    samples = _draw(
+        rng, s.mono_sentences, lambda f, x: _text(f, x, lang) not in banned, f"mono {lang}", variety(s)
+    )
     return [realize(f, x, lang) for f, x in samples]
 
 
@@ -436,7 +540,8 @@ def para_corpus(
         return _text(f, x, src) not in banned[src] and _text(f, x, tgt) not in banned[tgt]
 
     train = [
-        (_text(f, x, src), _text(f, x, tgt)) for f, x in _draw(rng, s.para_train, ok_train, f"para {pair}")
+        (_text(f, x, src), _text(f, x, tgt))
+        for f, x in _draw(rng, s.para_train, ok_train, f"para {pair}", variety(s))
     ]
     train_src = {a for a, _ in train}
     valid = [
@@ -446,6 +551,7 @@ def para_corpus(
             s.para_valid,
             lambda f, x: ok_train(f, x) and _text(f, x, src) not in train_src,
             f"para {pair} valid",
+            variety(s),
         )
     ]
     return {"train": train, "valid": valid}
@@ -465,7 +571,7 @@ def news_benchmark(s: GenerateSettings, pair: str) -> dict[str, Any]:
 
         def fresh(langs: tuple[str, ...], prefer=prefer, seen=seen) -> tuple[str, Fill]:
             for _ in range(1000):
-                f, x = _sample(rng, prefer, s.news_entity_reuse)
+                f, x = _sample(rng, prefer, s.news_entity_reuse, variety(s))
                 if all(_text(f, x, lg) not in seen[lg] for lg in langs):
                     for lg in langs:
                         seen[lg].add(_text(f, x, lg))
@@ -504,14 +610,14 @@ def noisy_pairs(s: GenerateSettings, pair: str) -> list[tuple[str, str, str]]:
     rng.shuffle(labels)
     rows = []
     for label in labels:
-        f, x = _sample(rng)
+        f, x = _sample(rng, var=variety(s))
         a = _text(f, x, src)
         if label == "clean":
             b = _text(f, x, tgt)
         elif label == "misaligned":
             b = _text(f, x, tgt)
             while b == _text(f, x, tgt):
-                f2, x2 = _sample(rng)
+                f2, x2 = _sample(rng, var=variety(s))
                 b = _text(f2, x2, tgt)
         elif label == "untranslated":
             b = a
@@ -601,10 +707,11 @@ def sentiment_set(s: GenerateSettings) -> list[tuple[str, str]]:
 # --- lexicon files --------------------------------------------------------------------------------------
 
 
-def emittable_tags(lang: str) -> set[tuple[str, str]]:
-    """Every (word, tag) the generator can write in `lang`: lexicon forms, template words, numbers."""
+def emittable_tags(lang: str, entries: Sequence[lx.Entry] | None = None) -> set[tuple[str, str]]:
+    """Every (word, tag) the generator can write in `lang`: forms of `entries` (default the lexicon's),
+    template words, the lexicon's numbers (wider numbers and dates are counted from the text written)."""
     out: set[tuple[str, str]] = set()
-    for e in lx.ENTRIES:
+    for e in lx.ENTRIES if entries is None else entries:
         for form, text in e.forms[lang].items():
             out.update(lx.parse_form(text, e.cat, lang, form))
         if e.cat == "NOUN" and lang == "ta":
@@ -634,10 +741,10 @@ def emittable_tags(lang: str) -> set[tuple[str, str]]:
     return out
 
 
-def gazetteer(lang: str) -> list[tuple[str, str]]:
-    """Every surface form of every entity (all case forms) with its type."""
+def gazetteer(lang: str, entries: Sequence[lx.Entry] | None = None) -> list[tuple[str, str]]:
+    """Every surface form of every entity of `entries` (default the lexicon's; all case forms), with its type."""
     out: dict[str, str] = {}
-    for e in lx.ENTRIES:
+    for e in lx.ENTRIES if entries is None else entries:
         if e.ner:
             for form, text in e.forms[lang].items():
                 out.setdefault(" ".join(w for w, _ in lx.parse_form(text, e.cat, lang, form)), e.ner)
@@ -708,10 +815,10 @@ def generate(settings: GenerateSettings, out_dir: str | Path, eval_dir: str | Pa
         write_text(out_dir / "mono" / f"{lg}.txt", "".join(sentence_text(t) + "\n" for t in sents))
         write_text(out_dir / "gold" / f"{lg}.conll", _conll(sents))
         counts = Counter((w, p) for toks in sents for w, p, _ in toks)
-        vocab = emittable_tags(lg) | set(counts)
+        vocab = emittable_tags(lg, world_entries(s)) | set(counts)
         rows = sorted(vocab, key=lambda wt: (-counts[wt], wt))
         write_text(out_dir / "lexicon" / f"{lg}.pos.tsv", _tsv((w, t, counts[(w, t)]) for w, t in rows))
-        write_text(out_dir / "lexicon" / f"{lg}.ner.tsv", _tsv(gazetteer(lg)))
+        write_text(out_dir / "lexicon" / f"{lg}.ner.tsv", _tsv(gazetteer(lg, world_entries(s))))
     for pair, splits in para.items():
         for split, rows in splits.items():
             write_text(out_dir / "para" / f"{pair}.{split}.tsv", _tsv(rows))

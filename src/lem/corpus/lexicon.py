@@ -33,6 +33,47 @@ NUMBER_TAG = {"en": "CD", "si": "NUM", "ta": "NUM"}
 NUMBERS = tuple(list(range(2, 21)) + list(range(25, 101, 5)) + list(range(150, 1001, 50)))
 
 DATA_DIR = Path(__file__).parent / "data" / "lexicon"
+
+# Syllables of the names composed per world (`composed_name`): one consonant (English spelling, Sinhala and
+# Tamil letter) times one vowel (English spelling, Sinhala and Tamil vowel sign; "a" is the inherent vowel),
+# so a name has one consistent transliteration in the three scripts.
+CONSONANTS = (
+    ("k", "ක", "க"),
+    ("t", "ත", "த"),
+    ("n", "න", "ந"),
+    ("p", "ප", "ப"),
+    ("m", "ම", "ம"),
+    ("y", "ය", "ய"),
+    ("r", "ර", "ர"),
+    ("l", "ල", "ல"),
+    ("v", "ව", "வ"),
+    ("s", "ස", "ஸ"),
+    ("h", "හ", "ஹ"),
+    ("ch", "ච", "ச"),
+    ("j", "ජ", "ஜ"),
+)
+VOWELS = (
+    ("a", "", ""),
+    ("i", "\u0dd2", "\u0bbf"),
+    ("u", "\u0dd4", "\u0bc1"),
+    ("e", "\u0dd9", "\u0bc6"),
+    ("o", "\u0ddc", "\u0bca"),
+)
+# Month names for dates written with digits ("on 14 May 2023"): English, Sinhala, Tamil.
+MONTHS = (
+    ("January", "ජනවාරි", "ஜனவரி"),
+    ("February", "පෙබරවාරි", "பெப்ரவரி"),
+    ("March", "මාර්තු", "மார்ச்"),
+    ("April", "අප්‍රේල්", "ஏப்ரல்"),
+    ("May", "මැයි", "மே"),
+    ("June", "ජූනි", "ஜூன்"),
+    ("July", "ජූලි", "ஜூலை"),
+    ("August", "අගෝස්තු", "ஆகஸ்ட்"),
+    ("September", "සැප්තැම්බර්", "செப்டம்பர்"),
+    ("October", "ඔක්තෝබර්", "ஒக்டோபர்"),
+    ("November", "නොවැම්බර්", "நவம்பர்"),
+    ("December", "දෙසැම්බර්", "டிசம்பர்"),
+)
 POLARITIES = ("positive", "negative", "neutral")
 
 
@@ -290,3 +331,38 @@ SENTIMENT_NEUTRAL: list[tuple[str, str]] = list(_LEXICON.sentiment_neutral)
 def entries(cat: str, cls: str = "") -> list[Entry]:
     """Entries of a category (and semantic class, when given), in lexicon order."""
     return [e for e in ENTRIES if e.cat == cat and (not cls or e.cls == cls)]
+
+
+def _syllables(rng, n: int, last_vowel: str = "") -> tuple[str, str, str]:
+    """n random syllables in the three scripts (the last one with vowel `last_vowel` when given)."""
+    en, si, ta = "", "", ""
+    for i in range(n):
+        c = rng.choice(CONSONANTS)
+        v = (
+            next(x for x in VOWELS if x[0] == last_vowel)
+            if (last_vowel and i == n - 1)
+            else rng.choice(VOWELS)
+        )
+        en, si, ta = en + c[0] + v[0], si + c[1] + v[1], ta + c[2] + v[2]
+    return en[:1].upper() + en[1:], si, ta
+
+
+def composed_name(rng, cat: str) -> Entry:
+    """A person (PER: given name and surname) or a place (LOC, ending in -i) composed from `CONSONANTS` x
+    `VOWELS` with the seeded `rng`: a name the lexicon does not list, transliterated alike in the three
+    scripts, with the case forms the templates need (Sinhala dative -ට, locative -දී; Tamil dative -க்கு,
+    locative -யில், person accusative by `_ta_acc_name`)."""
+    if cat == "PER":
+        parts = [_syllables(rng, rng.randint(2, 3)), _syllables(rng, rng.randint(2, 4))]
+        en, si, ta = (" ".join(p[i] for p in parts) for i in range(3))
+        forms = {"en": {"base": en}, "si": {"base": si}, "ta": {"base": ta, "acc": _ta_acc_name(ta)}}
+    elif cat == "LOC":
+        en, si, ta = _syllables(rng, rng.randint(3, 4), last_vowel="i")
+        forms = {
+            "en": {"base": en},
+            "si": {"base": si, "dat": si + "ට", "loc": si + "දී", "gen": si},
+            "ta": {"base": ta, "dat": ta + "க்கு", "loc": ta + "யில்"},
+        }
+    else:
+        raise ValueError(f"composed_name: no composition for category {cat!r}")
+    return Entry(cat, en, forms)
