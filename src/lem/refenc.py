@@ -373,7 +373,8 @@ class _Laser:
 # --- sentence-transformers ------------------------------------------------------------------------------------
 
 
-def _is_hub_id(model: str) -> bool:
+def hub_model(model: str) -> bool:
+    """Whether `model` names a hub repository (owner/name) rather than an existing local folder."""
     return bool(_HUB_ID.fullmatch(model)) and not Path(model).exists()
 
 
@@ -409,7 +410,7 @@ def resolve_st_model(settings: RefEncoderSettings) -> tuple[Path, str | None]:
                 "folder, or fetch that commit into it"
             )
         return folder, commit
-    if not _is_hub_id(model):
+    if not hub_model(model):
         raise RefEncoderError(
             f"sentence-transformers model folder {model} does not exist: place the model there, or set model "
             "to a hub id (e.g. sentence-transformers/LaBSE) with a pinned revision"
