@@ -131,9 +131,7 @@ SECTIONS: tuple[Section, ...] = (
         "lem curate rank",
         overridden={"embed": "embedding"},
     ),
-    Section(
-        "reference_encoders.<name>.settings", "lem.refenc:RefEncoderSettings", "lem reference encode"
-    ),
+    Section("reference_encoders.<name>.settings", "lem.refenc:RefEncoderSettings", "lem reference encode"),
 )
 SECTION = {s.path: s for s in SECTIONS}
 
@@ -407,7 +405,7 @@ def _uses(config: dict[str, Any]) -> Iterator[Use]:
     embed = {"embed": config.get("embedding", {})}
     settings = (config.get("curation") or {}).get("settings")
     yield Use("curation.settings", "curation.settings", settings, {}, embed, {"embed": "embedding"})
-    for name, spec in ((config.get("reference_encoders") or {}).items()):
+    for name, spec in (config.get("reference_encoders") or {}).items():
         path = f"reference_encoders.{name}.settings"
         yield Use("reference_encoders.<name>.settings", path, (spec or {}).get("settings"))
 
