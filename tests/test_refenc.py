@@ -393,6 +393,78 @@ def test_sentence_transformers_from_the_hub_cache(st_folder, tmp_path, monkeypat
     assert meta["revision"] == COMMIT and meta["model"] == "owner/tiny"
 
 
+# --- `lem reference encode`: the verb a rule runs ----------------------------------------------------------------
+
+
+def reference_encode(settings: dict, *files: tuple[Path, str, Path]) -> list[str]:
+    argv = ["reference", "encode", "--settings", json.dumps(settings)]
+    for sentences, lang, out in files:
+        argv += ["--sentences", str(sentences), "--lang", lang, "--out", str(out)]
+    return argv
+
+
+def test_the_verb_writes_every_file_with_one_laser_model_per_language(fake_laser, tmp_path):
+    from lem import cli
+
+    folder = tmp_path / "laser"
+    digests = place_laser_files(folder, ["laser2.pt", "laser2.spm", "laser2.cvocab", "laser3-sin_Sinh.v1.pt"])
+    settings = {"backend": "laser", "model_dir": str(folder), "sha256": digests, "device": "cpu"}
+    si, en = write_tsv(tmp_path / "si.tsv", SENTENCES), write_tsv(tmp_path / "en.tsv", SENTENCES[:2])
+    out = tmp_path / "emb" / "news" / "si-en"
+    files = [(si, "si", out / "si.npy"), (en, "en", out / "en.npy"), (si, "si", out / "si2.npy")]
+    assert cli.main(reference_encode(settings, *files)) == 0
+    loads = [c[1]["model"] for c in fake_laser if c[0] == "encoder"]
+    assert loads == ["laser3-sin_Sinh.v1.pt", "laser2.pt"]  # one load per language, reused
+    for name, n in (("si", 4), ("en", 2), ("si2", 4)):
+        assert np.load(out / f"{name}.npy").shape == (n, 16)
+        assert len((out / f"{name}.ids.txt").read_text().splitlines()) == n
+        assert json.loads((out / f"{name}.meta.json").read_text())["sentences"] == n
+    np.testing.assert_array_equal(np.load(out / "si.npy"), np.load(out / "si2.npy"))
+
+
+def test_the_verb_fails_in_one_line_saying_what_to_do(fake_laser, tmp_path, capsys, monkeypatch):
+    from lem import cli
+
+    tsv = write_tsv(tmp_path / "si.tsv", SENTENCES)
+    out = tmp_path / "si.npy"
+    empty = {"backend": "laser", "model_dir": str(tmp_path / "no-models")}
+    assert cli.main(reference_encode(empty, (tsv, "si", out))) == 1
+    err = capsys.readouterr().err.strip()
+    assert (
+        err.startswith("lem reference encode: LASER (laser3, sin_Sinh) for si: model file(s) ")
+        and "\n" not in err
+    )
+    assert "--laser laser3 --lang sin_Sinh --model-dir" in err
+    monkeypatch.setattr(refenc, "_python_version", lambda: (3, 11))
+    assert cli.main(reference_encode(empty, (tsv, "si", out))) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(
+        "lem reference encode: the laser backend needs Python 3.8 to 3.10; this is Python 3.11"
+    )
+    assert "--software-deployment-method conda" in err and "\n" not in err
+    bad = tmp_path / "bad.tsv"
+    bad.write_text("id\ttext\nonly-one-column\n")
+    assert cli.main(reference_encode(empty, (bad, "si", out))) == 1  # bad input, before any model
+    assert capsys.readouterr().err.strip().startswith(f"lem reference encode: {bad}:2: expected")
+    assert cli.main([*reference_encode(empty, (tsv, "si", out)), "--lang", "en"]) == 1
+    assert "give one --lang and one --out per --sentences" in capsys.readouterr().err
+    assert cli.main(reference_encode({"backend": "laser", "modle_dir": "x"}, (tsv, "si", out))) == 2
+    assert "--settings: reference encoder settings: unknown key(s) ['modle_dir']" in capsys.readouterr().err
+    assert not out.exists() and not [c for c in fake_laser if c[0] == "encoder"]
+
+
+def test_the_verb_with_a_sentence_transformers_folder(st_folder, tmp_path):
+    from lem import cli
+
+    files = [
+        (write_tsv(tmp_path / f"{lang}.tsv", SENTENCES), lang, tmp_path / f"{lang}.npy") for lang in "ab"
+    ]
+    settings = {"backend": "sentence_transformers", "model": str(st_folder), "device": "cpu"}
+    assert cli.main(reference_encode(settings, *files)) == 0
+    np.testing.assert_array_equal(np.load(tmp_path / "a.npy"), np.load(tmp_path / "b.npy"))
+    assert json.loads((tmp_path / "b.meta.json").read_text())["lang"] == "b"
+
+
 # --- the laser environment runs Python 3.8 -------------------------------------------------------------------
 
 
@@ -417,10 +489,11 @@ def _module_path(mod: str) -> Path:
 
 
 def test_refenc_and_what_it_imports_parse_as_python_38():
-    """envs/laser.yaml is Python 3.8 (fairseq 0.12.2): lem.refenc and every lem module it imports, directly
-    or not, must stay within that grammar (a grammar check only: runtime-only features such as
+    """envs/laser.yaml is Python 3.8 (fairseq 0.12.2): lem.refenc, `python -m lem` (lem.__main__, lem.cli, and
+    lem.inputs, which lem.stage imports when a verb runs) and every lem module they import, directly or not,
+    must stay within that grammar (a grammar check only: runtime-only features such as
     zip(strict=) inside functions are not seen, and are harmless unless run at import time)."""
-    todo, seen = ["lem.refenc"], set()
+    todo, seen = ["lem.refenc", "lem.__main__", "lem.cli", "lem.inputs"], set()
     while todo:
         mod = todo.pop()
         if mod in seen:
@@ -432,4 +505,4 @@ def test_refenc_and_what_it_imports_parse_as_python_38():
         parent = mod.rpartition(".")[0]
         if parent:
             todo.append(parent)  # importing a.b runs a/__init__.py first
-    assert {"lem", "lem.refenc", "lem.embed", "lem.files", "lem.settings"} <= seen
+    assert {"lem", "lem.refenc", "lem.embed", "lem.files", "lem.settings", "lem.stage", "lem.cli"} <= seen
