@@ -339,6 +339,15 @@ def reference_args(input, output):
     ]
 
 
+def reference_controls():
+    """Reference rows that are positive controls (`positive_lift` set) -> their lift, for the report."""
+    return {
+        row: spec["positive_lift"]
+        for row, spec in REFERENCES.items()
+        if spec.get("positive_lift") is not None
+    }
+
+
 REFERENCE_SENTENCES = [
     f"results/eval/prepared/{e}/{p}/{lang}.tsv" for e, p, lang in embedding_files()
 ]

@@ -26,7 +26,9 @@ rule report:
         variants=ROWS,
         positive_lift=config["controls"]["positive_lift"],
         negative_lift=config["controls"]["negative_lift"],
+        references=as_json(reference_controls()),
     shell:
         "lem report build --mining {input.mining:q} --sentiment {input.sentiment:q} --curation {input.curation:q} --annotation {input.annotation:q} "
         "--coverage {input.coverage:q} --positive-lift {params.positive_lift} --negative-lift {params.negative_lift} "
+        "--reference-controls '{params.references}' "
         "--variants {params.variants:q} --out-dir $(dirname {output.tsv:q}) 2> {log:q}"
