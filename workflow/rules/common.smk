@@ -313,7 +313,7 @@ def embedding_files():
 def reference_rows(backend):
     """The enabled reference rows of a backend, as a wildcard constraint (one that never matches when none)."""
     rows = [r for r, s in REFERENCES.items() if s["settings"].get("backend") == backend]
-    return "|".join(rows) or "(?!)"
+    return "|".join(re.escape(r) for r in rows) or "(?!)"
 
 
 def reference_settings(row):
