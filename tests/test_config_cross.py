@@ -117,6 +117,11 @@ BAD = [
     Bad({"annotation_eval.annotators": {"hf ner": {}}}, "annotation_eval.annotators", "name 'hf ner'"),
     Bad({"variants": ["base", "lem ne"]}, "variants", "name 'lem ne'"),
     Bad({"languages": ["en", "si", "ta/x"]}, "languages", "name 'ta/x'"),
+    # reference encoders: a row name of its own, a LASER code per language, a pinned hub model
+    Bad({"variants": ["base", "ref_labse"], "pretrain.variants.ref_labse": {"strategy": "standard"}}, "variants", "'ref_labse' is the row of reference_encoders.labse", "paper.yaml"),
+    Bad({"reference_encoders.laser.settings.languages": {"si": "sin_Sinh", "ta": "tam_Taml"}}, "reference_encoders.laser.settings.languages", "no FLORES-200 code for en", "paper.yaml"),
+    Bad({"reference_encoders.labse.settings.revision": DELETE}, "reference_encoders.labse.settings.revision", "missing for the hub model sentence-transformers/LaBSE", "paper.yaml"),
+    Bad({"reference_encoders": {"my labse": {"settings": {"backend": "sentence_transformers", "model": "m"}}}}, "reference_encoders", "name 'my labse'"),
     # sentiment seeds
     Bad({"sentiment.seeds": [1, 1]}, "sentiment.seeds", "[1, 1]: expected a non-empty list of distinct integers >= 0"),
     Bad({"sentiment.seeds": []}, "sentiment.seeds", "[]: expected a non-empty list"),

@@ -93,6 +93,7 @@ TYPOS = [
     Typo("sentiment.datasets.cmcs.prepare", "paper.yaml", section="sentiment.datasets.<name>.prepare"),
     Typo("sentiment.training", section="sentiment.training"),
     Typo("curation.settings", section="curation.settings"),
+    Typo("reference_encoders.labse.settings", "paper.yaml", section="reference_encoders.<name>.settings"),
     # sections the schema types completely: its message names the key and the instance path
     Typo(""),
     Typo("corpus"),
@@ -122,6 +123,7 @@ TYPOS = [
     Typo("plan", "paper.yaml"),
     Typo("plan.estimates", "paper.yaml"),
     Typo("resources"),
+    Typo("reference_encoders.laser", "paper.yaml"),
 ]
 
 
@@ -190,6 +192,8 @@ BAD_VALUES = [
     ("paper.yaml", setting("sources.madlad.settings.lid", "cld3"), "sources.madlad.settings.lid", "lid must be"),
     ("paper.yaml", setting("sources.madlad.settings.min_words", "6"), "sources.madlad.settings.min_words", "an integer"),
     ("paper.yaml", setting("sources.multiner.settings.valid", 0.95), "sources.multiner.settings.valid", "valid + test"),
+    ("paper.yaml", setting("reference_encoders.labse.settings.revision", "main"), "reference_encoders.labse.settings", "revision='main': not a 40-hex commit"),
+    ("paper.yaml", setting("reference_encoders.laser.settings.laser3", ["sinhala"]), "reference_encoders.laser.settings", "laser3=('sinhala',): expected a list of FLORES-200"),
     # keys the rule sets itself: refused, not silently replaced
     ("config.yaml", setting("pretrain.stages.mono.training.epochs", 3), "pretrain.stages.mono.training.epochs", "pretrain.stages.mono.epochs"),
     ("paper.yaml", setting("sources.madlad.settings.size", 10), "sources.madlad.settings.size", "sources.madlad.sizes"),

@@ -30,8 +30,10 @@ def test_paper_config_plans_every_variant_for_every_pair(tmp_path):
     trained = len(paper["variants"]) - 2  # base is not trained; lem_ne_noun_verb is lem's masking
     assert jobs["pretrain_mono"] == jobs["pretrain_para"] == trained * 3
     rows = len(paper["variants"]) + 1  # and the negative control (no dictionary for a positive one)
+    rows += len(paper["reference_encoders"])  # and the reference encoders (ref_laser, ref_labse)
     assert jobs["mine"] == rows * 3 * len(paper["mining"]["evalsets"])
     assert jobs["embed_control"] == 3 * len(paper["mining"]["evalsets"])
+    assert jobs["embed_reference_laser"] == jobs["embed_reference"] == 1
     assert jobs["madlad"] == 3 and jobs["train_ner"] == 1 and jobs["fetch_base_model"] == 1
     assert "pretrain_base" not in jobs and "train_tokenizer" not in jobs  # the hub model and its tokenizer
 

@@ -8,12 +8,16 @@ import ast
 import hashlib
 import importlib.abc
 import json
+import os
+import re
+import subprocess
 import sys
 import types
 from pathlib import Path
 
 import numpy as np
 import pytest
+import yaml
 
 from lem import refenc
 from lem.refenc import RefEncoder, RefEncoderError, RefEncoderSettings, embed_files, encode
@@ -393,6 +397,78 @@ def test_sentence_transformers_from_the_hub_cache(st_folder, tmp_path, monkeypat
     assert meta["revision"] == COMMIT and meta["model"] == "owner/tiny"
 
 
+# --- `lem reference encode`: the verb a rule runs ----------------------------------------------------------------
+
+
+def reference_encode(settings: dict, *files: tuple[Path, str, Path]) -> list[str]:
+    argv = ["reference", "encode", "--settings", json.dumps(settings)]
+    for sentences, lang, out in files:
+        argv += ["--sentences", str(sentences), "--lang", lang, "--out", str(out)]
+    return argv
+
+
+def test_the_verb_writes_every_file_with_one_laser_model_per_language(fake_laser, tmp_path):
+    from lem import cli
+
+    folder = tmp_path / "laser"
+    digests = place_laser_files(folder, ["laser2.pt", "laser2.spm", "laser2.cvocab", "laser3-sin_Sinh.v1.pt"])
+    settings = {"backend": "laser", "model_dir": str(folder), "sha256": digests, "device": "cpu"}
+    si, en = write_tsv(tmp_path / "si.tsv", SENTENCES), write_tsv(tmp_path / "en.tsv", SENTENCES[:2])
+    out = tmp_path / "emb" / "news" / "si-en"
+    files = [(si, "si", out / "si.npy"), (en, "en", out / "en.npy"), (si, "si", out / "si2.npy")]
+    assert cli.main(reference_encode(settings, *files)) == 0
+    loads = [c[1]["model"] for c in fake_laser if c[0] == "encoder"]
+    assert loads == ["laser3-sin_Sinh.v1.pt", "laser2.pt"]  # one load per language, reused
+    for name, n in (("si", 4), ("en", 2), ("si2", 4)):
+        assert np.load(out / f"{name}.npy").shape == (n, 16)
+        assert len((out / f"{name}.ids.txt").read_text().splitlines()) == n
+        assert json.loads((out / f"{name}.meta.json").read_text())["sentences"] == n
+    np.testing.assert_array_equal(np.load(out / "si.npy"), np.load(out / "si2.npy"))
+
+
+def test_the_verb_fails_in_one_line_saying_what_to_do(fake_laser, tmp_path, capsys, monkeypatch):
+    from lem import cli
+
+    tsv = write_tsv(tmp_path / "si.tsv", SENTENCES)
+    out = tmp_path / "si.npy"
+    empty = {"backend": "laser", "model_dir": str(tmp_path / "no-models")}
+    assert cli.main(reference_encode(empty, (tsv, "si", out))) == 1
+    err = capsys.readouterr().err.strip()
+    assert (
+        err.startswith("lem reference encode: LASER (laser3, sin_Sinh) for si: model file(s) ")
+        and "\n" not in err
+    )
+    assert "--laser laser3 --lang sin_Sinh --model-dir" in err
+    monkeypatch.setattr(refenc, "_python_version", lambda: (3, 11))
+    assert cli.main(reference_encode(empty, (tsv, "si", out))) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(
+        "lem reference encode: the laser backend needs Python 3.8 to 3.10; this is Python 3.11"
+    )
+    assert "--software-deployment-method conda" in err and "\n" not in err
+    bad = tmp_path / "bad.tsv"
+    bad.write_text("id\ttext\nonly-one-column\n")
+    assert cli.main(reference_encode(empty, (bad, "si", out))) == 1  # bad input, before any model
+    assert capsys.readouterr().err.strip().startswith(f"lem reference encode: {bad}:2: expected")
+    assert cli.main([*reference_encode(empty, (tsv, "si", out)), "--lang", "en"]) == 1
+    assert "give one --lang and one --out per --sentences" in capsys.readouterr().err
+    assert cli.main(reference_encode({"backend": "laser", "modle_dir": "x"}, (tsv, "si", out))) == 2
+    assert "--settings: reference encoder settings: unknown key(s) ['modle_dir']" in capsys.readouterr().err
+    assert not out.exists() and not [c for c in fake_laser if c[0] == "encoder"]
+
+
+def test_the_verb_with_a_sentence_transformers_folder(st_folder, tmp_path):
+    from lem import cli
+
+    files = [
+        (write_tsv(tmp_path / f"{lang}.tsv", SENTENCES), lang, tmp_path / f"{lang}.npy") for lang in "ab"
+    ]
+    settings = {"backend": "sentence_transformers", "model": str(st_folder), "device": "cpu"}
+    assert cli.main(reference_encode(settings, *files)) == 0
+    np.testing.assert_array_equal(np.load(tmp_path / "a.npy"), np.load(tmp_path / "b.npy"))
+    assert json.loads((tmp_path / "b.meta.json").read_text())["lang"] == "b"
+
+
 # --- the laser environment runs Python 3.8 -------------------------------------------------------------------
 
 
@@ -417,10 +493,11 @@ def _module_path(mod: str) -> Path:
 
 
 def test_refenc_and_what_it_imports_parse_as_python_38():
-    """envs/laser.yaml is Python 3.8 (fairseq 0.12.2): lem.refenc and every lem module it imports, directly
-    or not, must stay within that grammar (a grammar check only: runtime-only features such as
+    """envs/laser.yaml is Python 3.8 (fairseq 0.12.2): lem.refenc, `python -m lem` (lem.__main__, lem.cli, and
+    lem.inputs, which lem.stage imports when a verb runs) and every lem module they import, directly or not,
+    must stay within that grammar (a grammar check only: runtime-only features such as
     zip(strict=) inside functions are not seen, and are harmless unless run at import time)."""
-    todo, seen = ["lem.refenc"], set()
+    todo, seen = ["lem.refenc", "lem.__main__", "lem.cli", "lem.inputs"], set()
     while todo:
         mod = todo.pop()
         if mod in seen:
@@ -432,4 +509,116 @@ def test_refenc_and_what_it_imports_parse_as_python_38():
         parent = mod.rpartition(".")[0]
         if parent:
             todo.append(parent)  # importing a.b runs a/__init__.py first
-    assert {"lem", "lem.refenc", "lem.embed", "lem.files", "lem.settings"} <= seen
+    assert {"lem", "lem.refenc", "lem.embed", "lem.files", "lem.settings", "lem.stage", "lem.cli"} <= seen
+
+
+# --- in the DAG: rows ref_<name>, planned with their environment, stopping with the message when run ------------
+
+SNAKEMAKE = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile")]
+
+
+def _rule_envs(configfile: Path, workdir: Path) -> dict[str, str]:
+    """rule name -> the conda environment it declares, as Snakemake loads the workflow with `configfile`."""
+    from snakemake.api import SnakemakeApi
+    from snakemake.settings.types import ConfigSettings, OutputSettings, ResourceSettings, StorageSettings
+
+    with SnakemakeApi(OutputSettings()) as api:
+        wf = api.workflow(
+            resource_settings=ResourceSettings(cores=1),
+            config_settings=ConfigSettings(configfiles=[configfile]),
+            storage_settings=StorageSettings(),
+            snakefile=REPO / "Snakefile",
+            workdir=workdir,
+        )
+        return {r.name: r.conda_env for r in wf._workflow.rules}
+
+
+def _planned(proc: subprocess.CompletedProcess) -> dict[str, set[str]]:
+    """rule -> the `variant` wildcards of its planned jobs, from a dry run's output."""
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    jobs: dict[str, set[str]] = {}
+    for block in (proc.stdout + proc.stderr).split("\nrule ")[1:]:
+        m = re.search(r"wildcards: .*?variant=([\w.-]+)", block)
+        jobs.setdefault(block.split(":", 1)[0], set()).add(m.group(1) if m else "")
+    return jobs
+
+
+def test_the_paper_config_plans_the_reference_rows_in_their_environments(tmp_path):
+    paper = REPO / "config" / "paper.yaml"
+    proc = subprocess.run([*SNAKEMAKE, "-n", "--directory", str(tmp_path), "--configfile", str(paper)],
+                          capture_output=True, text=True)  # fmt: skip
+    jobs = _planned(proc)
+    assert jobs["embed_reference_laser"] == {"ref_laser"} and jobs["embed_reference"] == {"ref_labse"}
+    assert {"ref_laser", "ref_labse"} <= jobs["mine"]
+    plan = proc.stdout
+    assert "results/mining/ref_laser/seed13/news_itn/si-ta.metrics.json" in plan
+    assert "results/embeddings/ref_labse/seed13/news_itn/si-en/si.npy" in plan
+    envs = _rule_envs(paper, tmp_path)
+    assert envs["embed_reference_laser"] == "../../envs/laser.yaml"  # relative to workflow/rules/
+    assert envs["embed_reference"] == envs["embed"] == "../../envs/train.yaml"
+    laser_env = yaml.safe_load((REPO / "envs" / "laser.yaml").read_text())
+    assert "python=3.8" in laser_env["dependencies"]
+    assert f"laser-encoders=={refenc.LASER_ENCODERS_VERSION}" in laser_env["dependencies"][-1]["pip"]
+
+
+@pytest.mark.slow
+def test_enabled_without_models_the_run_stops_at_the_first_reference_job_with_its_message(tmp_path):
+    """The issue's done-when: the backends enabled and no model present, the dry run plans them and a real
+    run stops at the first of them with one line saying what to do (here, without conda: the laser job runs
+    on this Python and says to use envs/laser.yaml; the LaBSE job is not in the empty cache)."""
+    cfg = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    cfg["corpus"]["generate"].update(
+        mono_sentences=60,
+        para_train=40,
+        para_valid=10,
+        news_documents=4,
+        sentiment_examples=30,
+        noisy_pairs=8,
+    )
+    cache = tmp_path / "hf-cache"
+    cfg["reference_encoders"] = {
+        "laser": {"settings": {"backend": "laser", "model_dir": str(tmp_path / "no-models")}},
+        "labse": {"settings": {"backend": "sentence_transformers", "model": "sentence-transformers/LaBSE",
+                               "revision": COMMIT, "local_files_only": True, "cache_dir": str(cache)}},
+    }  # fmt: skip
+    config = tmp_path / "config.yaml"
+    config.write_text(yaml.safe_dump(cfg))
+    run = [*SNAKEMAKE, "--directory", str(tmp_path), "--configfile", str(config)]
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    jobs = _planned(subprocess.run([*run, "-n"], capture_output=True, text=True, env=env))
+    assert jobs["embed_reference_laser"] == {"ref_laser"} and jobs["embed_reference"] == {"ref_labse"}
+    assert {"ref_laser", "ref_labse", "control_random"} <= jobs["mine"]
+    assert {"ref_laser", "ref_labse"} & jobs["embed"] == set()
+
+    first = cfg["pretrain"]["seeds"][0]  # rows with no pre-training have the first seed's folder
+    targets = [
+        f"results/embeddings/{row}/seed{first}/news_gen/si-en/si.npy" for row in ("ref_laser", "ref_labse")
+    ]
+    logs = {
+        row: tmp_path / "logs" / "embed" / row / f"seed{first}" / "reference.log"
+        for row in ("ref_laser", "ref_labse")
+    }
+    messages = {
+        "ref_laser": "lem reference encode: the laser backend needs Python 3.8 to 3.10; this is Python "
+        f"{sys.version_info[0]}.{sys.version_info[1]} (laser-encoders 0.0.2 imports fairseq 0.12.2",
+        "ref_labse": "lem reference encode: sentence-transformers model sentence-transformers/LaBSE@"
+        f"{COMMIT} is not in the Hugging Face cache ({cache}) and could not be fetched",
+    }
+    proc = subprocess.run([*run, "--cores", "1", *targets], capture_output=True, text=True, env=env)
+    assert proc.returncode != 0
+    failed = [row for row, log in logs.items() if log.exists()]
+    assert len(failed) == 1, proc.stdout + proc.stderr  # it stops at the first
+    assert f"Error in rule embed_reference{'_laser' if failed == ['ref_laser'] else ''}" in proc.stderr
+
+    def says_what_to_do(row: str) -> None:
+        lines = logs[row].read_text().strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith(messages[row]), lines
+        assert ("--software-deployment-method conda" if row == "ref_laser" else "hf download") in lines[0]
+        assert not list((tmp_path / "results" / "embeddings" / row).rglob("*.npy"))
+
+    says_what_to_do(failed[0])
+    proc = subprocess.run([*run, "--cores", "1", "--keep-going", *targets], capture_output=True, text=True,
+                          env=env)  # fmt: skip
+    assert proc.returncode != 0
+    for row in logs:  # the other one too: each says what to do, in one line
+        says_what_to_do(row)

@@ -197,6 +197,25 @@ def test_a_control_that_misbehaves_fails_the_report(tmp_path, variant, value, me
     assert not (tmp_path / "report" / "summary.tsv").exists()  # nothing written from an untrustworthy chain
 
 
+def test_a_reference_encoder_row_can_be_a_positive_control(tmp_path):
+    """config reference_encoders.<name>.positive_lift: the row must clear chance + lift x (ceiling - chance)."""
+    from lem.report import ControlError, check_controls
+
+    def summary(value: float) -> pd.DataFrame:
+        return pd.DataFrame([{"task": "mining", "metric": "intersection_f1", "variant": "ref_labse",
+                              "dataset": "news_itn", "pair": "si-ta", "mean": value, "chance": 0.1,
+                              "ceiling": 1.0}])  # fmt: skip
+
+    assert check_controls(summary(0.05)) == []  # not a control unless asked
+    assert check_controls(summary(0.4), references={"ref_labse": 0.25}) == [
+        "news_itn si-ta: reference ref_labse 0.400 >= 0.325"
+    ]
+    with pytest.raises(
+        ControlError, match=r"reference encoder ref_labse \(a positive control\) scores .* 0.300"
+    ):
+        check_controls(summary(0.3), references={"ref_labse": 0.25})
+
+
 def test_comparisons_are_paired_pooled_over_seeds_and_holm_corrected(tmp_path):
     # mlm_tlm finds most links in 40 documents, base few: significant; lem equals mlm_tlm: not significant
     r = tmp_path / "results"

@@ -24,6 +24,7 @@ STAGES: dict[str, tuple[str, str]] = {
     "stand-in": ("lem.standin", "a random XLM-R-architecture model + tokenizer for smoke tests"),
     "plan": ("lem.plan", "what a config's training jobs cost: steps, evaluations, disk, GPU-hours"),
     "embed": ("lem.embed", "sentence embeddings of one or more sentence files (one model load)"),
+    "reference": ("lem.refenc", "reference encoders' embeddings (LASER, sentence-transformers/LaBSE)"),
     "mine": ("lem.mining.cli", "margin-based bitext mining and P/R/F1 against gold"),
     "curate": ("lem.curation", "rank a noisy parallel corpus by margin score"),
     "sentiment": ("lem.sentiment", "fine-tune and evaluate sentence classification"),

@@ -20,7 +20,8 @@ Then what joins the sections (`_check_*`), each failure one line naming the key,
 allowed: names that become paths match `[A-Za-z0-9_.-]+`; pairs join two different configured languages;
 every language has its annotation and (`corpus.source: files`) its text, every pair its files; evaluation
 sets, sentiment datasets and curation corpora name configured pairs; every listed variant has its masking;
-sentiment seeds are distinct; `embedding.max_length` and `pretrain.max_length` fit the base model's
+sentiment seeds are distinct; a reference encoder's row is no variant's name, a laser one has a LASER code per
+language, a hub model is pinned; `embedding.max_length` and `pretrain.max_length` fit the base model's
 positions (read from its `config.json` once the folder exists; a scratch model is built for
 `pretrain.max_length`):
 
@@ -130,6 +131,7 @@ SECTIONS: tuple[Section, ...] = (
         "lem curate rank",
         overridden={"embed": "embedding"},
     ),
+    Section("reference_encoders.<name>.settings", "lem.refenc:RefEncoderSettings", "lem reference encode"),
 )
 SECTION = {s.path: s for s in SECTIONS}
 
@@ -403,6 +405,9 @@ def _uses(config: dict[str, Any]) -> Iterator[Use]:
     embed = {"embed": config.get("embedding", {})}
     settings = (config.get("curation") or {}).get("settings")
     yield Use("curation.settings", "curation.settings", settings, {}, embed, {"embed": "embedding"})
+    for name, spec in (config.get("reference_encoders") or {}).items():
+        path = f"reference_encoders.{name}.settings"
+        yield Use("reference_encoders.<name>.settings", path, (spec or {}).get("settings"))
 
 
 def _check_epochs(config: dict[str, Any]) -> None:
@@ -487,6 +492,7 @@ def _named(config: dict[str, Any]) -> Iterator[tuple[str, Any]]:
         ("sources", "line_aligned"),
         ("annotation_eval", "annotators"),
         ("pretrain", "variants"),
+        ("reference_encoders",),
     )
     for path in mapping_keys:
         node: Any = config
@@ -683,6 +689,31 @@ def _check_controls(config: dict[str, Any]) -> None:
         )
 
 
+def _check_references(config: dict[str, Any]) -> None:
+    """reference_encoders.<name>: its row `ref_<name>` is no variant's name; a laser encoder has a LASER code
+    for every configured language; a sentence-transformers hub model is pinned (lem.refenc refuses it at
+    run time otherwise, after the jobs before it)."""
+    from lem.refenc import RefEncoderSettings, hub_model
+
+    for name, spec in (config.get("reference_encoders") or {}).items():
+        row, path = f"ref_{name}", f"reference_encoders.{name}"
+        if row in (config.get("variants") or []):
+            raise ConfigError(f"variants: {row!r} is the row of {path}; rename the variant or the encoder")
+        s = RefEncoderSettings.from_dict((spec or {}).get("settings"))
+        if s.backend == "laser":
+            missing = [lang for lang in config.get("languages") or [] if lang not in s.languages]
+            if missing:
+                raise ConfigError(
+                    f"{path}.settings.languages: no FLORES-200 code for {', '.join(missing)} (a language of "
+                    f"`languages`); add e.g. {{en: eng_Latn, si: sin_Sinh, ta: tam_Taml}}"
+                )
+        elif hub_model(s.model) and s.revision is None and not s.allow_unpinned:
+            raise ConfigError(
+                f"{path}.settings.revision: missing for the hub model {s.model}: pin its 40-hex commit "
+                f"(`git ls-remote https://huggingface.co/{s.model}` lists them), or set allow_unpinned: true"
+            )
+
+
 def _check_lengths(config: dict[str, Any]) -> None:
     """embedding.max_length and pretrain.max_length fit the base model's positions."""
     known = model_positions(config)
@@ -718,6 +749,7 @@ def check_config(config: dict[str, Any]) -> None:
     _check_crf_models(config)
     _check_lengths(config)
     _check_controls(config)
+    _check_references(config)
 
 
 def pretrain_seeds(config: dict[str, Any]) -> list[int]:

@@ -13,11 +13,16 @@ at a pinned commit, with no pickled top-level weights.
 
 laser-encoders 0.0.2 imports fairseq 0.12.2, which does not import on Python 3.11+ (fairseq #5012): the
 laser backend runs in `envs/laser.yaml` (Python 3.8). This module, and the `lem` modules it imports
-(`lem.embed`, `lem.files`, `lem.settings`), must therefore stay importable on Python 3.8.
+(`lem.embed`, `lem.files`, `lem.settings`, `lem.stage`, and `lem.cli` / `lem.__main__`, through which the
+rule runs `python -m lem reference encode` there), must therefore stay importable on Python 3.8.
+
+`lem reference encode` writes a reference row's embeddings in the layout of `lem embed encode`
+(workflow/rules/reference.smk: rows `ref_<name>` of config `reference_encoders`).
 """
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import hashlib
 import json
@@ -33,6 +38,7 @@ import numpy as np
 
 from lem.embed import read_sentences, write_embeddings
 from lem.settings import known_keys
+from lem.stage import Stage, UsageError, Verb, arg
 
 log = logging.getLogger(__name__)
 
@@ -367,7 +373,8 @@ class _Laser:
 # --- sentence-transformers ------------------------------------------------------------------------------------
 
 
-def _is_hub_id(model: str) -> bool:
+def hub_model(model: str) -> bool:
+    """Whether `model` names a hub repository (owner/name) rather than an existing local folder."""
     return bool(_HUB_ID.fullmatch(model)) and not Path(model).exists()
 
 
@@ -403,7 +410,7 @@ def resolve_st_model(settings: RefEncoderSettings) -> tuple[Path, str | None]:
                 "folder, or fetch that commit into it"
             )
         return folder, commit
-    if not _is_hub_id(model):
+    if not hub_model(model):
         raise RefEncoderError(
             f"sentence-transformers model folder {model} does not exist: place the model there, or set model "
             "to a hub id (e.g. sentence-transformers/LaBSE) with a pinned revision"
@@ -584,3 +591,60 @@ def embed_files(
         out_npy, emb.shape[0], emb.shape[1], settings.backend, meta["model"], time.perf_counter() - t0,
     )  # fmt: skip
     return meta
+
+
+def encode_files(settings: RefEncoderSettings, files: list[tuple[str, str, str]]) -> list[dict[str, Any]]:
+    """Embed every (sentence file, language, out .npy) with one model load per model (a sentence-transformers
+    model serves every language; LASER loads one model per language), in the given order; every input is
+    read first, so a bad file fails before any model is loaded. Returns the metas."""
+    from lem.inputs import InputError
+
+    for path, _, _ in files:
+        try:
+            read_sentences(path)
+        except ValueError as err:
+            raise InputError(str(err)) from err
+    encoders: dict[str, RefEncoder] = {}
+    metas = []
+    for path, lang, out in files:
+        key = lang if settings.backend == "laser" else ""
+        if key not in encoders:
+            encoders[key] = RefEncoder(settings, lang)
+        out_meta = out[: -len(".npy")] + ".meta.json"
+        metas.append(embed_files(settings, lang, path, out, out_meta, encoder=encoders[key]))
+    return metas
+
+
+def cmd_encode(a: argparse.Namespace) -> None:
+    if not len(a.sentences) == len(a.langs) == len(a.out):
+        raise UsageError(
+            f"give one --lang and one --out per --sentences, got {len(a.sentences)} --sentences, "
+            f"{len(a.langs)} --lang and {len(a.out)} --out"
+        )
+    for out in a.out:
+        if not out.endswith(".npy"):
+            raise UsageError(f"--out must end in .npy, got {out}")
+    if len(set(a.out)) != len(a.out):
+        raise UsageError("the same --out is given twice")
+    t0 = time.perf_counter()
+    files = list(zip(a.sentences, a.langs, a.out))  # noqa: B905 - equal lengths checked; 3.8 has no strict=
+    encode_files(a.settings, files)
+    log.info("reference encode: %d file(s); %.1fs in all", len(a.out), time.perf_counter() - t0)
+
+
+STAGE = Stage(
+    "reference",
+    "reference sentence encoders (LASER, sentence-transformers/LaBSE) in the embedding layout",
+    (
+        Verb("encode", "embeddings of sentence files by a reference encoder (laser or sentence_transformers)",
+             cmd_encode, (
+            arg("--sentences", action="append", required=True,
+                help="TSV with header id<TAB>doc<TAB>text (repeatable)"),
+            arg("--lang", dest="langs", action="append", required=True, help="language of each --sentences"),
+            arg("--out", action="append", required=True,
+                help="E.npy of the matching --sentences; ids go to E.ids.txt, how they were made to E.meta.json"),
+        ), settings=RefEncoderSettings, settings_required=True, errors=(RefEncoderError,),
+           epilog="The laser backend needs Python 3.8 (envs/laser.yaml): there, run `python -m lem reference "
+                  "encode ...` with the repository's src/ on PYTHONPATH."),
+    ),
+)  # fmt: skip

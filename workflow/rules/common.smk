@@ -38,7 +38,13 @@ CONTROLS = [
     for kind in ("lexical", "random")
     if config.get("controls", {}).get(kind)
 ]
-ROWS = VARIANTS + CONTROLS
+# Rows of the reference encoders (config `reference_encoders`, reference.smk): `ref_<name>`, seedless as the controls
+REFERENCES = {
+    f"ref_{name}": spec
+    for name, spec in config.get("reference_encoders", {}).items()
+    if spec.get("enabled", True)
+}
+ROWS = VARIANTS + CONTROLS + list(REFERENCES)
 for _v in TRAINED:
     if _v not in config["pretrain"]["variants"]:
         raise ValueError(
@@ -310,7 +316,7 @@ def eval_text_files():
 
 def embedding_files():
     """Every text a model embeds, as (evalset, pair, lang): the embed jobs of the variants (embed.smk) and of
-    any other row (controls, reference encoders) write results/embeddings/{row}/{evalset}/{pair}/{lang}.*
+    any other row (controls, reference encoders) write results/embeddings/{row}/seed{seed}/{evalset}/{pair}/{lang}.*
     for each of them."""
     return [
         (e, pair, lang)
@@ -318,6 +324,49 @@ def embedding_files():
         for pair in spec["pairs"]
         for lang in src_tgt(pair)
     ]
+
+
+def reference_rows(backend):
+    """The enabled reference rows of a backend, as a wildcard constraint (one that never matches when none)."""
+    rows = [r for r, s in REFERENCES.items() if s["settings"].get("backend") == backend]
+    return "|".join(re.escape(r) for r in rows) or "(?!)"
+
+
+def reference_settings(row):
+    """The `--settings` of reference row `ref_<name>`: reference_encoders.<name>.settings."""
+    name = row.removeprefix("ref_")
+    return as_json(config["reference_encoders"][name]["settings"])
+
+
+def reference_paths(ext):
+    return [
+        f"results/embeddings/{{variant}}/seed{PSEEDS[0]}/{e}/{p}/{lang}.{ext}"
+        for e, p, lang in embedding_files()
+    ]
+
+
+def reference_args(input, output):
+    """--sentences S --lang L --out E for every file of the job (a list: `:q` quotes each)."""
+    langs = [lang for _, _, lang in embedding_files()]
+    return [
+        arg
+        for s, lang, o in zip(input.sentences, langs, output.emb, strict=True)
+        for arg in ("--sentences", s, "--lang", lang, "--out", o)
+    ]
+
+
+def reference_controls():
+    """Reference rows that are positive controls (`positive_lift` set) -> their lift, for the report."""
+    return {
+        row: spec["positive_lift"]
+        for row, spec in REFERENCES.items()
+        if spec.get("positive_lift") is not None
+    }
+
+
+REFERENCE_SENTENCES = [
+    f"results/eval/prepared/{e}/{p}/{lang}.tsv" for e, p, lang in embedding_files()
+]
 
 
 def mining_outputs():

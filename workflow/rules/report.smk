@@ -68,8 +68,10 @@ rule report:
         negative_lift=config["controls"]["negative_lift"],
         significance=config["seed"],
         config=as_json(config),
+        references=as_json(reference_controls()),
     shell:
         "lem report build --mining {input.mining:q} --sentiment {input.sentiment:q} --curation {input.curation:q} --annotation {input.annotation:q} "
         "--coverage {input.coverage:q} --positive-lift {params.positive_lift} --negative-lift {params.negative_lift} "
         "--models {params.models:q} --seed {params.significance} --config '{params.config}' "
+        "--reference-controls '{params.references}' "
         "--variants {params.variants:q} --out-dir $(dirname {output.tsv:q}) 2> {log:q}"
