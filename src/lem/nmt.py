@@ -915,6 +915,13 @@ def cmd_run(a) -> None:
     run_nmt(a.train, a.valid, test, a.settings, a.out_dir, a.keys, pair=a.pair)
 
 
+def cmd_heldout(a) -> None:
+    from lem.data.webmined import prepare_test_set
+
+    n = prepare_test_set(a.out, corpus=a.corpus, src_file=a.src, tgt_file=a.tgt)
+    log.info("nmt heldout: %d pairs -> %s", n, a.out)
+
+
 def _named(items: Sequence[str]) -> dict[str, str]:
     out = {}
     for item in items:
@@ -935,6 +942,13 @@ STAGE = Stage(
     "nmt",
     "train NMT on the top share of a ranked corpus, score BLEU/chrF, compare runs (paired bootstrap)",
     (
+        Verb("heldout", "an NMT validation or test set as src<TAB>tgt (from a TSV or two line-aligned files)",
+             cmd_heldout, (
+            arg("--corpus", default=None, help="TSV with header src, tgt"),
+            arg("--src", default=None, help="line-aligned source side (FLoRes-200 devtest/<code>.devtest)"),
+            arg("--tgt", default=None),
+            arg("--out", required=True),
+        )),
         Verb("select", "the top share of a corpus in the order of a ranking", cmd_select, (
             arg("--ranking", required=True, help="scores.tsv of lem curate rank / control"),
             arg("--pairs", required=True, help="pairs.tsv of lem curate prepare"),
