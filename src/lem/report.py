@@ -28,6 +28,8 @@ KEYS = {
     "sentiment": ("task", "variant", "dataset", "pair", "seed"),
     "curation": ("task", "variant", "dataset", "pair"),
     "annotation": ("task", "dataset", "pair"),
+    "nmt": ("task", "variant", "dataset", "pair", "share"),
+    "nmt_compare": ("task", "baseline", "dataset", "pair", "share"),
 }
 COVERAGE_TYPES = ("ne", "noun", "verb")
 ANNOTATION_METRICS = [("pos", "accuracy"), ("pos", "coarse_accuracy"), ("ner", "f1")]
@@ -78,6 +80,7 @@ def collect(
     annotation: list[str] = (),
     coverage: dict | None = None,
     variants: list[str] | None = None,
+    nmt: list[str] = (),
 ) -> pd.DataFrame:
     """One row per (variant, task, dataset, pair, metric, seed) value, keyed by each file's `keys` (a file's
     variant must be one of `variants` when given); `coverage` (the annotation coverage JSON) adds task
@@ -149,6 +152,7 @@ def collect(
                     "seed": "",
                 }
             )
+    rows += nmt_rows(nmt)
     if not rows:
         raise ValueError("no metrics files given to the report")
     return pd.DataFrame(rows)
@@ -215,7 +219,9 @@ def coverage_markdown(coverage: dict) -> list[str]:
     return [*lines, ""]
 
 
-def markdown(summary: pd.DataFrame, variants: list[str], coverage: dict | None = None) -> str:
+def markdown(
+    summary: pd.DataFrame, variants: list[str], coverage: dict | None = None, nmt_compare: list[dict] = ()
+) -> str:
     sections = [
         "# LEM pipeline: results",
         "",
@@ -237,6 +243,7 @@ def markdown(summary: pd.DataFrame, variants: list[str], coverage: dict | None =
         table = _pivot_markdown(summary, task, metric, variants)
         if table:
             sections += [f"## {title}", "", table, ""]
+    sections += nmt_markdown(summary, variants, nmt_compare)
     ann = summary[summary.task == "annotation"]
     if not ann.empty:
         table = ann.pivot(index="dataset", columns=["pair", "metric"], values="mean").sort_index(axis=1)
@@ -252,6 +259,81 @@ def markdown(summary: pd.DataFrame, variants: list[str], coverage: dict | None =
     if coverage:
         sections += coverage_markdown(coverage)
     return "\n".join(sections)
+
+
+NMT_METRICS = (("bleu", "BLEU"), ("chrf", "chrF"))
+NMT_CONTROLS = ("random", "no_filter")  # a random ranking at the same share; every pair (share 1)
+NMT_ALPHA = 0.05
+
+
+def nmt_rows(paths: list[str]) -> list[dict]:
+    """Rows of task `nmt` (metric `bleu@<share>`, `chrf@<share>`) from `lem nmt run` metrics files; the
+    variant may be a ranking control (random, no_filter)."""
+    rows = []
+    for path in paths:
+        key, data = _read("nmt", path, None)
+        share = key.pop("share")
+        for metric, _ in NMT_METRICS:
+            rows.append({**key, "task": "nmt", "metric": f"{metric}@{share}", "value": data[metric]})
+    return rows
+
+
+def _nmt_marks(comparisons: list[dict]) -> dict[tuple[str, str, str, str], str]:
+    """(pair, share, row, metric) -> `*` where sacrebleu's paired bootstrap puts the row's difference from
+    the comparison's baseline (mlm_tlm at the same share; base for mlm_tlm's row) at p < 0.05."""
+    marks = {}
+    for comp in comparisons:
+        keys = comp["keys"]
+        for name, metrics in comp["systems"].items():
+            if name == comp["baseline"]:
+                continue
+            for metric, label in NMT_METRICS:
+                p = (metrics.get(label) or {}).get("p_value")
+                if p is not None and p < NMT_ALPHA:
+                    marks[(keys["pair"], keys["share"], name, metric)] = "*"
+    return marks
+
+
+def nmt_markdown(summary: pd.DataFrame, variants: list[str], comparisons: list[dict] = ()) -> list[str]:
+    """The curation/NMT table: BLEU and chrF per ranking row (variants, then random and no_filter) and kept
+    share, one column group per pair; `*`: sacrebleu's paired bootstrap p < 0.05 against mlm_tlm at the
+    same share (mlm_tlm's row: against base)."""
+    part = summary[summary.task == "nmt"]
+    if part.empty:
+        return []
+    part = part.assign(base_metric=part.metric.str.split("@").str[0], share=part.metric.str.split("@").str[1])
+    marks = _nmt_marks(list(comparisons))
+    columns = sorted(
+        {(r.pair, r.share) for r in part.itertuples() if r.variant != "no_filter"},
+        key=lambda c: (c[0], float(c[1])),
+    )
+    rows = [v for v in [*variants, *NMT_CONTROLS] if v in set(part.variant)]
+    head = [f"{pair} keep {share} {label}" for pair, share in columns for _, label in NMT_METRICS]
+    lines = [
+        f"## Curation: NMT on the top share of each ranking ({', '.join(sorted(set(part.dataset)))} test set)",
+        "",
+        "BLEU and chrF (sacrebleu) of a model trained on the kept share of the corpus as each row ranks it; "
+        "*random*: a random ranking (chance), *no_filter*: every pair (the same run under each share). `*`: sacrebleu's paired "
+        f"bootstrap p < {NMT_ALPHA} against mlm_tlm at the same share (mlm_tlm's row: against base).",
+        "",
+        "| row | " + " | ".join(head) + " |",
+        "|---|" + "---|" * len(head),
+    ]
+    for row in rows:
+        cells = []
+        for pair, share in columns:
+            for metric, _ in NMT_METRICS:
+                at = "1" if row == "no_filter" else share  # every pair: the same run under each share
+                hit = part[(part.variant == row) & (part.pair == pair) & (part.metric == f"{metric}@{at}")]
+                if hit.empty:
+                    cells.append("-")
+                    continue
+                r = hit.iloc[0]
+                value = f"{r['mean']:.1f} ± {r['std']:.1f}" if r["n"] > 1 else f"{r['mean']:.1f}"
+                cells.append(value + marks.get((pair, share, row, metric), ""))
+        label = f"*{row}*" if row in NMT_CONTROLS else row
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    return [*lines, ""]
 
 
 def figure(summary: pd.DataFrame, variants: list[str], path: Path) -> None:
@@ -345,9 +427,12 @@ def build_report(
     annotation: list[str] = (),
     coverage: str | None = None,
     controls: dict | None = None,
+    nmt: list[str] = (),
+    nmt_compare: list[str] = (),
 ) -> pd.DataFrame:
     cov = json.loads(Path(coverage).read_text(encoding="utf-8")) if coverage else None
-    values = collect(mining, sentiment, curation, annotation, cov, variants)
+    values = collect(mining, sentiment, curation, annotation, cov, variants, nmt)
+    comparisons = [_read("nmt_compare", path, None)[1] for path in nmt_compare]
     summary = summarise(values)
     controls = controls or {}
     for line in check_controls(
@@ -362,7 +447,7 @@ def build_report(
     out_dir.mkdir(parents=True, exist_ok=True)
     with atomic_path(out_dir / "summary.tsv") as tmp:
         summary.to_csv(tmp, sep="\t", index=False, float_format="%.6f")
-    write_text(out_dir / "summary.md", markdown(summary, variants, cov))
+    write_text(out_dir / "summary.md", markdown(summary, variants, cov, comparisons))
     figure(summary, variants, out_dir / "overview.png")
     return summary
 
@@ -377,6 +462,8 @@ def cmd_build(a: argparse.Namespace) -> None:
         a.annotation,
         a.coverage,
         {"positive_lift": a.positive_lift, "negative_lift": a.negative_lift},
+        a.nmt,
+        a.nmt_compare,
     )
     out = Path(a.out_dir).resolve()
     print(
@@ -393,6 +480,8 @@ STAGE = Stage(
             arg("--sentiment", nargs="*", default=[]),
             arg("--curation", nargs="*", default=[]),
             arg("--annotation", nargs="*", default=[], help="annotation_eval/<annotator>/<lang>.json files"),
+            arg("--nmt", nargs="*", default=[], help="metrics.json of lem nmt run (keys: variant, share)"),
+            arg("--nmt-compare", nargs="*", default=[], help="paired bootstraps of lem nmt compare"),
             arg("--coverage", default=None, help="the annotation coverage JSON (results/annotate/coverage.json)"),
             arg("--variants", nargs="+", required=True, help="row order of the tables"),
             arg("--positive-lift", type=float, default=0.5,

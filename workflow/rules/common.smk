@@ -408,6 +408,27 @@ def nmt_compare_outputs():
     ]
 
 
+def nmt_hub_model():
+    """The hub folder of a pretrained NMT model (fetched by `fetch_nmt_model`), None for a local one."""
+    s = config["curation"]["nmt"]["settings"]
+    model = s.get("model") or ""
+    if (
+        s.get("backend") != "pretrained"
+        or Path(model).is_dir()
+        or model.count("/") != 1
+    ):
+        return None
+    return f"resources/hf/{model}/{s.get('revision') or 'main'}"
+
+
+def nmt_settings():
+    """`curation.nmt.settings` as `lem nmt run` gets it: a hub model replaced by its fetched folder."""
+    s = dict(config["curation"]["nmt"]["settings"])
+    if nmt_hub_model():
+        s.update(model=nmt_hub_model(), revision=None)
+    return as_json(s)
+
+
 def nmt_run_dir(ranking, pair, share):
     return f"results/nmt/{ranking}/{pair}/keep{share}"
 

@@ -51,6 +51,7 @@ rule nmt_run:
         train="results/nmt/{ranking}/{pair}/keep{share}.train.tsv",
         valid="results/eval/prepared/nmt/{pair}/valid.tsv",
         test="results/eval/prepared/nmt/{pair}/test.tsv",
+        model=[nmt_hub_model()] if nmt_hub_model() else [],
     output:
         metrics="results/nmt/{ranking}/{pair}/keep{share}/metrics.json",
         hyps="results/nmt/{ranking}/{pair}/keep{share}/hypotheses.txt",
@@ -71,7 +72,7 @@ rule nmt_run:
         mem_mb=config["resources"]["mem_mb_training"],
         runtime=config["resources"]["runtime_training"],
     params:
-        settings=as_json(config["curation"]["nmt"]["settings"]),
+        settings=nmt_settings(),
         keys_json=lambda w: metrics_keys(
             "nmt", variant=w.ranking, dataset="curation", pair=w.pair, share=w.share
         ),
@@ -123,3 +124,28 @@ rule nmt_compare:
     shell:
         "lem nmt compare --runs {params.runs:q} --baseline {wildcards.baseline:q} "
         "--settings '{params.settings}' --keys '{params.keys_json}' --out {output:q} > {log:q} 2>&1"
+
+
+if nmt_hub_model():
+
+    rule fetch_nmt_model:
+        output:
+            directory(nmt_hub_model()),
+        log:
+            "logs/download/nmt_model.log",
+        retries: 1
+        conda:
+            "../../envs/core.yaml"
+        threads: 1
+        params:
+            repo=config["curation"]["nmt"]["settings"]["model"],
+            revision=config["curation"]["nmt"]["settings"].get("revision") or "main",
+            unpinned=(
+                ["--allow-unpinned"]
+                if config["curation"]["nmt"]["settings"].get("allow_unpinned")
+                else []
+            ),
+        shell:
+            "lem data fetch-hf --repo {params.repo:q} --revision {params.revision:q} --kind model "
+            "--include '*.json' '*.safetensors' '*.model' {params.unpinned:q} "
+            "--out {output:q} > {log:q} 2>&1"

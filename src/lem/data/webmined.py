@@ -148,9 +148,13 @@ def prepare_curation_corpus(
         raise InputError(
             f"{corpus or src_file}: no pair left after dropping empty, duplicate and leaked pairs"
         )
+    from lem.data.download import sha256_file
+
+    sources = [corpus] if corpus is not None else [src_file, tgt_file]
     stats = {
         "pair": pair,
-        "source": str(corpus) if corpus is not None else [str(src_file), str(tgt_file)],
+        "source": [str(p) for p in sources],
+        "source_sha256": {str(p): sha256_file(p) for p in sources},  # what was read (sources without a pin)
         "max_pairs": max_pairs,
         "kept": kept,
         "evaluation_sentences": len(banned),
