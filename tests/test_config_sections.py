@@ -93,6 +93,8 @@ TYPOS = [
     Typo("sentiment.datasets.cmcs.prepare", "paper.yaml", section="sentiment.datasets.<name>.prepare"),
     Typo("sentiment.training", section="sentiment.training"),
     Typo("curation.settings", section="curation.settings"),
+    Typo("curation.nmt.settings", section="curation.nmt.settings"),
+    Typo("curation.nmt.settings", "paper.yaml", section="curation.nmt.settings"),
     # sections the schema types completely: its message names the key and the instance path
     Typo(""),
     Typo("corpus"),
