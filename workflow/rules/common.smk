@@ -433,6 +433,20 @@ def nmt_run_dir(ranking, pair, share):
     return f"results/nmt/{ranking}/{pair}/keep{share}"
 
 
+def curation_side(pair, i):
+    return src_tgt(pair)[i]
+
+
+def nmt_compare_runs(pair, share, baseline):
+    (systems,) = [
+        s for p, sh, b, s in nmt_comparisons() if (p, sh, b) == (pair, share, baseline)
+    ]
+    return {
+        r: nmt_run_dir(r, pair, "1" if r == "no_filter" else share)
+        for r in [baseline] + systems
+    }
+
+
 def control_dictionary(pair):
     """The positive control's dictionary for a pair: `generated` or the configured file (None: no control)."""
     lexical = config["controls"]["lexical"]

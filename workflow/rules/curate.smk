@@ -37,10 +37,6 @@ rule prepare_curation:
         "--exclude {input.exclude:q} --out-dir $(dirname {output.pairs:q}) > {log:q} 2>&1"
 
 
-def curation_side(pair, i):
-    return src_tgt(pair)[i]
-
-
 rule curate:
     input:
         pairs="results/eval/prepared/curation/{pair}/pairs.tsv",

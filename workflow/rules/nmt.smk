@@ -82,16 +82,6 @@ rule nmt_run:
         "--out-dir $(dirname {output.metrics:q}) > {log:q} 2>&1"
 
 
-def nmt_compare_runs(pair, share, baseline):
-    (systems,) = [
-        s for p, sh, b, s in nmt_comparisons() if (p, sh, b) == (pair, share, baseline)
-    ]
-    return {
-        r: nmt_run_dir(r, pair, "1" if r == "no_filter" else share)
-        for r in [baseline] + systems
-    }
-
-
 rule nmt_compare:
     input:
         lambda w: [
