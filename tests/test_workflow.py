@@ -42,6 +42,9 @@ def small_config() -> dict:
     cfg["ner_model"]["settings"].update(epochs=1, max_length=48)
     cfg["sentiment"]["seeds"] = [1]
     cfg["sentiment"]["training"]["epochs"] = 1
+    cfg["curation"]["nmt"]["settings"].update(  # NMT: the wiring, not the translation quality
+        vocab_size=300, hidden=32, heads=2, ffn=64, max_steps=12, evaluations=1, bootstrap_samples=50
+    )
     return cfg
 
 
@@ -99,6 +102,9 @@ def test_report_holds_every_variant_task_and_pair(run_dir: Path):
     assert (lexicon_ner > 0.9).all()  # the gazetteer is the generator's own lexicon
     md = (run_dir / "results/report/summary.md").read_text()
     assert "Bitext mining F1" in md and "sentiment macro-F1" in md
+    nmt = summary[summary.task == "nmt"]  # every variant and the controls at each kept share (curation.nmt)
+    assert set(nmt.variant) == set(cfg["variants"]) | {"random", "no_filter"}
+    assert "## Curation: NMT on the top share" in md and "| *no_filter* |" in md
 
 
 def test_stage_outputs_are_sane(run_dir: Path):
