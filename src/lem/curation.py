@@ -1,9 +1,13 @@
 """Parallel data curation: rank a noisy parallel corpus by the model's margin score, keep the top pairs.
 
-Each pair (x_i, y_i) is scored with the margin of its cosine against each side's k nearest neighbours on
-the other side (LASER's scoring of a given bitext, `lem.mining.pair_margin_scores`). Where the corpus
-carries clean/noisy labels (the embedded default's generated corpus), the ranking is evaluated: precision
-of clean pairs in the top-ranked share, for each configured share, and average precision.
+`lem curate prepare` streams the corpus once per pair (`lem.data.webmined`: cap, de-duplication, leakage
+guard) into `pairs.tsv` and one sentence file per side, which the embed stage embeds for every variant (evalset
+`curation`). `lem curate rank` reads those embeddings and scores each pair (x_i, y_i) with the margin of its
+cosine against each side's k nearest neighbours on the other side (LASER's scoring of a given bitext,
+`lem.mining.pair_margin_scores`), with mining's k, margin and neighbourhood (`mining.settings`) unless
+`curation.settings` sets them. Where the corpus carries clean/noisy labels (the embedded default's generated
+corpus), the ranking is evaluated: precision of clean pairs in the top-ranked share, for each configured
+share, and average precision. The NMT trained on the top shares is `lem.nmt` (workflow/rules/nmt.smk).
 """
 
 from __future__ import annotations
