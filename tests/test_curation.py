@@ -139,9 +139,9 @@ def test_report_nmt_table_has_controls_and_bootstrap_marks(tmp_path):
         "share": "0.5",
     }
     comparison = {"keys": keys, "baseline": "mlm_tlm", "systems": {
-        "mlm_tlm": {"BLEU": {"p_value": None}, "chrF": {"p_value": None}},
-        "random": {"BLEU": {"p_value": 0.001}, "chrF": {"p_value": 0.3}},
-        "base": {"BLEU": {"p_value": 0.2}, "chrF": {"p_value": 0.01}},
+        "mlm_tlm": {"BLEU": {"p_value": None}, "chrF2": {"p_value": None}},
+        "random": {"BLEU": {"p_value": 0.001}, "chrF2": {"p_value": 0.3}},
+        "base": {"BLEU": {"p_value": 0.2}, "chrF2": {"p_value": 0.01}},
     }}  # fmt: skip
     md = markdown(summary, ["base", "mlm_tlm"], None, [comparison])
     table = md.split("## Curation: NMT", 1)[1]

@@ -287,9 +287,13 @@ def _nmt_marks(comparisons: list[dict]) -> dict[tuple[str, str, str, str], str]:
         for name, metrics in comp["systems"].items():
             if name == comp["baseline"]:
                 continue
-            for metric, label in NMT_METRICS:
-                p = (metrics.get(label) or {}).get("p_value")
-                if p is not None and p < NMT_ALPHA:
+            for (
+                label,
+                result,
+            ) in metrics.items():  # sacrebleu's names: BLEU, chrF2 (chrF2++ with word order 2)
+                metric = "bleu" if label == "BLEU" else "chrf" if label.startswith("chrF") else None
+                p = (result or {}).get("p_value")
+                if metric and p is not None and p < NMT_ALPHA:
                     marks[(keys["pair"], keys["share"], name, metric)] = "*"
     return marks
 
