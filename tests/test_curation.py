@@ -140,11 +140,11 @@ def test_report_nmt_table_has_controls_and_bootstrap_marks(tmp_path):
     }
     comparison = {"keys": keys, "baseline": "mlm_tlm", "systems": {
         "mlm_tlm": {"BLEU": {"p_value": None}, "chrF2": {"p_value": None}},
-        "random": {"BLEU": {"p_value": 0.001}, "chrF2": {"p_value": 0.3}},
+        "random": {"BLEU": {"p_value": 0.001, "ci": 1.25}, "chrF2": {"p_value": 0.3}},
         "base": {"BLEU": {"p_value": 0.2}, "chrF2": {"p_value": 0.01}},
     }}  # fmt: skip
     md = markdown(summary, ["base", "mlm_tlm"], None, [comparison])
     table = md.split("## Curation: NMT", 1)[1]
     assert "| row | si-en keep 0.5 BLEU | si-en keep 0.5 chrF |" in table
     assert "| base | 10.0 | 20.0* |" in table and "| mlm_tlm | 20.0 | 40.0 |" in table
-    assert "| *random* | 5.0* | 10.0 |" in table and "| *no_filter* | 8.0 | 16.0 |" in table
+    assert "| *random* | 5.0 [±1.2]* | 10.0 |" in table and "| *no_filter* | 8.0 | 16.0 |" in table

@@ -278,24 +278,28 @@ def nmt_rows(paths: list[str]) -> list[dict]:
     return rows
 
 
-def _nmt_marks(comparisons: list[dict]) -> dict[tuple[str, str, str, str], str]:
-    """(pair, share, row, metric) -> `*` where sacrebleu's paired bootstrap puts the row's difference from
-    the comparison's baseline (mlm_tlm at the same share; base for mlm_tlm's row) at p < 0.05."""
-    marks = {}
+def _nmt_marks(comparisons: list[dict]) -> tuple[dict, dict]:
+    """From sacrebleu's paired bootstraps: (pair, share, row, metric) -> `*` where the row's difference from
+    the comparison's baseline (mlm_tlm at the same share; base for mlm_tlm's row) has p < 0.05, and
+    (pair, share, row, metric) -> the half-width of the row's 95 % bootstrap interval."""
+    marks, intervals = {}, {}
     for comp in comparisons:
         keys = comp["keys"]
         for name, metrics in comp["systems"].items():
-            if name == comp["baseline"]:
-                continue
             for (
                 label,
                 result,
             ) in metrics.items():  # sacrebleu's names: BLEU, chrF2 (chrF2++ with word order 2)
                 metric = "bleu" if label == "BLEU" else "chrf" if label.startswith("chrF") else None
+                if metric is None:
+                    continue
+                cell = (keys["pair"], keys["share"], name, metric)
+                if (result or {}).get("ci") is not None:
+                    intervals.setdefault(cell, result["ci"])
                 p = (result or {}).get("p_value")
-                if metric and p is not None and p < NMT_ALPHA:
-                    marks[(keys["pair"], keys["share"], name, metric)] = "*"
-    return marks
+                if name != comp["baseline"] and p is not None and p < NMT_ALPHA:
+                    marks[cell] = "*"
+    return marks, intervals
 
 
 def nmt_markdown(summary: pd.DataFrame, variants: list[str], comparisons: list[dict] = ()) -> list[str]:
@@ -306,7 +310,7 @@ def nmt_markdown(summary: pd.DataFrame, variants: list[str], comparisons: list[d
     if part.empty:
         return []
     part = part.assign(base_metric=part.metric.str.split("@").str[0], share=part.metric.str.split("@").str[1])
-    marks = _nmt_marks(list(comparisons))
+    marks, intervals = _nmt_marks(list(comparisons))
     columns = sorted(
         {(r.pair, r.share) for r in part.itertuples() if r.variant != "no_filter"},
         key=lambda c: (c[0], float(c[1])),
@@ -318,7 +322,8 @@ def nmt_markdown(summary: pd.DataFrame, variants: list[str], comparisons: list[d
         "",
         "BLEU and chrF (sacrebleu) of a model trained on the kept share of the corpus as each row ranks it; "
         "*random*: a random ranking (chance), *no_filter*: every pair (the same run under each share). `*`: sacrebleu's paired "
-        f"bootstrap p < {NMT_ALPHA} against mlm_tlm at the same share (mlm_tlm's row: against base).",
+        f"bootstrap p < {NMT_ALPHA} against mlm_tlm at the same share (mlm_tlm's row: against base); "
+        "[±x]: half-width of the 95 % bootstrap interval of the score.",
         "",
         "| row | " + " | ".join(head) + " |",
         "|---|" + "---|" * len(head),
@@ -334,6 +339,8 @@ def nmt_markdown(summary: pd.DataFrame, variants: list[str], comparisons: list[d
                     continue
                 r = hit.iloc[0]
                 value = f"{r['mean']:.1f} ± {r['std']:.1f}" if r["n"] > 1 else f"{r['mean']:.1f}"
+                ci = intervals.get((pair, share, row, metric))
+                value += f" [±{ci:.1f}]" if ci is not None else ""
                 cells.append(value + marks.get((pair, share, row, metric), ""))
         label = f"*{row}*" if row in NMT_CONTROLS else row
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
