@@ -40,6 +40,9 @@ def small_config() -> dict:
     cfg["sentiment"]["seeds"] = [1]
     cfg["sentiment"]["training"]["epochs"] = 1
     cfg["pretrain"]["seeds"] = [1, 2]  # intervals over seeds and pooled paired tests
+    cfg["curation"]["nmt"]["settings"].update(  # NMT: the wiring, not the translation quality
+        vocab_size=300, hidden=32, heads=2, ffn=64, max_steps=12, evaluations=1, bootstrap_samples=50
+    )
     return cfg
 
 

@@ -94,6 +94,8 @@ TYPOS = [
     Typo("sentiment.training", section="sentiment.training"),
     Typo("curation.settings", section="curation.settings"),
     Typo("reference_encoders.labse.settings", "paper.yaml", section="reference_encoders.<name>.settings"),
+    Typo("curation.nmt.settings", section="curation.nmt.settings"),
+    Typo("curation.nmt.settings", "paper.yaml", section="curation.nmt.settings"),
     # sections the schema types completely: its message names the key and the instance path
     Typo(""),
     Typo("corpus"),
@@ -197,7 +199,7 @@ BAD_VALUES = [
     # keys the rule sets itself: refused, not silently replaced
     ("config.yaml", setting("pretrain.stages.mono.training.epochs", 3), "pretrain.stages.mono.training.epochs", "pretrain.stages.mono.epochs"),
     ("paper.yaml", setting("sources.madlad.settings.size", 10), "sources.madlad.settings.size", "sources.madlad.sizes"),
-    ("config.yaml", setting("curation.settings.embed", {"pooling": "cls"}), "curation.settings.embed", "embedding"),
+    ("config.yaml", setting("curation.settings.mining", {"k": 2}), "curation.settings.mining", "mining.settings"),
     # across sections
     ("paper.yaml", setting("crf_models.ta_pos.lang", "si"), "annotation.ta.pos.path", "crf_models.ta_pos tags pos/si"),
     ("paper.yaml", setting("crf_models.ta_pos.tagset", "ucsc"), "crf_models.ta_pos.tagset", "UPOS"),

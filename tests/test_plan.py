@@ -95,6 +95,7 @@ def files_config(root: Path) -> dict:
     cfg["annotation"] = {lang: cfg["annotation"][lang] for lang in ("en", "si")}
     cfg["pretrain"]["valid_fraction"] = 0.1
     cfg["pretrain"]["seeds"] = [13]
+    cfg["tokenizer"]["vocab_size"] = 4000
     cfg["pretrain"]["stages"]["mono"] = {
         "epochs": {"default": 3},
         "training": {"batch_size": 16, "grad_accum": 2, "checkpoint_every": 10, "min_evaluations": 4},

@@ -68,6 +68,9 @@ def test_report_holds_every_variant_task_and_pair(run_dir: Path):
         assert pairs == {(v, "mlm_tlm") for v in lem_rows} | {("mlm_tlm", "base")}, task
         assert part.p_holm.between(0, 1).all() and (part.p_holm >= part.p).all()
     assert "## Paired comparisons" in md
+    nmt = summary[summary.task == "nmt"]  # every variant and the controls at each kept share (curation.nmt)
+    assert set(nmt.variant) == set(cfg["variants"]) | {"random", "no_filter"}
+    assert "## Curation: NMT on the top share" in md and "| *no_filter* |" in md
 
 
 def test_the_html_report_holds_tables_figures_and_config(run_dir: Path):

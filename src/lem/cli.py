@@ -27,6 +27,7 @@ STAGES: dict[str, tuple[str, str]] = {
     "reference": ("lem.refenc", "reference encoders' embeddings (LASER, sentence-transformers/LaBSE)"),
     "mine": ("lem.mining.cli", "margin-based bitext mining and P/R/F1 against gold"),
     "curate": ("lem.curation", "rank a noisy parallel corpus by margin score"),
+    "nmt": ("lem.nmt", "NMT on the top share of a ranked corpus: BLEU, chrF, paired bootstrap"),
     "sentiment": ("lem.sentiment", "fine-tune and evaluate sentence classification"),
     "report": ("lem.report", "collect every metric into the summary table and figures"),
 }

@@ -13,7 +13,7 @@ unknown key, a value of the wrong type or a value the dataclass refuses fails wh
 
 Types come from the dataclass's annotations (checked on the built object, so what `from_dict` converts,
 e.g. a list into a tuple, passes); values from the dataclass's own `from_dict` checks. A key that the rule
-sets itself (a stage's `training.epochs`, MADLAD's `settings.size`, curation's `settings.embed`) is refused
+sets itself (a stage's `training.epochs`, MADLAD's `settings.size`, curation's `settings.mining`) is refused
 rather than silently replaced. `SECTIONS` lists every checked section; config/README.md documents them.
 
 Then what joins the sections (`_check_*`), each failure one line naming the key, the value and what is
@@ -129,9 +129,10 @@ SECTIONS: tuple[Section, ...] = (
         "curation.settings",
         "lem.curation:CurationSettings",
         "lem curate rank",
-        overridden={"embed": "embedding"},
+        overridden={"mining": "mining.settings"},
     ),
     Section("reference_encoders.<name>.settings", "lem.refenc:RefEncoderSettings", "lem reference encode"),
+    Section("curation.nmt.settings", "lem.nmt:NMTSettings", "lem nmt run"),
 )
 SECTION = {s.path: s for s in SECTIONS}
 
@@ -402,9 +403,11 @@ def _uses(config: dict[str, Any]) -> Iterator[Use]:
         path = f"sentiment.datasets.{name}.prepare"
         yield Use("sentiment.datasets.<name>.prepare", path, spec.get("prepare"))
     yield Use("sentiment.training", "sentiment.training", sentiment.get("training"))
-    embed = {"embed": config.get("embedding", {})}
-    settings = (config.get("curation") or {}).get("settings")
-    yield Use("curation.settings", "curation.settings", settings, {}, embed, {"embed": "embedding"})
+    mining = {"mining": (config.get("mining") or {}).get("settings") or {}}
+    curation = config.get("curation") or {}
+    settings = curation.get("settings")
+    yield Use("curation.settings", "curation.settings", settings, {}, mining, {"mining": "mining.settings"})
+    yield Use("curation.nmt.settings", "curation.nmt.settings", (curation.get("nmt") or {}).get("settings"))
     for name, spec in (config.get("reference_encoders") or {}).items():
         path = f"reference_encoders.{name}.settings"
         yield Use("reference_encoders.<name>.settings", path, (spec or {}).get("settings"))
@@ -563,6 +566,13 @@ def _check_pair_uses(config: dict[str, Any]) -> None:
     for pair in (config.get("curation") or {}).get("corpora") or {}:
         if pair not in pairs:
             raise ConfigError(f"curation.corpora: {pair!r} is not a configured pair; {configured}")
+    nmt = (config.get("curation") or {}).get("nmt") or {}
+    for pair in nmt.get("pairs") or []:
+        if pair not in ((config.get("curation") or {}).get("corpora") or {}):
+            raise ConfigError(f"curation.nmt.pairs: {pair!r} has no curation corpus (`curation.corpora`)")
+        for split in ("valid", "test"):
+            if pair not in (nmt.get(split) or {}):
+                raise ConfigError(f"curation.nmt.{split}: no {split} set for NMT pair {pair!r}")
 
 
 def _check_corpus_files(config: dict[str, Any]) -> None:

@@ -1,9 +1,13 @@
 """Parallel data curation: rank a noisy parallel corpus by the model's margin score, keep the top pairs.
 
-Each pair (x_i, y_i) is scored with the margin of its cosine against each side's k nearest neighbours on
-the other side (LASER's scoring of a given bitext, `lem.mining.pair_margin_scores`). Where the corpus
-carries clean/noisy labels (the embedded default's generated corpus), the ranking is evaluated: precision
-of clean pairs in the top-ranked share, for each configured share, and average precision.
+`lem curate prepare` streams the corpus once per pair (`lem.data.webmined`: cap, de-duplication, leakage
+guard) into `pairs.tsv` and one sentence file per side, which the embed stage embeds for every variant (evalset
+`curation`). `lem curate rank` reads those embeddings and scores each pair (x_i, y_i) with the margin of its
+cosine against each side's k nearest neighbours on the other side (LASER's scoring of a given bitext,
+`lem.mining.pair_margin_scores`), with mining's k, margin and neighbourhood (`mining.settings`) unless
+`curation.settings` sets them. Where the corpus carries clean/noisy labels (the embedded default's generated
+corpus), the ranking is evaluated: precision of clean pairs in the top-ranked share, for each configured
+share, and average precision. The NMT trained on the top shares is `lem.nmt` (workflow/rules/nmt.smk).
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import numpy as np
 from lem.chance import curation_chance
 from lem.data.noisy import NOISY_HEADERS, read_noisy  # noqa: F401 - the corpus reader, re-exported
 from lem.files import atomic_path, with_keys, write_json
+from lem.inputs import InputError
 from lem.settings import settings_from_dict
 from lem.stage import Stage, Verb, arg
 
@@ -27,11 +32,14 @@ log = logging.getLogger("lem.curation")
 
 @dataclass
 class CurationSettings:
-    k: int = 4  # neighbours per side of the margin, capped at the corpus size
-    margin: str = "ratio"
-    neighbourhood: str = "mean"
+    """Curation's choices. The margin (`k`, `margin`, `neighbourhood`) is mining's (`mining`: the
+    `mining.settings` section, `lem.mining.MineSettings`) unless set here explicitly (None: mining's)."""
+
+    k: int | None = None  # neighbours per side of the margin, capped at the corpus size
+    margin: str | None = None
+    neighbourhood: str | None = None
     keep_fractions: list[float] = field(default_factory=lambda: [0.25, 0.5])
-    embed: dict[str, Any] = field(default_factory=dict)
+    mining: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def from_dict(cls, d: dict[str, Any] | None) -> CurationSettings:
@@ -39,24 +47,38 @@ class CurationSettings:
         s.validate()
         return s
 
+    def margin_settings(self) -> tuple[int, str, str]:
+        """(k, margin, neighbourhood): this section's where set, else mining's (one place for the margin)."""
+        from lem.mining import MineSettings
+
+        mine = MineSettings.from_dict(self.mining)
+        return (
+            mine.k if self.k is None else self.k,
+            mine.margin if self.margin is None else self.margin,
+            mine.neighbourhood if self.neighbourhood is None else self.neighbourhood,
+        )
+
     def validate(self) -> None:
         from lem.mining import MARGINS, NEIGHBOURHOODS
 
-        if isinstance(self.k, bool) or not isinstance(self.k, int) or self.k < 1:
-            raise ValueError(f"curation settings: k={self.k!r}: expected an integer >= 1")
-        if self.margin not in MARGINS:
+        if self.k is not None and (isinstance(self.k, bool) or not isinstance(self.k, int) or self.k < 1):
+            raise ValueError(f"curation settings: k={self.k!r}: expected an integer >= 1 (or null: mining's)")
+        if self.margin is not None and self.margin not in MARGINS:
             raise ValueError(f"curation settings: margin={self.margin!r}: expected one of {MARGINS}")
-        if self.neighbourhood not in NEIGHBOURHOODS:
+        if self.neighbourhood is not None and self.neighbourhood not in NEIGHBOURHOODS:
             raise ValueError(
                 f"curation settings: neighbourhood={self.neighbourhood!r}: expected one of {NEIGHBOURHOODS}"
             )
+        if not isinstance(self.mining, dict):
+            raise ValueError(f"curation settings: mining={self.mining!r}: expected the mining settings")
+        self.margin_settings()  # mining's settings are valid
         fractions = self.keep_fractions
         if not isinstance(fractions, list) or any(
             isinstance(f, bool) or not isinstance(f, (int, float)) or not 0 < f <= 1 for f in fractions
         ):
             raise ValueError(
                 f"curation settings: keep_fractions={fractions!r}: expected shares in (0, 1] (the top share "
-                "of the ranked corpus whose precision is reported)"
+                "of the ranked corpus whose precision is reported and on which NMT is trained)"
             )
         if len({f"{f:g}" for f in fractions}) != len(fractions):
             raise ValueError(f"curation settings: keep_fractions={fractions!r}: expected distinct shares")
@@ -77,30 +99,43 @@ def ranking_metrics(scores: np.ndarray, clean: np.ndarray, keep_fractions: list[
 
 
 def curate(
-    model_dir: str,
-    corpus: str,
+    pairs: str,
+    src_emb: str,
+    tgt_emb: str,
+    src_sents: str,
+    tgt_sents: str,
     settings: CurationSettings,
     out_scores: str,
     out_metrics: str,
     keys: dict[str, str] | None = None,
 ) -> dict:
-    from lem.embed import EmbedSettings, encode
+    """Score every pair of the prepared corpus `pairs` (`lem curate prepare`) from the embed stage's
+    embeddings of its two sides (`src_emb`, `tgt_emb`, checked against the sentence files' ids) with the
+    margin of `lem.mining.pair_margin_scores`; write the ranking (best first) and the metrics."""
+    from lem.embed import load_embeddings, read_sentences
     from lem.mining import pair_margin_scores
 
     t0 = time.time()
-    src, tgt, labels = read_noisy(corpus)
-    emb = EmbedSettings.from_dict(settings.embed)
-    x = encode(model_dir, src, emb)
-    y = encode(model_dir, tgt, emb)
-    scores = pair_margin_scores(
-        x, y, k=settings.k, margin_kind=settings.margin, neighbourhood=settings.neighbourhood
-    )
+    src, _, labels = read_noisy(pairs)
+    sides = []
+    for emb, sents in ((src_emb, src_sents), (tgt_emb, tgt_sents)):
+        ids = read_sentences(sents).ids
+        if len(ids) != len(src):
+            raise InputError(f"{sents}: {len(ids)} sentences, but {pairs} has {len(src)} pairs")
+        sides.append(load_embeddings(emb, ids, sents))
+    k, margin, neighbourhood = settings.margin_settings()
+    scores = pair_margin_scores(sides[0], sides[1], k=k, margin_kind=margin, neighbourhood=neighbourhood)
     order = np.argsort(-scores, kind="stable")
     with atomic_path(out_scores) as tmp, open(tmp, "w", encoding="utf-8") as fh:
         fh.write("rank\tindex\tscore\tlabel\n")
         for rank, i in enumerate(order, start=1):
             fh.write(f"{rank}\t{i}\t{scores[i]:.6f}\t{labels[i] if labels else ''}\n")
-    metrics: dict[str, Any] = {"corpus": str(corpus), "model": str(model_dir), "settings": settings.__dict__}
+    metrics: dict[str, Any] = {
+        "corpus": str(pairs),
+        "embeddings": [str(src_emb), str(tgt_emb)],
+        "margin": {"k": k, "margin": margin, "neighbourhood": neighbourhood},
+        "settings": {key: v for key, v in settings.__dict__.items() if key != "mining"},
+    }
     if labels is not None:
         clean = np.array([lbl == "clean" for lbl in labels])
         metrics.update(ranking_metrics(scores, clean, settings.keep_fractions))
@@ -108,24 +143,65 @@ def curate(
         metrics["mean_score_by_label"] = {
             lbl: float(scores[np.array(labels) == lbl].mean()) for lbl in sorted(set(labels))
         }
+    else:
+        metrics["n"] = len(src)
     write_json(out_metrics, with_keys(metrics, keys))
-    log.info("curated %s with %s: %d pairs in %.1fs", corpus, model_dir, len(src), time.time() - t0)
+    log.info("curated %s: %d pairs in %.1fs", pairs, len(src), time.time() - t0)
     return metrics
 
 
 def cmd_rank(a: argparse.Namespace) -> None:
-    curate(a.model, a.corpus, a.settings, a.out_scores, a.out_metrics, a.keys)
+    curate(
+        a.pairs, a.src_emb, a.tgt_emb, a.src_sents, a.tgt_sents, a.settings, a.out_scores, a.out_metrics,
+        a.keys,
+    )  # fmt: skip
+
+
+def cmd_prepare(a: argparse.Namespace) -> None:
+    from lem.data.webmined import prepare_curation_corpus
+
+    stats = prepare_curation_corpus(
+        a.pair, a.out_dir, corpus=a.corpus, src_file=a.src, tgt_file=a.tgt, max_pairs=a.max_pairs,
+        exclude=a.exclude,
+    )  # fmt: skip
+    log.info("curation corpus %s: %s", a.pair, stats)
+
+
+def cmd_control(a: argparse.Namespace) -> None:
+    from lem.nmt import control_ranking
+
+    control_ranking(a.pairs, a.out, kind=a.kind, seed=a.seed)
 
 
 STAGE = Stage(
     "curate",
     __doc__.splitlines()[0],
     (
-        Verb("rank", "score every pair of a noisy corpus; rank metrics where it carries labels", cmd_rank, (
-            arg("--model", required=True),
-            arg("--corpus", required=True, help="TSV with header src, tgt[, label]"),
+        Verb("prepare", "stream a noisy corpus (TSV or line-aligned files): cap, dedup, leakage guard; "
+             "write pairs.tsv and the sentence files the embed stage reads", cmd_prepare, (
+            arg("--pair", required=True),
+            arg("--corpus", default=None, help="TSV with header src, tgt[, label]"),
+            arg("--src", default=None, help="line-aligned source side (with --tgt)"),
+            arg("--tgt", default=None, help="line-aligned target side"),
+            arg("--max-pairs", type=int, default=None, help="stop after this many kept pairs"),
+            arg("--exclude", nargs="*", default=[], help="evaluation files whose sentences are dropped"),
+            arg("--out-dir", required=True),
+        )),
+        Verb("rank", "score every pair of a prepared corpus from its embeddings; rank metrics where it carries "
+             "labels", cmd_rank, (
+            arg("--pairs", required=True, help="pairs.tsv of lem curate prepare"),
+            arg("--src-emb", required=True),
+            arg("--tgt-emb", required=True),
+            arg("--src-sents", required=True, help="the sentence file embedded as --src-emb"),
+            arg("--tgt-sents", required=True),
             arg("--out-scores", required=True),
             arg("--out-metrics", required=True),
-        ), settings=CurationSettings, keys=True, threads=True),
+        ), settings=CurationSettings, keys=True),
+        Verb("control", "a ranking no model made: random (the floor) or oracle (clean first)", cmd_control, (
+            arg("--pairs", required=True),
+            arg("--kind", default="random", choices=["random", "oracle"]),
+            arg("--seed", type=int, default=0),
+            arg("--out", required=True),
+        )),
     ),
 )  # fmt: skip

@@ -23,7 +23,7 @@ Files:
 - training, validation and test pairs: `src<TAB>tgt` TSV (a header `src<TAB>tgt[<TAB>label]` optional), or
   for the test set two line-aligned files (FLoRes-200: `devtest/sin_Sinh.devtest`; `flores_files`);
 - a run (`run_nmt`) writes one folder, atomically: `model/`, `hypotheses.txt`, `references.txt`,
-  `metrics.json` (BLEU, chrF, their sacrebleu signatures, counts, timings, settings, `keys`).
+  `metrics.json` (BLEU, chrF, their sacrebleu signatures, counts, settings, `keys`).
 """
 
 from __future__ import annotations
@@ -894,3 +894,72 @@ def compare_runs(run_dirs: Mapping[str, str | os.PathLike], baseline: str, out: 
     result["runs"] = {name: str(d) for name, d in run_dirs.items()}
     write_json(out, with_keys(result, keys))
     return with_keys(result, keys)
+
+
+# --- the command line (the rules of workflow/rules/nmt.smk) ----------------------------------------------------
+
+
+def cmd_select(a) -> None:
+    stats = select_top(a.ranking, a.pairs, a.out, share=a.share)
+    log.info("nmt select: %s", stats)
+
+
+def cmd_run(a) -> None:
+    test = a.test[0] if len(a.test) == 1 else a.test
+    run_nmt(a.train, a.valid, test, a.settings, a.out_dir, a.keys, pair=a.pair)
+
+
+def cmd_heldout(a) -> None:
+    from lem.data.webmined import prepare_test_set
+
+    n = prepare_test_set(a.out, corpus=a.corpus, src_file=a.src, tgt_file=a.tgt)
+    log.info("nmt heldout: %d pairs -> %s", n, a.out)
+
+
+def _named(items: Sequence[str]) -> dict[str, str]:
+    out = {}
+    for item in items:
+        name, sep, path = item.partition("=")
+        if not sep or not name or not path:
+            raise ValueError(f"nmt compare: --runs {item!r}: expected NAME=RUN_DIR")
+        out[name] = path
+    return out
+
+
+def cmd_compare(a) -> None:
+    compare_runs(_named(a.runs), a.baseline, a.out, a.settings, a.keys)
+
+
+from lem.stage import Stage, Verb, arg  # noqa: E402 - the command line, after the library
+
+STAGE = Stage(
+    "nmt",
+    "train NMT on the top share of a ranked corpus, score BLEU/chrF, compare runs (paired bootstrap)",
+    (
+        Verb("heldout", "an NMT validation or test set as src<TAB>tgt (from a TSV or two line-aligned files)",
+             cmd_heldout, (
+            arg("--corpus", default=None, help="TSV with header src, tgt"),
+            arg("--src", default=None, help="line-aligned source side (FLoRes-200 devtest/<code>.devtest)"),
+            arg("--tgt", default=None),
+            arg("--out", required=True),
+        )),
+        Verb("select", "the top share of a corpus in the order of a ranking", cmd_select, (
+            arg("--ranking", required=True, help="scores.tsv of lem curate rank / control"),
+            arg("--pairs", required=True, help="pairs.tsv of lem curate prepare"),
+            arg("--share", type=float, required=True, help="share of the ranked corpus kept, in (0, 1]"),
+            arg("--out", required=True),
+        ), errors=(ValueError,)),
+        Verb("run", "train on the selected pairs, translate the test set, score BLEU and chrF", cmd_run, (
+            arg("--train", required=True),
+            arg("--valid", required=True),
+            arg("--test", nargs="+", required=True, help="a src<TAB>tgt TSV, or two line-aligned files"),
+            arg("--pair", required=True, help="the pair of the TSVs' columns, e.g. si-en"),
+            arg("--out-dir", required=True, help="model/, hypotheses.txt, references.txt, metrics.json"),
+        ), settings=NMTSettings, keys=True),
+        Verb("compare", "sacrebleu's paired bootstrap of runs against a baseline run", cmd_compare, (
+            arg("--runs", nargs="+", required=True, help="NAME=RUN_DIR for every run, the baseline's too"),
+            arg("--baseline", required=True),
+            arg("--out", required=True),
+        ), settings=NMTSettings, keys=True, errors=(ValueError,)),
+    ),
+)  # fmt: skip

@@ -29,6 +29,8 @@ KEYS = {
     "sentiment": ("task", "variant", "dataset", "pair", "seed"),
     "curation": ("task", "variant", "dataset", "pair"),
     "annotation": ("task", "dataset", "pair"),
+    "nmt": ("task", "variant", "dataset", "pair", "share"),
+    "nmt_compare": ("task", "baseline", "dataset", "pair", "share"),
 }
 COVERAGE_TYPES = ("ne", "noun", "verb")
 ANNOTATION_METRICS = [("pos", "accuracy"), ("pos", "coarse_accuracy"), ("ner", "f1")]
@@ -80,6 +82,7 @@ def collect(
     coverage: dict | None = None,
     variants: list[str] | None = None,
     items: evidence.Items | None = None,
+    nmt: list[str] = (),
 ) -> pd.DataFrame:
     """One row per (variant, task, dataset, pair, metric, seed) value, keyed by each file's `keys` (a file's
     variant must be one of `variants` when given); `coverage` (the annotation coverage JSON) adds task
@@ -156,6 +159,7 @@ def collect(
                     "seed": "",
                 }
             )
+    rows += nmt_rows(nmt)
     if not rows:
         raise ValueError("no metrics files given to the report")
     return pd.DataFrame(rows)
@@ -236,6 +240,7 @@ def markdown(
     coverage: dict | None = None,
     comparisons: pd.DataFrame | None = None,
     alpha: float = 0.05,
+    nmt_compare: list[dict] = (),
 ) -> str:
     comparisons = pd.DataFrame() if comparisons is None else comparisons
     marks = evidence.marks(comparisons)
@@ -264,6 +269,7 @@ def markdown(
         table = _pivot_markdown(summary, task, metric, variants, marks)
         if table:
             sections += [f"## {title}", "", table, ""]
+    sections += nmt_markdown(summary, variants, nmt_compare)
     sections += evidence.comparisons_markdown(comparisons, alpha)
     ann = summary[summary.task == "annotation"]
     if not ann.empty:
@@ -280,6 +286,92 @@ def markdown(
     if coverage:
         sections += coverage_markdown(coverage)
     return "\n".join(sections)
+
+
+NMT_METRICS = (("bleu", "BLEU"), ("chrf", "chrF"))
+NMT_CONTROLS = ("random", "no_filter")  # a random ranking at the same share; every pair (share 1)
+NMT_ALPHA = 0.05
+
+
+def nmt_rows(paths: list[str]) -> list[dict]:
+    """Rows of task `nmt` (metric `bleu@<share>`, `chrf@<share>`) from `lem nmt run` metrics files; the
+    variant may be a ranking control (random, no_filter)."""
+    rows = []
+    for path in paths:
+        key, data = _read("nmt", path, None)
+        share = key.pop("share")
+        for metric, _ in NMT_METRICS:
+            rows.append({**key, "task": "nmt", "metric": f"{metric}@{share}", "value": data[metric]})
+    return rows
+
+
+def _nmt_marks(comparisons: list[dict]) -> tuple[dict, dict]:
+    """From sacrebleu's paired bootstraps: (pair, share, row, metric) -> `*` where the row's difference from
+    the comparison's baseline (mlm_tlm at the same share; base for mlm_tlm's row) has p < 0.05, and
+    (pair, share, row, metric) -> the half-width of the row's 95 % bootstrap interval."""
+    marks, intervals = {}, {}
+    for comp in comparisons:
+        keys = comp["keys"]
+        for name, metrics in comp["systems"].items():
+            for (
+                label,
+                result,
+            ) in metrics.items():  # sacrebleu's names: BLEU, chrF2 (chrF2++ with word order 2)
+                metric = "bleu" if label == "BLEU" else "chrf" if label.startswith("chrF") else None
+                if metric is None:
+                    continue
+                cell = (keys["pair"], keys["share"], name, metric)
+                if (result or {}).get("ci") is not None:
+                    intervals.setdefault(cell, result["ci"])
+                p = (result or {}).get("p_value")
+                if name != comp["baseline"] and p is not None and p < NMT_ALPHA:
+                    marks[cell] = "*"
+    return marks, intervals
+
+
+def nmt_markdown(summary: pd.DataFrame, variants: list[str], comparisons: list[dict] = ()) -> list[str]:
+    """The curation/NMT table: BLEU and chrF per ranking row (variants, then random and no_filter) and kept
+    share, one column group per pair; `*`: sacrebleu's paired bootstrap p < 0.05 against mlm_tlm at the
+    same share (mlm_tlm's row: against base)."""
+    part = summary[summary.task == "nmt"]
+    if part.empty:
+        return []
+    part = part.assign(base_metric=part.metric.str.split("@").str[0], share=part.metric.str.split("@").str[1])
+    marks, intervals = _nmt_marks(list(comparisons))
+    columns = sorted(
+        {(r.pair, r.share) for r in part.itertuples() if r.variant != "no_filter"},
+        key=lambda c: (c[0], float(c[1])),
+    )
+    rows = [v for v in [*variants, *NMT_CONTROLS] if v in set(part.variant)]
+    head = [f"{pair} keep {share} {label}" for pair, share in columns for _, label in NMT_METRICS]
+    lines = [
+        f"## Curation: NMT on the top share of each ranking ({', '.join(sorted(set(part.dataset)))} test set)",
+        "",
+        "BLEU and chrF (sacrebleu) of a model trained on the kept share of the corpus as each row ranks it; "
+        "*random*: a random ranking (chance), *no_filter*: every pair (the same run under each share). `*`: sacrebleu's paired "
+        f"bootstrap p < {NMT_ALPHA} against mlm_tlm at the same share (mlm_tlm's row: against base); "
+        "[±x]: half-width of the 95 % bootstrap interval of the score.",
+        "",
+        "| row | " + " | ".join(head) + " |",
+        "|---|" + "---|" * len(head),
+    ]
+    for row in rows:
+        cells = []
+        for pair, share in columns:
+            for metric, _ in NMT_METRICS:
+                at = "1" if row == "no_filter" else share  # every pair: the same run under each share
+                hit = part[(part.variant == row) & (part.pair == pair) & (part.metric == f"{metric}@{at}")]
+                if hit.empty:
+                    cells.append("-")
+                    continue
+                r = hit.iloc[0]
+                value = f"{r['mean']:.1f} ± {r['std']:.1f}" if r["n"] > 1 else f"{r['mean']:.1f}"
+                ci = intervals.get((pair, share, row, metric))
+                value += f" [±{ci:.1f}]" if ci is not None else ""
+                cells.append(value + marks.get((pair, share, row, metric), ""))
+        label = f"*{row}*" if row in NMT_CONTROLS else row
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    return [*lines, ""]
 
 
 def figure(summary: pd.DataFrame, variants: list[str], path: Path) -> None:
@@ -392,13 +484,16 @@ def build_report(
     models: list[str] = (),
     significance: dict | None = None,
     config: dict | None = None,
+    nmt: list[str] = (),
+    nmt_compare: list[str] = (),
 ) -> pd.DataFrame:
     """Every output of the report in `out_dir`: summary.tsv / .md / .html, comparisons.tsv, the figures
     (overview, mining, and with `models`: masking and training) and, with `config`, config.json (the run's
     configuration, for the Snakemake report)."""
     cov = json.loads(Path(coverage).read_text(encoding="utf-8")) if coverage else None
     items = evidence.Items()
-    values = collect(mining, sentiment, curation, annotation, cov, variants, items)
+    values = collect(mining, sentiment, curation, annotation, cov, variants, items, nmt)
+    nmt_comparisons = [_read("nmt_compare", path, None)[1] for path in nmt_compare]
     summary = summarise(values)
     sig = {"resamples": 10_000, "seed": 0, "alpha": 0.05, **(significance or {})}
     comparisons = evidence.compare(items, variants, sig["resamples"], sig["seed"], sig["alpha"])
@@ -420,7 +515,7 @@ def build_report(
         summary.to_csv(tmp, sep="\t", index=False, float_format="%.6f")
     with atomic_path(out_dir / "comparisons.tsv") as tmp:
         comparisons.to_csv(tmp, sep="\t", index=False, float_format="%.6f")
-    md = markdown(summary, variants, cov, comparisons, sig["alpha"])
+    md = markdown(summary, variants, cov, comparisons, sig["alpha"], nmt_comparisons)
     write_text(out_dir / "summary.md", md)
     write_text(out_dir / "summary.html", figures.markdown_html(md, "LEM pipeline: results"))
     figure(summary, variants, out_dir / "overview.png")
@@ -496,6 +591,8 @@ def cmd_build(a: argparse.Namespace) -> None:
         a.models,
         {"resamples": a.resamples, "seed": a.seed, "alpha": a.alpha},
         a.config,
+        a.nmt,
+        a.nmt_compare,
     )
     out = Path(a.out_dir).resolve()
     print(
@@ -512,6 +609,8 @@ STAGE = Stage(
             arg("--sentiment", nargs="*", default=[]),
             arg("--curation", nargs="*", default=[]),
             arg("--annotation", nargs="*", default=[], help="annotation_eval/<annotator>/<lang>.json files"),
+            arg("--nmt", nargs="*", default=[], help="metrics.json of lem nmt run (keys: variant, share)"),
+            arg("--nmt-compare", nargs="*", default=[], help="paired bootstraps of lem nmt compare"),
             arg("--coverage", default=None, help="the annotation coverage JSON (results/annotate/coverage.json)"),
             arg("--variants", nargs="+", required=True, help="row order of the tables"),
             arg("--positive-lift", type=float, default=0.5,

@@ -309,9 +309,20 @@ def eval_text_files():
             for split in ("valid", "test")
         ]
     files += [
-        source_dep(path) for path in config["curation"].get("corpora", {}).values()
+        f"results/eval/prepared/curation/{pair}/pairs.tsv"
+        for pair in config["curation"].get("corpora", {})
     ]
+    files += nmt_eval_files()
     return files
+
+
+def nmt_eval_files():
+    """The NMT validation and test sets (the curation corpora and the pre-training data must not hold them)."""
+    return [
+        f"results/eval/prepared/nmt/{pair}/{split}.tsv"
+        for pair in config["curation"]["nmt"]["pairs"]
+        for split in ("valid", "test")
+    ]
 
 
 def embedding_files():
@@ -322,6 +333,10 @@ def embedding_files():
         (e, pair, lang)
         for e, spec in config["mining"].get("evalsets", {}).items()
         for pair in spec["pairs"]
+        for lang in src_tgt(pair)
+    ] + [
+        ("curation", pair, lang)
+        for pair in config["curation"].get("corpora", {})
         for lang in src_tgt(pair)
     ]
 
@@ -413,6 +428,108 @@ def report_models():
                     folder = f"results/models/{v}/{scope}/seed{s}/{stage}"
                     specs.append(f"{v}:{stage}:{label}{s}={folder}")
     return specs
+
+
+def pair_source(spec):
+    """A curation corpus / NMT set spec (a TSV, or {src, tgt} line-aligned files) -> (deps, CLI arguments)."""
+    if isinstance(spec, str):
+        return [source_dep(spec)], ["--corpus", source_file(spec)]
+    return [source_dep(spec["src"]), source_dep(spec["tgt"])], [
+        "--src",
+        source_file(spec["src"]),
+        "--tgt",
+        source_file(spec["tgt"]),
+    ]
+
+
+def share_name(share):
+    return f"{share:g}"
+
+
+NMT_CONTROLS = ["random", "no_filter"]
+
+
+def nmt_shares():
+    return [
+        share_name(f)
+        for f in config["curation"]["settings"].get("keep_fractions", [0.25, 0.5])
+    ]
+
+
+def nmt_runs():
+    """(ranking, pair, share) of every NMT run: each variant and the random ranking at each kept share, and
+    the no_filter control (every pair: share 1)."""
+    runs = []
+    for pair in config["curation"]["nmt"]["pairs"]:
+        runs += [(r, pair, s) for r in VARIANTS + ["random"] for s in nmt_shares()]
+        runs.append(("no_filter", pair, "1"))
+    return runs
+
+
+def nmt_outputs():
+    return [f"results/nmt/{r}/{p}/keep{s}/metrics.json" for r, p, s in nmt_runs()]
+
+
+def nmt_comparisons():
+    """(pair, share, baseline, systems): every row against mlm_tlm at the same share (no_filter too), and
+    mlm_tlm against base (sacrebleu's paired bootstrap)."""
+    out = []
+    for pair in config["curation"]["nmt"]["pairs"]:
+        for share in nmt_shares():
+            if "mlm_tlm" in VARIANTS:
+                others = [r for r in VARIANTS + ["random"] if r != "mlm_tlm"] + [
+                    "no_filter"
+                ]
+                out.append((pair, share, "mlm_tlm", others))
+            if "mlm_tlm" in VARIANTS and "base" in VARIANTS:
+                out.append((pair, share, "base", ["mlm_tlm"]))
+    return out
+
+
+def nmt_compare_outputs():
+    return [
+        f"results/nmt/{pair}/keep{share}.vs_{baseline}.json"
+        for pair, share, baseline, _ in nmt_comparisons()
+    ]
+
+
+def nmt_hub_model():
+    """The hub folder of a pretrained NMT model (fetched by `fetch_nmt_model`), None for a local one."""
+    s = config["curation"]["nmt"]["settings"]
+    model = s.get("model") or ""
+    if (
+        s.get("backend") != "pretrained"
+        or Path(model).is_dir()
+        or model.count("/") != 1
+    ):
+        return None
+    return f"resources/hf/{model}/{s.get('revision') or 'main'}"
+
+
+def nmt_settings():
+    """`curation.nmt.settings` as `lem nmt run` gets it: a hub model replaced by its fetched folder."""
+    s = dict(config["curation"]["nmt"]["settings"])
+    if nmt_hub_model():
+        s.update(model=nmt_hub_model(), revision=None)
+    return as_json(s)
+
+
+def nmt_run_dir(ranking, pair, share):
+    return f"results/nmt/{ranking}/{pair}/keep{share}"
+
+
+def curation_side(pair, i):
+    return src_tgt(pair)[i]
+
+
+def nmt_compare_runs(pair, share, baseline):
+    (systems,) = [
+        s for p, sh, b, s in nmt_comparisons() if (p, sh, b) == (pair, share, baseline)
+    ]
+    return {
+        r: nmt_run_dir(r, pair, "1" if r == "no_filter" else share)
+        for r in [baseline] + systems
+    }
 
 
 def control_dictionary(pair):

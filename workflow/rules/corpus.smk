@@ -17,6 +17,11 @@ if config["corpus"]["source"] == "generate":
             news=directory("results/eval/news"),
             sentiment="results/eval/sentiment/generated.csv",
             noisy=expand("results/eval/noisy/{pair}.tsv", pair=PAIRS),
+            nmt=expand(
+                "results/eval/nmt/{pair}.{split}.tsv",
+                pair=PAIRS,
+                split=["valid", "test"],
+            ),
         log:
             "logs/corpus/generate.log",
         conda:

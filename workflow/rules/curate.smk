@@ -1,8 +1,50 @@
+# Parallel data curation: the corpus of each pair is prepared once (streamed, capped, de-duplicated, leakage
+# guarded) into the embedding layout; the embed stage embeds both sides for every variant (embedding_files);
+# `lem curate rank` scores each pair with mining's margin and ranks the corpus.
+
+
+rule prepare_curation:
+    input:
+        corpus=lambda w: pair_source(
+            config["curation"]["corpora"][f"{w.src}-{w.tgt}"]
+        )[0],
+        exclude=lambda w: [
+            f
+            for f in eval_text_files()
+            if not f.startswith("results/eval/prepared/curation/")
+        ],
+    output:
+        pairs="results/eval/prepared/curation/{src}-{tgt}/pairs.tsv",
+        src="results/eval/prepared/curation/{src}-{tgt}/{src}.tsv",
+        tgt="results/eval/prepared/curation/{src}-{tgt}/{tgt}.tsv",
+        stats="results/eval/prepared/curation/{src}-{tgt}/stats.json",
+    log:
+        "logs/curation/prepare_{src}-{tgt}.log",
+    conda:
+        "../../envs/core.yaml"
+    threads: 1
+    params:
+        source=lambda w: pair_source(
+            config["curation"]["corpora"][f"{w.src}-{w.tgt}"]
+        )[1],
+        cap=(
+            ["--max-pairs", str(config["curation"]["max_pairs"])]
+            if config["curation"].get("max_pairs")
+            else []
+        ),
+    shell:
+        "lem curate prepare --pair {wildcards.src}-{wildcards.tgt} {params.source:q} {params.cap:q} "
+        "--exclude {input.exclude:q} --out-dir $(dirname {output.pairs:q}) > {log:q} 2>&1"
+
+
 rule curate:
     input:
-        # the first pre-training seed's model (curation does not repeat over seeds)
-        model=lambda w: model_for(w.variant, w.pair, PSEEDS[0]),
-        corpus=lambda w: source_dep(config["curation"]["corpora"][w.pair]),
+        # the first pre-training seed's embeddings (curation does not repeat over seeds)
+        pairs="results/eval/prepared/curation/{pair}/pairs.tsv",
+        src_sents=lambda w: f"results/eval/prepared/curation/{w.pair}/{curation_side(w.pair, 0)}.tsv",
+        tgt_sents=lambda w: f"results/eval/prepared/curation/{w.pair}/{curation_side(w.pair, 1)}.tsv",
+        src_emb=lambda w: f"results/embeddings/{w.variant}/seed{PSEEDS[0]}/curation/{w.pair}/{curation_side(w.pair, 0)}.npy",
+        tgt_emb=lambda w: f"results/embeddings/{w.variant}/seed{PSEEDS[0]}/curation/{w.pair}/{curation_side(w.pair, 1)}.npy",
     output:
         scores="results/curation/{variant}/{pair}/scores.tsv",
         metrics="results/curation/{variant}/{pair}/metrics.json",
@@ -15,11 +57,29 @@ rule curate:
     threads: 1
     params:
         settings=as_json(
-            {**config["curation"]["settings"], "embed": config["embedding"]}
+            {**config["curation"]["settings"], "mining": config["mining"]["settings"]}
         ),
         keys_json=lambda w: metrics_keys(
             "curation", variant=w.variant, dataset="noisy", pair=w.pair
         ),
     shell:
-        "lem curate rank --model {input.model:q} --corpus {input.corpus:q} --settings '{params.settings}' "
-        "--threads {threads} --keys '{params.keys_json}' --out-scores {output.scores:q} --out-metrics {output.metrics:q} > {log:q} 2>&1"
+        "lem curate rank --pairs {input.pairs:q} --src-emb {input.src_emb:q} --tgt-emb {input.tgt_emb:q} "
+        "--src-sents {input.src_sents:q} --tgt-sents {input.tgt_sents:q} --settings '{params.settings}' "
+        "--keys '{params.keys_json}' --out-scores {output.scores:q} --out-metrics {output.metrics:q} > {log:q} 2>&1"
+
+
+rule curate_random:
+    input:
+        pairs="results/eval/prepared/curation/{pair}/pairs.tsv",
+    output:
+        "results/curation/random/{pair}/scores.tsv",
+    log:
+        "logs/curation/random/{pair}.log",
+    conda:
+        "../../envs/core.yaml"
+    threads: 1
+    params:
+        seed=config["seed"],
+    shell:
+        "lem curate control --pairs {input.pairs:q} --kind random --seed {params.seed} "
+        "--out {output:q} > {log:q} 2>&1"

@@ -1,6 +1,7 @@
 # One embed job per model: it loads the model once and writes the embeddings of every evaluation file the
 # model serves, at results/embeddings/{variant}/seed{seed}/{evalset}/{src}-{tgt}/{lang}.{npy,ids.txt,meta.json}
-# (seed: the pre-training seed of the model).
+# (seed: the pre-training seed of the model; the curation corpora, evalset `curation`, with the first seed's
+# models only: rules `embed*_seeds` write the other seeds' evaluation files).
 # A unit `all` is a model that serves every pair (the base model; any variant's trilingual model); in the
 # per-pair scope a trained variant has one unit per pair (`si-en`, ...). Adding an evaluation set reruns
 # each variant's embed jobs (their outputs change); mining settings never do.
@@ -36,11 +37,29 @@ def embed_args(input, output):
     ]
 
 
-for _unit, (_variants, _files) in embed_units().items():
+def embed_jobs():
+    """(rule name, unit, variants, files, seeds) of every embed rule: the curation corpora are embedded with the first
+    pre-training seed's models only (curation does not repeat over seeds), so where a unit has them and there
+    are more seeds, a second rule `<name>_seeds` writes the other seeds' files without them.
+    """
+    jobs = []
+    for unit, (variants, files) in embed_units().items():
+        name = "embed" if unit == "all" else f"embed_{unit.replace('-', '_')}"
+        evals = [f for f in files if f[0] != "curation"]
+        if len(PSEEDS) == 1 or evals == files:
+            jobs.append((name, unit, variants, files, PSEEDS))
+        else:
+            jobs.append((name, unit, variants, files, PSEEDS[:1]))
+            if evals:
+                jobs.append((f"{name}_seeds", unit, variants, evals, PSEEDS[1:]))
+    return jobs
+
+
+for _name, _unit, _variants, _files, _seeds in embed_jobs():
 
     rule:
         name:
-            "embed" if _unit == "all" else f"embed_{_unit.replace('-', '_')}"
+            _name
         input:
             # model_for (common.smk): every pair of a unit has the same model
             model=lambda w, pair=_files[0][1]: model_for(w.variant, pair, w.seed),
@@ -57,6 +76,7 @@ for _unit, (_variants, _files) in embed_units().items():
             f"benchmarks/embed/{{variant}}/seed{{seed}}/{_unit}.tsv"
         wildcard_constraints:
             variant="|".join(_variants),
+            seed="|".join(str(s) for s in _seeds),
         conda:
             "../../envs/train.yaml"
         threads: 1

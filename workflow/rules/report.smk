@@ -3,6 +3,8 @@ rule report:
         mining=mining_outputs(),
         sentiment=sentiment_outputs(),
         curation=curation_outputs(),
+        nmt=nmt_outputs(),
+        nmt_compare=nmt_compare_outputs(),
         annotation=annotation_eval_outputs(),
         coverage="results/annotate/coverage.json",
         models=[spec.split("=", 1)[1] for spec in report_models()],
@@ -70,7 +72,7 @@ rule report:
         config=as_json(config),
         references=as_json(reference_controls()),
     shell:
-        "lem report build --mining {input.mining:q} --sentiment {input.sentiment:q} --curation {input.curation:q} --annotation {input.annotation:q} "
+        "lem report build --mining {input.mining:q} --sentiment {input.sentiment:q} --curation {input.curation:q} --nmt {input.nmt:q} --nmt-compare {input.nmt_compare:q} --annotation {input.annotation:q} "
         "--coverage {input.coverage:q} --positive-lift {params.positive_lift} --negative-lift {params.negative_lift} "
         "--models {params.models:q} --seed {params.significance} --config '{params.config}' "
         "--reference-controls '{params.references}' "

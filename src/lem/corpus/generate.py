@@ -627,6 +627,33 @@ def noisy_pairs(s: GenerateSettings, pair: str) -> list[tuple[str, str, str]]:
     return rows
 
 
+NMT_HELD_OUT = {"valid": 100, "test": 200}  # pairs per pair of the NMT validation and test sets
+
+
+def write_nmt_held_out(s: GenerateSettings, eval_dir: Path, banned: dict[str, set[str]]) -> None:
+    """The curation task's NMT validation and test sets per pair (`eval_dir/nmt/{pair}.{valid,test}.tsv`,
+    `src<TAB>tgt` with a header): clean translations that are in no other evaluation set and no noisy pair;
+    their sentences join `banned`, so no training text of the generator holds them (the leakage guard checks
+    the same files)."""
+    for pair in PAIRS:
+        src, tgt = pair.split("-")
+        rng = random.Random(f"{s.seed}/nmt/{pair}")
+        for split, n in NMT_HELD_OUT.items():
+            rows: dict[str, str] = {}
+
+            def fresh(f: str, x: Fill, rows=rows, src=src, tgt=tgt) -> bool:
+                a, b = _text(f, x, src), _text(f, x, tgt)
+                if a in banned[src] or a in rows or b in banned[tgt]:
+                    return False
+                rows[a] = b
+                return True
+
+            _draw(rng, n, fresh, f"nmt {split} {pair}")
+            banned[src].update(rows)
+            banned[tgt].update(rows.values())
+            write_text(eval_dir / "nmt" / f"{pair}.{split}.tsv", _tsv([("src", "tgt"), *rows.items()]))
+
+
 # --- code-mixed sentiment ---------------------------------------------------------------------------
 
 _FILLERS_START = ["", "", "", "machan ", "ane ", "bro ", "mn hithanne "]
@@ -807,6 +834,7 @@ def generate(settings: GenerateSettings, out_dir: str | Path, eval_dir: str | Pa
                 banned[
                     tgt if label != "wrong_language" else next(lg for lg in lx.LANGS if lg not in (src, tgt))
                 ].add(b)
+    write_nmt_held_out(s, eval_dir, banned)
     sentiment = sentiment_set(s)
     mono = {lg: mono_corpus(s, lg, banned[lg]) for lg in lx.LANGS}
     para = {pair: para_corpus(s, pair, banned) for pair in PAIRS}

@@ -1,0 +1,186 @@
+"""The curation corpus as `lem curate rank` reads it: a noisy parallel corpus prepared once per pair.
+
+Sources: a `src<TAB>tgt[<TAB>label]` TSV with a header (the embedded default's generated corpus), or two
+line-aligned files (OPUS moses releases of CCMatrix, CCAligned, NLLB: `CCMatrix.en-si.si` and
+`CCMatrix.en-si.en`, unpacked by the download layer). Both are streamed line by line: at most `max_pairs`
+pairs are kept (the cap on pairs read: reading stops there), exact duplicates (after `lem.data.leakage.normalise`
+of both sides) and pairs with an empty side are dropped, and so is every pair one of whose sides is a
+sentence of an evaluation set (the leakage guard: FLoRes, the NMT test sets, the mining and sentiment sets).
+Memory is bounded by the cap: one 16-byte digest per kept pair and the evaluation sentences.
+
+Writes `pairs.tsv` (`src<TAB>tgt[<TAB>label]`, header), one sentence file per language in the prepared
+evaluation layout (`id<TAB>text`, ids `c0`, `c1`, ... the row of `pairs.tsv`: what the embed stage reads) and
+`stats.json` (counts of everything dropped).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from lem.files import atomic_path, write_json
+from lem.inputs import MAX_LINE_CHARS, InputError, decode, long_line_message, shown
+
+
+def _lines(path: str | os.PathLike) -> Iterator[tuple[int, str]]:
+    """(line number, text) of a UTF-8 file, streamed (a BOM and CRLF accepted)."""
+    with open(path, "rb") as fh:
+        for lineno, raw in enumerate(fh, start=1):
+            text = decode(raw, f"{path}:{lineno}")
+            if lineno == 1:
+                text = text.removeprefix("\ufeff")
+            text = text.rstrip("\n").rstrip("\r")
+            if len(text) > MAX_LINE_CHARS:
+                raise InputError(long_line_message(path, lineno, text))
+            yield lineno, text
+
+
+def stream_tsv(path: str | os.PathLike) -> tuple[bool, Iterator[tuple[str, str, str | None]]]:
+    """(has labels, rows) of a `src<TAB>tgt[<TAB>label]` TSV with a header line."""
+    from lem.data.noisy import NOISY_HEADERS
+
+    lines = _lines(path)
+    first = next(lines, None)
+    header = first[1].split("\t") if first else None
+    if header not in NOISY_HEADERS:
+        got = "an empty file" if first is None else shown(first[1])
+        raise InputError(f"{path}:1: expected the header 'src<TAB>tgt[<TAB>label]', got {got}")
+
+    def rows() -> Iterator[tuple[str, str, str | None]]:
+        for lineno, line in lines:
+            row = line.split("\t")
+            if len(row) != len(header):
+                raise InputError(
+                    f"{path}:{lineno}: expected {len(header)} tab-separated fields as in the header, got "
+                    f"{len(row)}: {shown(line)}"
+                )
+            yield row[0], row[1], (row[2] if len(row) == 3 else None)
+
+    return len(header) == 3, rows()
+
+
+def stream_aligned(src: str | os.PathLike, tgt: str | os.PathLike) -> Iterator[tuple[str, str, None]]:
+    """Rows of two line-aligned files; a file that ends before the other fails naming both."""
+    a, b = _lines(src), _lines(tgt)
+    for (n, x), y in zip(a, b, strict=False):
+        if "\t" in x or "\t" in y[1]:
+            raise InputError(f"{src}:{n}: a tab inside a sentence of a line-aligned file")
+        yield x, y[1], None
+    rest_a, rest_b = next(a, None), next(b, None)
+    if rest_a is not None or rest_b is not None:
+        longer = src if rest_a is not None else tgt
+        raise InputError(f"{longer}: more lines than its line-aligned partner ({src}, {tgt})")
+
+
+def prepare_curation_corpus(
+    pair: str,
+    out_dir: str | os.PathLike,
+    *,
+    corpus: str | os.PathLike | None = None,
+    src_file: str | os.PathLike | None = None,
+    tgt_file: str | os.PathLike | None = None,
+    max_pairs: int | None = None,
+    exclude: Sequence[str | os.PathLike] = (),
+) -> dict[str, Any]:
+    """Stream the corpus (a TSV, or two line-aligned files), keep at most `max_pairs` distinct pairs that
+    share no sentence with the `exclude` evaluation files, and write `pairs.tsv`, `{src}.tsv`, `{tgt}.tsv`
+    and `stats.json` under `out_dir`."""
+    from lem.data.leakage import normalise, read_eval_sentences
+
+    if (corpus is None) == (src_file is None or tgt_file is None):
+        raise ValueError("curation corpus: give a TSV corpus or both line-aligned files (src and tgt)")
+    if max_pairs is not None and (isinstance(max_pairs, bool) or max_pairs < 1):
+        raise ValueError(f"curation corpus: max_pairs={max_pairs!r}: expected an integer >= 1 or none")
+    src_lang, tgt_lang = pair.split("-")
+    banned = {normalise(s) for path in exclude for s in read_eval_sentences(path)}
+    banned.discard("")
+    if corpus is not None:
+        labelled, rows = stream_tsv(corpus)
+    else:
+        labelled, rows = False, stream_aligned(src_file, tgt_file)
+    counts: Counter[str] = Counter()
+    seen: set[bytes] = set()
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    with (
+        atomic_path(out_dir / "pairs.tsv") as t_pairs,
+        atomic_path(out_dir / f"{src_lang}.tsv") as t_src,
+        atomic_path(out_dir / f"{tgt_lang}.tsv") as t_tgt,
+    ):
+        with (
+            open(t_pairs, "w", encoding="utf-8", newline="\n") as f_pairs,
+            open(t_src, "w", encoding="utf-8", newline="\n") as f_src,
+            open(t_tgt, "w", encoding="utf-8", newline="\n") as f_tgt,
+        ):
+            f_pairs.write("src\ttgt\tlabel\n" if labelled else "src\ttgt\n")
+            f_src.write("id\ttext\n")
+            f_tgt.write("id\ttext\n")
+            kept = 0
+            for a, b, label in rows:
+                counts["read"] += 1
+                a, b = a.strip(), b.strip()
+                ka, kb = normalise(a), normalise(b)
+                if not ka or not kb:
+                    counts["dropped_empty"] += 1
+                    continue
+                if ka in banned or kb in banned:
+                    counts["dropped_leakage"] += 1
+                    continue
+                digest = hashlib.blake2b(f"{ka}\t{kb}".encode(), digest_size=16).digest()
+                if digest in seen:
+                    counts["dropped_duplicate"] += 1
+                    continue
+                seen.add(digest)
+                f_pairs.write(f"{a}\t{b}\t{label}\n" if labelled else f"{a}\t{b}\n")
+                f_src.write(f"c{kept}\t{a}\n")
+                f_tgt.write(f"c{kept}\t{b}\n")
+                kept += 1
+                if label is not None:
+                    counts[f"kept_{label}"] += 1
+                if max_pairs is not None and kept >= max_pairs:
+                    counts["stopped_at_cap"] = 1
+                    break
+    if not kept:
+        raise InputError(
+            f"{corpus or src_file}: no pair left after dropping empty, duplicate and leaked pairs"
+        )
+    from lem.data.download import sha256_file
+
+    sources = [corpus] if corpus is not None else [src_file, tgt_file]
+    stats = {
+        "pair": pair,
+        "source": [str(p) for p in sources],
+        "source_sha256": {str(p): sha256_file(p) for p in sources},  # what was read (sources without a pin)
+        "max_pairs": max_pairs,
+        "kept": kept,
+        "evaluation_sentences": len(banned),
+        "excluded_files": [str(p) for p in exclude],
+        **dict(sorted(counts.items())),
+    }
+    write_json(out_dir / "stats.json", stats)
+    return stats
+
+
+def prepare_test_set(
+    out: str | os.PathLike,
+    *,
+    corpus: str | os.PathLike | None = None,
+    src_file: str | os.PathLike | None = None,
+    tgt_file: str | os.PathLike | None = None,
+) -> int:
+    """An NMT test (or validation) set as `src<TAB>tgt` with a header: from a TSV, or from two line-aligned
+    files (FLoRes-200 `devtest/sin_Sinh.devtest` ...). Nothing is dropped: a test set is scored whole."""
+    rows = stream_tsv(corpus)[1] if corpus is not None else stream_aligned(src_file, tgt_file)
+    n = 0
+    with atomic_path(out) as tmp, open(tmp, "w", encoding="utf-8", newline="\n") as fh:
+        fh.write("src\ttgt\n")
+        for a, b, _ in rows:
+            fh.write(f"{a}\t{b}\n")
+            n += 1
+    if not n:
+        raise InputError(f"{corpus or src_file}: an empty test set")
+    return n

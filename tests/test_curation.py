@@ -1,0 +1,150 @@
+"""Curation: the corpus prepared once (streamed, capped, de-duplicated, leakage guarded) in the embedding
+layout; ranking from the embed stage's embeddings with mining's margin settings (curation may override them);
+the NMT table of the report with its controls and paired-bootstrap marks."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from lem.curation import CurationSettings, curate
+from lem.data.webmined import prepare_curation_corpus, prepare_test_set
+from lem.embed import write_embeddings
+from lem.inputs import InputError
+from lem.report import markdown, nmt_rows, summarise
+
+
+def write(path, text):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_prepare_drops_duplicates_empty_sides_and_evaluation_sentences(tmp_path):
+    corpus = write(tmp_path / "noisy.tsv", "src\ttgt\tlabel\n" + "".join([
+        "a one\tA one\tclean\n",
+        "a one\tA  ONE!\tclean\n",  # the same pair after normalisation
+        "b two\t\tmisaligned\n",  # an empty side
+        "c three\tthe test sentence\tclean\n",  # a test sentence on the target side
+        "d four\tD four\tuntranslated\n",
+        "e five\tE five\tclean\n",
+    ]))  # fmt: skip
+    test = write(tmp_path / "test.tsv", "src\ttgt\nx\tThe test sentence.\n")
+    stats = prepare_curation_corpus("si-en", tmp_path / "out", corpus=corpus, exclude=[test])
+    assert stats["kept"] == 3 and stats["read"] == 6
+    assert (stats["dropped_duplicate"], stats["dropped_empty"], stats["dropped_leakage"]) == (1, 1, 1)
+    assert stats["kept_clean"] == 2 and stats["kept_untranslated"] == 1
+    assert len(stats["source_sha256"][str(corpus)]) == 64
+    pairs = (tmp_path / "out/pairs.tsv").read_text().splitlines()
+    assert pairs == [
+        "src\ttgt\tlabel",
+        "a one\tA one\tclean",
+        "d four\tD four\tuntranslated",
+        "e five\tE five\tclean",
+    ]
+    assert (tmp_path / "out/si.tsv").read_text().splitlines() == [
+        "id\ttext",
+        "c0\ta one",
+        "c1\td four",
+        "c2\te five",
+    ]
+    assert (tmp_path / "out/en.tsv").read_text().splitlines()[1:] == ["c0\tA one", "c1\tD four", "c2\tE five"]
+
+
+def test_prepare_streams_line_aligned_files_up_to_the_cap(tmp_path):
+    src = write(tmp_path / "c.si", "".join(f"s{i}\n" for i in range(100)))
+    tgt = write(tmp_path / "c.en", "".join(f"t{i}\n" for i in range(100)))
+    stats = prepare_curation_corpus("si-en", tmp_path / "out", src_file=src, tgt_file=tgt, max_pairs=10)
+    assert stats["kept"] == 10 and stats["read"] == 10 and stats["stopped_at_cap"] == 1
+    assert (tmp_path / "out/pairs.tsv").read_text().splitlines()[0] == "src\ttgt"
+    short = write(tmp_path / "short.en", "t0\n")
+    with pytest.raises(InputError, match="more lines than its line-aligned partner"):
+        prepare_curation_corpus("si-en", tmp_path / "bad", src_file=src, tgt_file=short)
+    with pytest.raises(InputError, match=r"bad\.tsv:1: expected the header"):
+        prepare_curation_corpus("si-en", tmp_path / "bad", corpus=write(tmp_path / "bad.tsv", "x\ty\n"))
+
+
+def test_prepare_test_set_from_line_aligned_files(tmp_path):
+    src = write(tmp_path / "sin_Sinh.devtest", "එක\nදෙක\n")
+    tgt = write(tmp_path / "eng_Latn.devtest", "one\ntwo\n")
+    assert prepare_test_set(tmp_path / "test.tsv", src_file=src, tgt_file=tgt) == 2
+    assert (tmp_path / "test.tsv").read_text().splitlines() == ["src\ttgt", "එක\tone", "දෙක\ttwo"]
+
+
+def test_margin_settings_come_from_mining_unless_curation_sets_them():
+    s = CurationSettings.from_dict({"mining": {"k": 6, "neighbourhood": "pooled"}})
+    assert s.margin_settings() == (6, "ratio", "pooled")
+    s = CurationSettings.from_dict({"k": 2, "neighbourhood": "mean", "mining": {"k": 6}})
+    assert s.margin_settings() == (2, "ratio", "mean")
+    with pytest.raises(ValueError, match="mining setting margin='bad'"):
+        CurationSettings.from_dict({"mining": {"margin": "bad"}})
+
+
+def test_rank_reads_the_embeddings_and_puts_aligned_pairs_first(tmp_path):
+    rng = np.random.default_rng(0)
+    n = 40
+    labels = ["clean" if i % 2 == 0 else "misaligned" for i in range(n)]
+    lines = "".join(f"s{i}\tt{i}\t{lbl}\n" for i, lbl in enumerate(labels))
+    corpus = write(tmp_path / "noisy.tsv", "src\ttgt\tlabel\n" + lines)
+    prepare_curation_corpus("si-en", tmp_path / "prep", corpus=corpus)
+    x = rng.normal(size=(n, 16))
+    y = np.where(
+        np.array(labels)[:, None] == "clean", x + 0.1 * rng.normal(size=(n, 16)), rng.normal(size=(n, 16))
+    )
+    x, y = (v / np.linalg.norm(v, axis=1, keepdims=True) for v in (x, y))
+    ids = [f"c{i}" for i in range(n)]
+    write_embeddings(tmp_path / "emb/si.npy", x, ids, {})
+    write_embeddings(tmp_path / "emb/en.npy", y, ids, {})
+    settings = CurationSettings.from_dict({"keep_fractions": [0.5], "mining": {"k": 3}})
+    m = curate(str(tmp_path / "prep/pairs.tsv"), str(tmp_path / "emb/si.npy"), str(tmp_path / "emb/en.npy"),
+               str(tmp_path / "prep/si.tsv"), str(tmp_path / "prep/en.tsv"), settings,
+               str(tmp_path / "scores.tsv"), str(tmp_path / "m.json"), {"task": "curation"})  # fmt: skip
+    assert m["precision_at_0.5"] == 1.0 and m["margin"] == {
+        "k": 3,
+        "margin": "ratio",
+        "neighbourhood": "pooled",
+    }
+    assert json.loads((tmp_path / "m.json").read_text())["keys"] == {"task": "curation"}
+    # embeddings of another corpus: the ids disagree with the sentence file
+    write_embeddings(tmp_path / "emb/en.npy", y, [f"x{i}" for i in range(n)], {})
+    with pytest.raises(ValueError, match=r"en\.ids\.txt:1: id 'x0' differs from 'c0'"):
+        curate(str(tmp_path / "prep/pairs.tsv"), str(tmp_path / "emb/si.npy"), str(tmp_path / "emb/en.npy"),
+               str(tmp_path / "prep/si.tsv"), str(tmp_path / "prep/en.tsv"), settings,
+               str(tmp_path / "scores.tsv"), str(tmp_path / "m.json"))  # fmt: skip
+
+
+def test_report_nmt_table_has_controls_and_bootstrap_marks(tmp_path):
+    paths = []
+    scores = {
+        ("mlm_tlm", "0.5"): 20.0,
+        ("base", "0.5"): 10.0,
+        ("random", "0.5"): 5.0,
+        ("no_filter", "1"): 8.0,
+    }
+    for (row, share), bleu in scores.items():
+        p = write(tmp_path / f"{row}.json", json.dumps({
+            "bleu": bleu, "chrf": 2 * bleu,
+            "keys": {"task": "nmt", "variant": row, "dataset": "curation", "pair": "si-en", "share": share},
+        }))  # fmt: skip
+        paths.append(str(p))
+    summary = summarise(pd.DataFrame(nmt_rows(paths)))
+    keys = {
+        "task": "nmt_compare",
+        "baseline": "mlm_tlm",
+        "dataset": "curation",
+        "pair": "si-en",
+        "share": "0.5",
+    }
+    comparison = {"keys": keys, "baseline": "mlm_tlm", "systems": {
+        "mlm_tlm": {"BLEU": {"p_value": None}, "chrF2": {"p_value": None}},
+        "random": {"BLEU": {"p_value": 0.001, "ci": 1.25}, "chrF2": {"p_value": 0.3}},
+        "base": {"BLEU": {"p_value": 0.2}, "chrF2": {"p_value": 0.01}},
+    }}  # fmt: skip
+    md = markdown(summary, ["base", "mlm_tlm"], None, nmt_compare=[comparison])
+    table = md.split("## Curation: NMT", 1)[1]
+    assert "| row | si-en keep 0.5 BLEU | si-en keep 0.5 chrF |" in table
+    assert "| base | 10.0 | 20.0* |" in table and "| mlm_tlm | 20.0 | 40.0 |" in table
+    assert "| *random* | 5.0 [±1.2]* | 10.0 |" in table and "| *no_filter* | 8.0 | 16.0 |" in table

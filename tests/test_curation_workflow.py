@@ -1,0 +1,87 @@
+"""The curation task end to end on a shrunken embedded default, in a temporary folder: the corpus prepared
+into the embed stage's layout, ranked by each variant from its embeddings, the top shares selected, NMT
+trained and scored (BLEU, chrF with sacrebleu signatures) for each variant, the random ranking and no_filter,
+and the paired bootstraps against mlm_tlm and of mlm_tlm against base."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+
+pytestmark = pytest.mark.slow
+
+
+def tiny_config() -> dict:
+    cfg = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    cfg["languages"], cfg["pairs"], cfg["variants"] = ["si", "en"], ["si-en"], ["base", "mlm_tlm"]
+    cfg["corpus"]["generate"].update(
+        mono_sentences=300, para_train=200, para_valid=30, news_documents=6, sentiment_examples=200,
+        noisy_pairs=80,
+    )  # fmt: skip
+    cfg["tokenizer"]["vocab_size"] = 600
+    cfg["base_model"]["model"].update(hidden_size=32, intermediate_size=64)
+    cfg["base_model"]["training"]["epochs"] = 1
+    for stage in ("mono", "para"):
+        cfg["pretrain"]["stages"][stage]["epochs"] = {"default": 1}
+    cfg["pretrain"]["max_length"] = cfg["embedding"]["max_length"] = 48
+    cfg["mining"]["evalsets"]["news_gen"]["pairs"] = ["si-en"]
+    cfg["curation"]["corpora"] = {"si-en": cfg["curation"]["corpora"]["si-en"]}
+    cfg["curation"]["nmt"]["settings"].update(
+        vocab_size=300, hidden=32, heads=2, ffn=64, max_steps=12, evaluations=1, bootstrap_samples=50
+    )
+    return cfg
+
+
+def test_curation_ranks_selects_trains_scores_and_compares(tmp_path):
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(tiny_config()))
+    targets = [
+        "results/curation/base/si-en/metrics.json",
+        "results/nmt/si-en/keep0.25.vs_mlm_tlm.json",
+        "results/nmt/si-en/keep0.5.vs_mlm_tlm.json",
+        "results/nmt/si-en/keep0.5.vs_base.json",
+    ]
+    cmd = [sys.executable, "-m", "snakemake", *targets, "--cores", "2", "--snakefile", str(REPO / "Snakefile"),
+           "--directory", str(tmp_path), "--configfile", str(tmp_path / "config.yaml")]  # fmt: skip
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path)
+    if proc.returncode != 0:
+        logs = "\n".join(
+            f"--- {p}\n{p.read_text()[-2000:]}" for p in sorted((tmp_path / "logs").rglob("*.log"))
+        )
+        pytest.fail(f"workflow failed:\n{(proc.stdout + proc.stderr)[-5000:]}\n{logs[-10000:]}")
+    results = tmp_path / "results"
+    # the embed stage wrote the curation corpus of each variant; curation read it with mining's margin
+    for variant in ("base", "mlm_tlm"):
+        for lang in ("si", "en"):
+            assert (results / f"embeddings/{variant}/curation/si-en/{lang}.npy").exists()
+    cur = json.loads((results / "curation/base/si-en/metrics.json").read_text())
+    assert cur["margin"] == {"k": 4, "margin": "ratio", "neighbourhood": "pooled"}
+    n = json.loads((results / "eval/prepared/curation/si-en/stats.json").read_text())["kept"]
+    for row, share, kept in [("mlm_tlm", "0.25", round(0.25 * n)), ("random", "0.5", round(0.5 * n)),
+                             ("no_filter", "1", n)]:  # fmt: skip
+        m = json.loads((results / f"nmt/{row}/si-en/keep{share}/metrics.json").read_text())
+        assert m["keys"] == {
+            "task": "nmt",
+            "variant": row,
+            "dataset": "curation",
+            "pair": "si-en",
+            "share": share,
+        }
+        assert m["n_train"] == kept and m["n_test"] == 200 and 0 <= m["bleu"] <= 100 and 0 <= m["chrf"] <= 100
+        assert m["signatures"]["bleu"].startswith("nrefs:1|") and "chrF" not in m["signatures"]["bleu"]
+    comp = json.loads((results / "nmt/si-en/keep0.5.vs_mlm_tlm.json").read_text())
+    assert comp["baseline"] == "mlm_tlm" and set(comp["systems"]) == {
+        "mlm_tlm",
+        "base",
+        "random",
+        "no_filter",
+    }
+    assert comp["keys"]["share"] == "0.5" and comp["n_samples"] == 50
+    vs_base = json.loads((results / "nmt/si-en/keep0.5.vs_base.json").read_text())
+    assert set(vs_base["systems"]) == {"base", "mlm_tlm"}
