@@ -96,3 +96,26 @@ def test_train_ner_keeps_the_best_epoch_without_changing_the_training(tmp_path):
     sel = with_valid["selection"]
     assert len(sel["epochs"]) == 4 and sel["best_f1"] == max(e["f1"] for e in sel["epochs"])
     assert "selection" not in without and (tmp_path / "a" / "training_args.json").is_file()
+
+
+def test_hf_ner_caps_the_length_at_the_model_positions_and_counts_truncated_sentences(tmp_path):
+    """A sentence longer than the model's positions (a generated world's long sentence on a shrunken model)
+    is tagged, not an index error: the words past the model's length are tagged O and counted."""
+    from transformers import AutoModelForTokenClassification
+
+    from lem.annotate.hf_ner import HFNER
+
+    tiny_xlmr(tmp_path / "base", ["John lives in Colombo .", "Mary works at UNICEF"] * 20)
+    model = AutoModelForTokenClassification.from_pretrained(
+        tmp_path / "base", num_labels=3, id2label={0: "O", 1: "B-PER", 2: "I-PER"}
+    )
+    model.save_pretrained(tmp_path / "ner")
+    (tmp_path / "ner").joinpath("tokenizer.json").write_bytes((tmp_path / "base" / "tokenizer.json").read_bytes())
+    for name in ("tokenizer_config.json", "special_tokens_map.json"):
+        if (tmp_path / "base" / name).exists():
+            (tmp_path / "ner" / name).write_bytes((tmp_path / "base" / name).read_bytes())
+    tagger = HFNER(str(tmp_path / "ner"), device="cpu", max_length=256)
+    assert tagger.max_length == 62  # 64 positions, 2 taken by the padding offset
+    long = ["John", "lives", "in", "Colombo"] * 40
+    tags = tagger.tag([long, ["Mary"]])
+    assert len(tags[0]) == len(long) and tags[0][-1] == "O" and tagger.truncated == 1

@@ -33,6 +33,7 @@ def tiny_config() -> dict:
     cfg["pretrain"]["max_length"] = cfg["embedding"]["max_length"] = 48
     cfg["mining"]["evalsets"]["news_gen"]["pairs"] = ["si-en"]
     cfg["curation"]["corpora"] = {"si-en": cfg["curation"]["corpora"]["si-en"]}
+    cfg["pretrain"]["seeds"] = [13, 14]
     cfg["curation"]["nmt"]["settings"].update(
         vocab_size=300, hidden=32, heads=2, ffn=64, max_steps=12, evaluations=1, bootstrap_samples=50
     )
@@ -59,7 +60,8 @@ def test_curation_ranks_selects_trains_scores_and_compares(tmp_path):
     # the embed stage wrote the curation corpus of each variant; curation read it with mining's margin
     for variant in ("base", "mlm_tlm"):
         for lang in ("si", "en"):
-            assert (results / f"embeddings/{variant}/curation/si-en/{lang}.npy").exists()
+            assert (results / f"embeddings/{variant}/seed13/curation/si-en/{lang}.npy").exists()
+    assert not list(results.glob("embeddings/*/seed1[45]/curation"))  # the first pre-training seed's alone
     cur = json.loads((results / "curation/base/si-en/metrics.json").read_text())
     assert cur["margin"] == {"k": 4, "margin": "ratio", "neighbourhood": "pooled"}
     n = json.loads((results / "eval/prepared/curation/si-en/stats.json").read_text())["kept"]

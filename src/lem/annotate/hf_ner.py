@@ -40,8 +40,11 @@ class HFNER:
             .eval()
         )
         self.id2label = {int(k): v for k, v in self.model.config.id2label.items()}
-        self.batch_size, self.max_length = batch_size, max_length
-        log.info("hf_ner %s on %s, batch %d, max length %d", path, self.device, batch_size, max_length)
+        # the model's own positions bound the length (XLM-R positions start after the padding index)
+        positions = getattr(self.model.config, "max_position_embeddings", max_length + 2) - 2
+        self.batch_size, self.max_length = batch_size, min(max_length, positions)
+        self.truncated = 0  # sentences whose last words fell past max_length (tagged O, counted, logged)
+        log.info("hf_ner %s on %s, batch %d, max length %d", path, self.device, batch_size, self.max_length)
 
     def tag(self, sentences: list[list[str]]) -> list[list[str]]:
         out: list[list[str]] = [["O"] * len(s) for s in sentences]
@@ -66,7 +69,14 @@ class HFNER:
                     if wid is not None and wid not in seen:
                         seen.add(wid)
                         labels[wid] = to_iob2(self.id2label[pred[row][pos]])
+                self.truncated += len(seen) < len(labels)
                 out[i] = repair_iob2(labels)
+        if self.truncated:
+            log.warning(
+                "hf_ner: %d sentence(s) longer than %d subwords so far; their last words are tagged O",
+                self.truncated,
+                self.max_length,
+            )
         return out
 
 
