@@ -110,7 +110,9 @@ def test_hf_ner_caps_the_length_at_the_model_positions_and_counts_truncated_sent
         tmp_path / "base", num_labels=3, id2label={0: "O", 1: "B-PER", 2: "I-PER"}
     )
     model.save_pretrained(tmp_path / "ner")
-    (tmp_path / "ner").joinpath("tokenizer.json").write_bytes((tmp_path / "base" / "tokenizer.json").read_bytes())
+    (tmp_path / "ner").joinpath("tokenizer.json").write_bytes(
+        (tmp_path / "base" / "tokenizer.json").read_bytes()
+    )
     for name in ("tokenizer_config.json", "special_tokens_map.json"):
         if (tmp_path / "base" / name).exists():
             (tmp_path / "ner" / name).write_bytes((tmp_path / "base" / name).read_bytes())

@@ -294,3 +294,22 @@ def test_fixed_validation_masks_pass_through_and_stats(tokenizer):
     assert en["budget_hit_rate"] == 1.0 and en["max_subwords_masked_per_word"] == 1
     assert en["entity_share"]["ne"]["masked"] == 1.0  # NE words suffice in every en row
     assert pair["entity_share"]["ne"]["text"] == 0.0 and pair["n_examples"] == 20
+
+
+def test_entity_first_broken_counts_examples_that_skip_an_unmasked_entity_word(tokenizer):
+    # rows of 12 words, 3 of them NE: lem_ne masks its budget of 2 among the NE words, never elsewhere
+    rng = np.random.default_rng(4)
+    rows = [make_row([[(1, 1), (1, 0), (1, 0), (1, 0)] * 3], rng, "en") for _ in range(24)]
+    for r in rows:
+        r["input_ids"] = [i if i in (CLS, SEP) else 5 + i % 40 for i in r["input_ids"]]
+    lem = make_collator(tokenizer, MaskingSettings.for_variant("lem_ne"), seed=1)
+    assert masking_stats(lem, rows, tokenizer, 24, 8)["per_lang"]["en"]["entity_first_broken"] == 0
+
+    class Uniform:  # lem_ne's settings, standard masking's choices: the statistic must see the difference
+        settings = lem.settings
+
+        def with_seed(self, seed):
+            return make_collator(tokenizer, MaskingSettings.for_variant("mlm_tlm"), seed=seed)
+
+    broken = masking_stats(Uniform(), rows, tokenizer, 24, 8)["per_lang"]["en"]["entity_first_broken"]
+    assert broken > 0.3

@@ -42,19 +42,34 @@ def ref_scores(x, y, k, margin, neighbourhood):
     return s, m
 
 
+def ref_tolerance(s: np.ndarray, m: np.ndarray, margin: str) -> np.ndarray:
+    """How far a float32 implementation may be from the reference's margin: 1e-5 relative, 1e-6 absolute,
+    and for the ratio margin the error of a float32 denominator d = s / m amplified by 1 / |d| (random
+    vectors with k >= the document's size have mean neighbourhoods near zero: margins in the thousands,
+    whose last digits depend on the CPU's summation order)."""
+    tol = 1e-5 * np.abs(m) + 1e-6
+    if margin == "ratio":
+        with np.errstate(divide="ignore", invalid="ignore"):
+            d = np.where(m != 0, np.abs(s / np.where(m != 0, m, 1)), np.inf)
+            tol += np.where(np.isfinite(d) & (d > 0), 2e-6 * (1 + np.abs(m)) / d, 0)
+    return tol
+
+
 def ref_mine(x, y, st: MineSettings):
+    """Every retrieval of the reference: (source, target, margin, tolerance) per pair."""
     s, m = ref_scores(x, y, st.k, st.margin, st.neighbourhood)
+    tol = ref_tolerance(s, m, st.margin)
     nx, ny = s.shape
     nc = st.n_candidates
     fwd, bwd = [], []
     for a in range(nx):
         cand = range(ny) if st.candidates == "all" else ref_topk(s[a], min(nc, ny))
         best = min(cand, key=lambda b: (-m[a, b], b))
-        fwd.append((a, int(best), m[a, best]))
+        fwd.append((a, int(best), m[a, best], tol[a, best]))
     for b in range(ny):
         cand = range(nx) if st.candidates == "all" else ref_topk(s[:, b], min(nc, nx))
         best = min(cand, key=lambda a: (-m[a, b], a))
-        bwd.append((int(best), b, m[best, b]))
+        bwd.append((int(best), b, m[best, b], tol[best, b]))
     ok = (lambda v: True) if st.threshold is None else (lambda v: v > st.threshold)
     out = {
         "forward": [p for p in fwd if ok(p[2])],
@@ -63,20 +78,22 @@ def ref_mine(x, y, st: MineSettings):
     }
     pool = sorted(fwd + bwd, key=lambda p: -p[2])  # stable: forward entries first on equal scores
     used_s, used_t, mx = set(), set(), []
-    for a, b, v in pool:
+    for a, b, v, t in pool:
         if a in used_s or b in used_t:
             continue
         used_s.add(a)
         used_t.add(b)
         if ok(v):
-            mx.append((a, b, v))
+            mx.append((a, b, v, t))
     out["max"] = sorted(mx)
     return out
 
 
 def assert_same(got, want):
-    assert [(a, b) for a, b, _ in got] == [(a, b) for a, b, _ in want]
-    np.testing.assert_allclose([v for *_, v in got], [v for *_, v in want], rtol=1e-5, atol=1e-6)
+    assert [(a, b) for a, b, _ in got] == [(a, b) for a, b, *_ in want]
+    diff = np.abs(np.array([v for *_, v in got], dtype=float) - [w[2] for w in want])
+    tol = np.array([w[3] for w in want], dtype=float)
+    assert (diff <= tol).all(), [(w[:2], got[i][2], w[2]) for i, w in enumerate(want) if diff[i] > tol[i]]
 
 
 def unit(rng, n, d=16):
@@ -201,7 +218,7 @@ def test_all_candidates_settled_from_neighbours_equal_reference(monkeypatch, mar
 
 
 @pytest.mark.parametrize("kind", mining.MARGINS)
-def test_best_over_all_settled_equals_whole_second_pass_bit_for_bit(kind):
+def test_best_over_all_settled_equals_whole_second_pass(kind):
     # big enough for the settled path (and 2049 rows: a one-row last block of the first pass)
     rng = np.random.default_rng(5)
     hubs = rng.standard_normal((8, 32)).astype(np.float32)
@@ -221,8 +238,13 @@ def test_best_over_all_settled_equals_whole_second_pass_bit_for_bit(kind):
     assert 0.7 < rows.mean() <= 1 and 0.7 < cols.mean() <= 1
     if kind != "absolute":  # absolute settles all: the best cosine is the first neighbour
         assert rows.mean() < 0.9 and not rows[-1] and not cols[7] and whole.bwd_best[7] == len(x) - 1
-    for f in ("fwd_best", "fwd_score", "bwd_best", "bwd_score"):
-        assert getattr(got, f).tobytes() == getattr(whole, f).tobytes(), f
+    # the same choices; the scores of the rows rescored alone may differ in the last bits (a BLAS kernel
+    # may sum a few rows in another order than a whole block: it does on some CPUs)
+    assert (
+        got.fwd_best.tolist() == whole.fwd_best.tolist() and got.bwd_best.tolist() == whole.bwd_best.tolist()
+    )
+    np.testing.assert_allclose(got.fwd_score, whole.fwd_score, rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(got.bwd_score, whole.bwd_score, rtol=1e-6, atol=1e-7)
 
 
 def test_pooled_and_mean_differ_only_in_short_documents():

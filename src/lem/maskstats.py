@@ -33,7 +33,8 @@ def masking_stats(
     collator, dataset, tokenizer, n_examples: int = 2000, batch_size: int = 32, seed: int = 0
 ) -> dict:
     """What the collator actually masks, per `lang`: entity shares among masked positions vs in the text,
-    masked positions per example, budget hit rate, subwords masked per word, replacement split."""
+    masked positions per example, budget hit rate, the share of
+    examples that mask a word outside the enabled types while an enabled entity word stays unmasked, subwords masked per word, replacement split."""
     settings: MaskingSettings = collator.settings
     fresh = collator.with_seed(seed)
     pick = np.sort(np.random.default_rng(seed).permutation(len(dataset))[: min(n_examples, len(dataset))])
@@ -50,7 +51,7 @@ def masking_stats(
     for lang, lang_rows in sorted(by_lang.items()):
         acc: dict[str, Any] = {"masked_in": {}, "text_in": {}, "primary": {}}
         masked_counts, wants, max_per_word, per_word = [], [], 0, []
-        n_masked = n_content = n_mask_tok = n_kept = 0
+        n_masked = n_content = n_mask_tok = n_kept = n_first_broken = 0
         for chunk in batches(lang_rows, batch_size):
             out = fresh([{k: r[k] for k in ("input_ids", "word_ids", "word_flags")} for r in chunk])
             ids, lens = pad_rows(chunk, "input_ids", int(tokenizer.pad_token_id))
@@ -80,6 +81,16 @@ def masking_stats(
                 n_words = np.array([len(set(r["word_ids"]) - {-1}) for r in chunk])
                 want = np.minimum(want, n_words)
             wants.append(want)
+            # entity first: an example breaks it when it masks a word outside the enabled types while an
+            # enabled entity word of it stays unmasked (for LEM this must never happen)
+            enabled = content & ((tok_flags & settings.entity_mask) != 0)
+            hit_word = np.zeros(word_ids.shape, dtype=bool)
+            for row in range(len(chunk)):
+                hit = np.unique(word_ids[row][masked[row] & content[row]])
+                hit_word[row] = content[row] & np.isin(word_ids[row], hit)
+            n_first_broken += int(
+                ((masked & content & ~enabled).any(axis=1) & (enabled & ~hit_word).any(axis=1)).sum()
+            )
             words_hit = (np.arange(len(chunk))[:, None] * (word_ids.max() + 1) + word_ids)[masked & content]
             if len(words_hit):
                 counts = np.unique(words_hit, return_counts=True)[1]
@@ -103,6 +114,7 @@ def masking_stats(
                 }
                 for name in acc["masked_in"]
             },
+            "entity_first_broken": share(n_first_broken, len(lang_rows)),
             "masked_by_priority": {name: share(v, n_masked) for name, v in acc["primary"].items()},
             "replacement": {
                 "mask": share(n_mask_tok, n_masked),

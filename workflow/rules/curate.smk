@@ -57,7 +57,16 @@ rule curate:
     threads: 1
     params:
         settings=as_json(
-            {**config["curation"]["settings"], "mining": config["mining"]["settings"]}
+            {
+                **config["curation"]["settings"],
+                # only what curation takes from mining (the margin): a change of mining's retrieval,
+                # threshold or index does not rerun curation and NMT
+                "mining": {
+                    key: config["mining"]["settings"][key]
+                    for key in ("k", "margin", "neighbourhood")
+                    if key in config["mining"]["settings"]
+                },
+            }
         ),
         keys_json=lambda w: metrics_keys(
             "curation", variant=w.variant, dataset="noisy", pair=w.pair
