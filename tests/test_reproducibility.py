@@ -23,7 +23,8 @@ def test_two_runs_from_scratch_write_identical_metrics_and_report(dag_reference:
         "nmt",
     } <= tasks  # every metrics writer is compared
     assert "results/report/summary.tsv" in first and "results/report/summary.md" in first
-    second = digests(run_dag(tmp_path / "again"))
+    # the second run in a folder whose name has a space and a `;`: every path reaches the shell quoted
+    second = digests(run_dag(tmp_path / "run again; x"))
     assert set(second) == set(first)
     differ = sorted(p for p in first if first[p] != second[p])
     assert not differ, f"{len(differ)} of {len(first)} files differ between two runs: {differ[:10]}"

@@ -92,7 +92,7 @@ rule prepare_news:
         ),
     shell:
         "lem data news --root {params.root:q} --site {params.site:q} --pair {wildcards.src}-{wildcards.tgt} "
-        "--doc-pairs {params.doc_pairs:q} --out-dir $(dirname {output.gold:q}) > {log:q} 2>&1"
+        '--doc-pairs {params.doc_pairs:q} --out-dir "$(dirname {output.gold:q})" > {log:q} 2>&1'
 
 
 rule prepare_sentiment:
@@ -115,7 +115,7 @@ rule prepare_sentiment:
         ),
     shell:
         "lem data sentiment --input {params.input:q} --settings '{params.settings}' "
-        "--out-dir $(dirname {output.train:q}) > {log:q} 2>&1"
+        '--out-dir "$(dirname {output.train:q})" > {log:q} 2>&1'
 
 
 rule leakage_guard:

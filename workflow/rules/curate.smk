@@ -34,7 +34,7 @@ rule prepare_curation:
         ),
     shell:
         "lem curate prepare --pair {wildcards.src}-{wildcards.tgt} {params.source:q} {params.cap:q} "
-        "--exclude {input.exclude:q} --out-dir $(dirname {output.pairs:q}) > {log:q} 2>&1"
+        '--exclude {input.exclude:q} --out-dir "$(dirname {output.pairs:q})" > {log:q} 2>&1'
 
 
 rule curate:

@@ -79,7 +79,7 @@ rule nmt_run:
     shell:
         "lem nmt run --train {input.train:q} --valid {input.valid:q} --test {input.test:q} "
         "--pair {wildcards.pair:q} --settings '{params.settings}' --keys '{params.keys_json}' "
-        "--out-dir $(dirname {output.metrics:q}) > {log:q} 2>&1"
+        '--out-dir "$(dirname {output.metrics:q})" > {log:q} 2>&1'
 
 
 rule nmt_compare:

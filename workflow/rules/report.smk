@@ -76,4 +76,4 @@ rule report:
         "--coverage {input.coverage:q} --positive-lift {params.positive_lift} --negative-lift {params.negative_lift} "
         "--models {params.models:q} --seed {params.significance} --config '{params.config}' "
         "--reference-controls '{params.references}' "
-        "--variants {params.variants:q} --out-dir $(dirname {output.tsv:q}) 2> {log:q}"
+        '--variants {params.variants:q} --out-dir "$(dirname {output.tsv:q})" 2> {log:q}'
