@@ -55,6 +55,34 @@ def dag_reference(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def tiny_sentence_transformer(tmp_path_factory) -> Path:
+    """A tiny random sentence-transformers model (BERT, 1 layer, width 16, mean pooling) in a local folder:
+    the `sentence_transformers` reference-encoder backend run for real, offline."""
+    pytest.importorskip("sentence_transformers")
+    import torch
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.sentence_transformer.modules import Pooling, Transformer
+    from transformers import BertConfig, BertModel, BertTokenizerFast
+
+    root = tmp_path_factory.mktemp("st")
+    hf = root / "hf"
+    hf.mkdir()
+    words = ["the", "cat", "dog", "sat", "ran", "and", "a", "."]
+    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *words, *"abcdefghijklmnopqrstuvwxyz"]
+    (root / "vocab.txt").write_text("\n".join(vocab) + "\n")
+    BertTokenizerFast(vocab_file=str(root / "vocab.txt")).save_pretrained(hf)
+    torch.manual_seed(0)
+    config = BertConfig(vocab_size=len(vocab), hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+                        intermediate_size=32, max_position_embeddings=64)  # fmt: skip
+    BertModel(config).save_pretrained(hf)
+    word = Transformer(str(hf))
+    model = SentenceTransformer(modules=[word, Pooling(word.get_embedding_dimension(), "mean")], device="cpu")
+    out = root / "labse-tiny"
+    model.save(str(out))
+    return out
+
+
+@pytest.fixture(scope="session")
 def shared_data() -> Path:
     """The folder of real public datasets; tests that need it skip, saying why, when it is absent."""
     if not SHARED_DATA.is_dir():

@@ -36,6 +36,18 @@ def test_paper_config_plans_every_variant_for_every_pair(tmp_path):
     assert jobs["embed_reference_laser"] == jobs["embed_reference"] == 1
     assert jobs["madlad"] == 3 and jobs["train_ner"] == 1 and jobs["fetch_base_model"] == 1
     assert "pretrain_base" not in jobs and "train_tokenizer" not in jobs  # the hub model and its tokenizer
+    # curation, the paper's second task, for every pair: the web-mined corpora through the download layer,
+    # one ranking per variant and reference encoder, NMT per ranking and kept share (and the random and
+    # no_filter controls), sacrebleu's paired bootstrap against mlm_tlm and of mlm_tlm against base
+    cur = paper["curation"]
+    assert set(cur["corpora"]) == set(cur["nmt"]["pairs"]) == set(paper["pairs"])
+    shares = len(cur["settings"]["keep_fractions"])
+    ranked = len(paper["variants"]) + len(paper["reference_encoders"])
+    assert jobs["prepare_curation"] == jobs["curate_random"] == 3
+    assert jobs["curate"] == ranked * 3
+    assert jobs["nmt_select"] == jobs["nmt_run"] == 3 * ((ranked + 1) * shares + 1)
+    assert jobs["nmt_compare"] == 3 * shares * 2 and jobs["nmt_heldout"] == 3 * 2
+    assert jobs["fetch_nmt_model"] == 1
 
 
 def test_embedded_default_plans_the_whole_dag(tmp_path):

@@ -1,6 +1,7 @@
 """The curation task end to end on a shrunken embedded default, in a temporary folder: the corpus prepared
 into the embed stage's layout, ranked by each variant from its embeddings, the top shares selected, NMT
-trained and scored (BLEU, chrF with sacrebleu signatures) for each variant, the random ranking and no_filter,
+trained and scored (BLEU, chrF with sacrebleu signatures) for each variant, a reference encoder, the random
+ranking and no_filter,
 and the paired bootstraps against mlm_tlm and of mlm_tlm against base."""
 
 from __future__ import annotations
@@ -40,8 +41,14 @@ def tiny_config() -> dict:
     return cfg
 
 
-def test_curation_ranks_selects_trains_scores_and_compares(tmp_path):
-    (tmp_path / "config.yaml").write_text(yaml.safe_dump(tiny_config()))
+def test_curation_ranks_selects_trains_scores_and_compares(tmp_path, tiny_sentence_transformer):
+    cfg = tiny_config()
+    # a reference encoder (a tiny local sentence-transformers model) is one more ranking row
+    cfg["reference_encoders"] = {
+        "tiny": {"settings": {"backend": "sentence_transformers", "model": str(tiny_sentence_transformer),
+                              "device": "cpu"}}
+    }  # fmt: skip
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(cfg))
     targets = [
         "results/curation/base/si-en/metrics.json",
         "results/nmt/si-en/keep0.25.vs_mlm_tlm.json",
@@ -81,9 +88,13 @@ def test_curation_ranks_selects_trains_scores_and_compares(tmp_path):
     assert comp["baseline"] == "mlm_tlm" and set(comp["systems"]) == {
         "mlm_tlm",
         "base",
+        "ref_tiny",
         "random",
         "no_filter",
     }
+    ref = json.loads((results / "nmt/ref_tiny/si-en/keep0.5/metrics.json").read_text())
+    assert ref["keys"]["variant"] == "ref_tiny" and ref["n_train"] == round(0.5 * n)
+    assert (results / "embeddings/ref_tiny/seed13/curation/si-en/si.npy").exists()
     assert comp["keys"]["share"] == "0.5" and comp["n_samples"] == 50
     vs_base = json.loads((results / "nmt/si-en/keep0.5.vs_base.json").read_text())
     assert set(vs_base["systems"]) == {"base", "mlm_tlm"}

@@ -278,32 +278,10 @@ def test_embed_files_checks_its_input_before_loading(fake_laser, tmp_path):
 
 # --- sentence-transformers: a tiny random model built here ----------------------------------------------------
 
-WORDS = ["the", "cat", "dog", "sat", "ran", "and", "a", "."]
-
 
 @pytest.fixture(scope="module")
-def st_folder(tmp_path_factory) -> Path:
-    pytest.importorskip("sentence_transformers")
-    import torch
-    from sentence_transformers import SentenceTransformer
-    from sentence_transformers.sentence_transformer.modules import Pooling, Transformer
-    from transformers import BertConfig, BertModel, BertTokenizerFast
-
-    root = tmp_path_factory.mktemp("st")
-    hf = root / "hf"
-    hf.mkdir()
-    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *WORDS, *"abcdefghijklmnopqrstuvwxyz"]
-    (root / "vocab.txt").write_text("\n".join(vocab) + "\n")
-    BertTokenizerFast(vocab_file=str(root / "vocab.txt")).save_pretrained(hf)
-    torch.manual_seed(0)
-    config = BertConfig(vocab_size=len(vocab), hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
-                        intermediate_size=32, max_position_embeddings=64)  # fmt: skip
-    BertModel(config).save_pretrained(hf)
-    word = Transformer(str(hf))
-    model = SentenceTransformer(modules=[word, Pooling(word.get_embedding_dimension(), "mean")], device="cpu")
-    out = root / "labse-tiny"
-    model.save(str(out))
-    return out
+def st_folder(tiny_sentence_transformer) -> Path:
+    return tiny_sentence_transformer
 
 
 def st(folder: Path, **kw) -> RefEncoderSettings:

@@ -45,6 +45,9 @@ REFERENCES = {
     if spec.get("enabled", True)
 }
 ROWS = VARIANTS + CONTROLS + list(REFERENCES)
+# Rows of the curation and NMT tables: the variants and the reference encoders (they embed the curation
+# corpora too); the controls of curation are its own rankings (random, no_filter: NMT_CONTROLS)
+CURATION_ROWS = VARIANTS + list(REFERENCES)
 for _v in TRAINED:
     if _v not in config["pretrain"]["variants"]:
         raise ValueError(
@@ -409,7 +412,7 @@ def curation_outputs():
     return [
         f"results/curation/{v}/{p}/metrics.json"
         for p in config["curation"].get("corpora", {})
-        for v in VARIANTS
+        for v in CURATION_ROWS
     ]
 
 
@@ -457,11 +460,12 @@ def nmt_shares():
 
 
 def nmt_runs():
-    """(ranking, pair, share) of every NMT run: each variant and the random ranking at each kept share, and
+    """(ranking, pair, share) of every NMT run: each variant, each reference encoder and the random ranking at
+    each kept share, and
     the no_filter control (every pair: share 1)."""
     runs = []
     for pair in config["curation"]["nmt"]["pairs"]:
-        runs += [(r, pair, s) for r in VARIANTS + ["random"] for s in nmt_shares()]
+        runs += [(r, pair, s) for r in CURATION_ROWS + ["random"] for s in nmt_shares()]
         runs.append(("no_filter", pair, "1"))
     return runs
 
@@ -477,7 +481,7 @@ def nmt_comparisons():
     for pair in config["curation"]["nmt"]["pairs"]:
         for share in nmt_shares():
             if "mlm_tlm" in VARIANTS:
-                others = [r for r in VARIANTS + ["random"] if r != "mlm_tlm"] + [
+                others = [r for r in CURATION_ROWS + ["random"] if r != "mlm_tlm"] + [
                     "no_filter"
                 ]
                 out.append((pair, share, "mlm_tlm", others))

@@ -1,5 +1,5 @@
-# NMT on the curated corpus (config `curation.nmt`): for each pair of `curation.nmt.pairs`, each variant's
-# ranking and the random ranking keep their top share (`curation.settings.keep_fractions`), `no_filter` keeps
+# NMT on the curated corpus (config `curation.nmt`): for each pair of `curation.nmt.pairs`, each variant's (and
+# reference encoder's) ranking and the random ranking keep their top share (`curation.settings.keep_fractions`), `no_filter` keeps
 # every pair; one NMT run each (the same recipe, `curation.nmt.settings`) translates the test set and
 # scores BLEU and chrF (sacrebleu, signatures in metrics.json); sacrebleu's paired bootstrap compares every
 # row with mlm_tlm at the same share, and mlm_tlm with base.
@@ -36,7 +36,7 @@ rule nmt_select:
     log:
         "logs/nmt/{ranking}/{pair}/select_{share}.log",
     wildcard_constraints:
-        ranking="|".join(VARIANTS + NMT_CONTROLS),
+        ranking="|".join(CURATION_ROWS + NMT_CONTROLS),
         share=r"[0-9.]+",
     conda:
         "../../envs/core.yaml"
@@ -62,7 +62,7 @@ rule nmt_run:
     benchmark:
         "benchmarks/nmt/{ranking}/{pair}/keep{share}.tsv"
     wildcard_constraints:
-        ranking="|".join(VARIANTS + NMT_CONTROLS),
+        ranking="|".join(CURATION_ROWS + NMT_CONTROLS),
         share=r"[0-9.]+",
     conda:
         "../../envs/train.yaml"
