@@ -327,3 +327,11 @@ def test_the_readme_block_is_copied_from_the_report(tmp_path):
     assert readme.read_text() == text  # idempotent
     with pytest.raises(ValueError, match="no results block"):
         update_readme(tmp_path / "report" / "summary.md", md)
+
+
+def test_the_project_readme_has_one_results_block_for_lem_report_readme():
+    from lem.report import README_BEGIN, README_END
+
+    text = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    assert text.count(README_BEGIN) == 1 and text.count(README_END) == 1
+    assert text.index(README_BEGIN) < text.index(README_END)
