@@ -92,11 +92,13 @@ def mining_figure(summary: pd.DataFrame, variants: list[str], path: Path, marks:
         ax.hlines(ref["ceiling"].mean(), left, right, colors="grey", linestyles="dotted", linewidth=1)
     ax.set_xticks([i + width * (len(rows) - 1) / 2 for i in range(len(groups))])
     ax.set_xticklabels(groups)
-    ax.set_ylim(0, 1.05)
+    ax.set_ylim(0, 1.2)
     ax.set_ylabel("intersection F1")
-    ax.set_title("Bitext mining: mean over seeds, 95 % interval; dashed: chance, dotted: ceiling")
+    ax.set_title(
+        "Bitext mining: mean over seeds, 95 % interval\ndashed: chance, dotted: ceiling", fontsize=10
+    )
     if rows:
-        ax.legend(fontsize=7, ncol=2)
+        ax.legend(fontsize=7, ncol=4, loc="upper center")
     _save(fig, path)
 
 
