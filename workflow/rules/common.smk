@@ -112,6 +112,17 @@ def metrics_keys(task, **keys):
     return as_json({"task": task, **{k: str(v) for k, v in keys.items()}})
 
 
+def mining_margin():
+    """What curation takes from mining.settings: the margin (k, margin, neighbourhood) alone, so that a change of
+    mining's retrieval, threshold or index does not rerun curation and NMT."""
+    settings = config["mining"]["settings"]
+    return {
+        key: settings[key]
+        for key in ("k", "margin", "neighbourhood")
+        if key in settings
+    }
+
+
 def src_tgt(pair):
     return pair.split("-")
 

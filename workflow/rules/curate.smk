@@ -61,11 +61,7 @@ rule curate:
                 **config["curation"]["settings"],
                 # only what curation takes from mining (the margin): a change of mining's retrieval,
                 # threshold or index does not rerun curation and NMT
-                "mining": {
-                    key: config["mining"]["settings"][key]
-                    for key in ("k", "margin", "neighbourhood")
-                    if key in config["mining"]["settings"]
-                },
+                "mining": mining_margin(),
             }
         ),
         keys_json=lambda w: metrics_keys(
