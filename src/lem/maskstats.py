@@ -33,8 +33,8 @@ def masking_stats(
     collator, dataset, tokenizer, n_examples: int = 2000, batch_size: int = 32, seed: int = 0
 ) -> dict:
     """What the collator actually masks, per `lang`: entity shares among masked positions vs in the text,
-    masked positions per example, budget hit rate, the share of
-    examples that mask a word outside the enabled types while an enabled entity word stays unmasked, subwords masked per word, replacement split."""
+    masked positions per example, budget hit rate, the share of examples that mask a word outside the enabled
+    types while an enabled entity word stays unmasked, subwords masked per word, replacement split."""
     settings: MaskingSettings = collator.settings
     fresh = collator.with_seed(seed)
     pick = np.sort(np.random.default_rng(seed).permutation(len(dataset))[: min(n_examples, len(dataset))])
@@ -83,15 +83,13 @@ def masking_stats(
             wants.append(want)
             # entity first: an example breaks it when it masks a word outside the enabled types while an
             # enabled entity word of it stays unmasked (for LEM this must never happen)
+            word_keys = np.arange(len(chunk))[:, None] * (word_ids.max() + 1) + word_ids  # (example, word)
+            words_hit = word_keys[masked & content]
             enabled = content & ((tok_flags & settings.entity_mask) != 0)
-            hit_word = np.zeros(word_ids.shape, dtype=bool)
-            for row in range(len(chunk)):
-                hit = np.unique(word_ids[row][masked[row] & content[row]])
-                hit_word[row] = content[row] & np.isin(word_ids[row], hit)
+            unmasked_entity = enabled & ~np.isin(word_keys, words_hit)
             n_first_broken += int(
-                ((masked & content & ~enabled).any(axis=1) & (enabled & ~hit_word).any(axis=1)).sum()
+                ((masked & content & ~enabled).any(axis=1) & unmasked_entity.any(axis=1)).sum()
             )
-            words_hit = (np.arange(len(chunk))[:, None] * (word_ids.max() + 1) + word_ids)[masked & content]
             if len(words_hit):
                 counts = np.unique(words_hit, return_counts=True)[1]
                 max_per_word = max(max_per_word, int(counts.max()))

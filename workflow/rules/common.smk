@@ -561,3 +561,51 @@ def final_outputs():
         "results/report/overview.png",
         "results/report/mining.png",
     ]
+
+
+def embed_units():
+    """Unit -> (variants, [(evalset, pair, lang), ...]): which files each model writes."""
+    files = embedding_files()
+    if not files:
+        return {}
+    if config["pretrain"]["scope"] == "tri":
+        return {"all": (VARIANTS, files)}
+    units = {"all": (["base"], files)} if "base" in VARIANTS else {}
+    if TRAINED:
+        for pair in dict.fromkeys(p for _, p, _ in files):
+            units[pair] = (TRAINED, [f for f in files if f[1] == pair])
+    return units
+
+
+def embed_paths(files, ext):
+    return [
+        f"results/embeddings/{{variant}}/seed{{seed}}/{e}/{p}/{lang}.{ext}"
+        for e, p, lang in files
+    ]
+
+
+def embed_args(input, output):
+    """--sentences S --out E for every file of the job, in the same order (a list: `:q` quotes each)."""
+    return [
+        arg
+        for s, o in zip(input.sentences, output.emb, strict=True)
+        for arg in ("--sentences", s, "--out", o)
+    ]
+
+
+def embed_jobs():
+    """(name, unit, variants, files, seeds) of every embed job (embed.smk): the curation corpora are embedded with the first
+    pre-training seed's models only (curation does not repeat over seeds), so where a unit has them and there
+    are more seeds, a second rule `<name>_seeds` writes the other seeds' files without them.
+    """
+    jobs = []
+    for unit, (variants, files) in embed_units().items():
+        name = "embed" if unit == "all" else f"embed_{unit.replace('-', '_')}"
+        evals = [f for f in files if f[0] != "curation"]
+        if len(PSEEDS) == 1 or evals == files:
+            jobs.append((name, unit, variants, files, PSEEDS))
+        else:
+            jobs.append((name, unit, variants, files, PSEEDS[:1]))
+            if evals:
+                jobs.append((f"{name}_seeds", unit, variants, evals, PSEEDS[1:]))
+    return jobs

@@ -59,8 +59,6 @@ rule curate:
         settings=as_json(
             {
                 **config["curation"]["settings"],
-                # only what curation takes from mining (the margin): a change of mining's retrieval,
-                # threshold or index does not rerun curation and NMT
                 "mining": mining_margin(),
             }
         ),
