@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from lem.curation import CurationSettings, curate
-from lem.data.webmined import prepare_curation_corpus, prepare_test_set
+from lem.data.webmined import FilterSettings, prepare_curation_corpus, prepare_test_set, script_share
 from lem.embed import write_embeddings
 from lem.inputs import InputError
 from lem.report import markdown, nmt_rows, summarise
@@ -21,6 +21,9 @@ def write(path, text):
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
     return path
+
+
+NO_FILTERS = FilterSettings(identical=False, script_share=0)  # Latin placeholders on the si side
 
 
 def test_prepare_drops_duplicates_empty_sides_and_evaluation_sentences(tmp_path):
@@ -33,7 +36,9 @@ def test_prepare_drops_duplicates_empty_sides_and_evaluation_sentences(tmp_path)
         "e five\tE five\tclean\n",
     ]))  # fmt: skip
     test = write(tmp_path / "test.tsv", "src\ttgt\nx\tThe test sentence.\n")
-    stats = prepare_curation_corpus("si-en", tmp_path / "out", corpus=corpus, exclude=[test])
+    stats = prepare_curation_corpus(
+        "si-en", tmp_path / "out", corpus=corpus, exclude=[test], filters=NO_FILTERS
+    )
     assert stats["kept"] == 3 and stats["read"] == 6
     assert (stats["dropped_duplicate"], stats["dropped_empty"], stats["dropped_leakage"]) == (1, 1, 1)
     assert stats["kept_clean"] == 2 and stats["kept_untranslated"] == 1
@@ -57,7 +62,9 @@ def test_prepare_drops_duplicates_empty_sides_and_evaluation_sentences(tmp_path)
 def test_prepare_streams_line_aligned_files_up_to_the_cap(tmp_path):
     src = write(tmp_path / "c.si", "".join(f"s{i}\n" for i in range(100)))
     tgt = write(tmp_path / "c.en", "".join(f"t{i}\n" for i in range(100)))
-    stats = prepare_curation_corpus("si-en", tmp_path / "out", src_file=src, tgt_file=tgt, max_pairs=10)
+    stats = prepare_curation_corpus(
+        "si-en", tmp_path / "out", src_file=src, tgt_file=tgt, max_pairs=10, filters=NO_FILTERS
+    )
     assert stats["kept"] == 10 and stats["read"] == 10 and stats["stopped_at_cap"] == 1
     assert (tmp_path / "out/pairs.tsv").read_text().splitlines()[0] == "src\ttgt"
     short = write(tmp_path / "short.en", "t0\n")
@@ -65,6 +72,52 @@ def test_prepare_streams_line_aligned_files_up_to_the_cap(tmp_path):
         prepare_curation_corpus("si-en", tmp_path / "bad", src_file=src, tgt_file=short)
     with pytest.raises(InputError, match=r"bad\.tsv:1: expected the header"):
         prepare_curation_corpus("si-en", tmp_path / "bad", corpus=write(tmp_path / "bad.tsv", "x\ty\n"))
+
+
+def test_prepare_filters_copies_and_sides_in_another_script(tmp_path):
+    corpus = write(tmp_path / "noisy.tsv", "src\ttgt\tlabel\n" + "".join([
+        "අම්මා ගෙදර යයි\tMother goes home\tclean\n",
+        "අම්මා ගෙදර නැත\tඅම්මා ගෙදර නැත\tuntranslated\n",  # a copy: identical sides
+        "ගමට යයි\tஅம்மா வீட்டுக்குப் போகிறார்\twrong_language\n",  # Tamil on the English side
+        "Kamal goes home\tKamal goes home now\twrong_language\n",  # English on the Sinhala side
+        "කමල් 2024 Colombo ගියා\tKamal went to Colombo in 2024\tclean\n",  # a Latin name: 8/15 letters Sinhala
+        "2024\t2024.\tclean\n",  # no letters: no script to check, but the same text
+        "1999\tNineteen ninety-nine\tclean\n",  # no letters on one side: passes
+    ]))  # fmt: skip
+    stats = prepare_curation_corpus("si-en", tmp_path / "out", corpus=corpus)
+    assert stats["kept"] == 3 and stats["kept_clean"] == 3
+    assert (stats["dropped_identical"], stats["dropped_script"]) == (2, 2)
+    assert stats["dropped_identical_untranslated"] == 1 and stats["dropped_script_wrong_language"] == 2
+    assert stats["filters"] == {
+        "identical": True, "script_share": 0.5, "scripts": {"si": "SINHALA", "en": "LATIN"}
+    }  # fmt: skip
+    kept = [line.split("\t")[1] for line in (tmp_path / "out/pairs.tsv").read_text().splitlines()[1:]]
+    assert kept == ["Mother goes home", "Kamal went to Colombo in 2024", "Nineteen ninety-nine"]
+    # a stricter share drops the mixed-script pair; a language without a script is not checked
+    strict = FilterSettings.from_dict({"script_share": 0.9, "scripts": {"en": "LATIN"}})
+    stats = prepare_curation_corpus("si-en", tmp_path / "strict", corpus=corpus, filters=strict)
+    assert stats["dropped_script"] == 1 and stats["kept"] == 4  # only Tamil on the English side
+    assert script_share("කමල් Colombo", "SINHALA") == pytest.approx(4 / 11)  # virama counted
+    assert script_share("2024 !", "LATIN") is None
+    # nothing left: the message names the file and the filters
+    only_copies = write(tmp_path / "copies.tsv", "src\ttgt\nඑක\tඑක\n")
+    with pytest.raises(InputError, match=r"copies\.tsv: no pair left .*1 identical.*curation\.filters"):
+        prepare_curation_corpus("si-en", tmp_path / "copies", corpus=only_copies)
+
+
+@pytest.mark.parametrize(
+    "bad, match",
+    [
+        ({"identical": "yes"}, "identical='yes': expected true or false"),
+        ({"script_share": 1.5}, r"script_share=1\.5: expected a share in \[0, 1\]"),
+        ({"script_share": True}, "script_share=True"),
+        ({"scripts": {"si": "sinhala"}}, "upper-case first word"),
+        ({"scrpts": {}}, "scrpts"),
+    ],
+)
+def test_filter_settings_refuse_bad_values(bad, match):
+    with pytest.raises(ValueError, match=match):
+        FilterSettings.from_dict(bad)
 
 
 def test_prepare_test_set_from_line_aligned_files(tmp_path):
@@ -89,7 +142,7 @@ def test_rank_reads_the_embeddings_and_puts_aligned_pairs_first(tmp_path):
     labels = ["clean" if i % 2 == 0 else "misaligned" for i in range(n)]
     lines = "".join(f"s{i}\tt{i}\t{lbl}\n" for i, lbl in enumerate(labels))
     corpus = write(tmp_path / "noisy.tsv", "src\ttgt\tlabel\n" + lines)
-    prepare_curation_corpus("si-en", tmp_path / "prep", corpus=corpus)
+    prepare_curation_corpus("si-en", tmp_path / "prep", corpus=corpus, filters=NO_FILTERS)
     x = rng.normal(size=(n, 16))
     y = np.where(
         np.array(labels)[:, None] == "clean", x + 0.1 * rng.normal(size=(n, 16)), rng.normal(size=(n, 16))

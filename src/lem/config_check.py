@@ -125,6 +125,7 @@ SECTIONS: tuple[Section, ...] = (
         "sentiment.datasets.<name>.prepare", "lem.data.sentiment:SentimentSettings", "lem data sentiment"
     ),
     Section("sentiment.training", "lem.sentiment:SentimentSettings", "lem sentiment finetune"),
+    Section("curation.filters", "lem.data.webmined:FilterSettings", "lem curate prepare"),
     Section(
         "curation.settings",
         "lem.curation:CurationSettings",
@@ -405,6 +406,7 @@ def _uses(config: dict[str, Any]) -> Iterator[Use]:
     yield Use("sentiment.training", "sentiment.training", sentiment.get("training"))
     mining = {"mining": (config.get("mining") or {}).get("settings") or {}}
     curation = config.get("curation") or {}
+    yield Use("curation.filters", "curation.filters", curation.get("filters"))
     settings = curation.get("settings")
     yield Use("curation.settings", "curation.settings", settings, {}, mining, {"mining": "mining.settings"})
     yield Use("curation.nmt.settings", "curation.nmt.settings", (curation.get("nmt") or {}).get("settings"))

@@ -162,7 +162,7 @@ def cmd_prepare(a: argparse.Namespace) -> None:
 
     stats = prepare_curation_corpus(
         a.pair, a.out_dir, corpus=a.corpus, src_file=a.src, tgt_file=a.tgt, max_pairs=a.max_pairs,
-        exclude=a.exclude,
+        exclude=a.exclude, filters=a.settings,
     )  # fmt: skip
     log.info("curation corpus %s: %s", a.pair, stats)
 
@@ -177,7 +177,7 @@ STAGE = Stage(
     "curate",
     __doc__.splitlines()[0],
     (
-        Verb("prepare", "stream a noisy corpus (TSV or line-aligned files): cap, dedup, leakage guard; "
+        Verb("prepare", "stream a noisy corpus (TSV or line-aligned files): cap, dedup, leakage guard, filters; "
              "write pairs.tsv and the sentence files the embed stage reads", cmd_prepare, (
             arg("--pair", required=True),
             arg("--corpus", default=None, help="TSV with header src, tgt[, label]"),
@@ -186,7 +186,7 @@ STAGE = Stage(
             arg("--max-pairs", type=int, default=None, help="stop after this many kept pairs"),
             arg("--exclude", nargs="*", default=[], help="evaluation files whose sentences are dropped"),
             arg("--out-dir", required=True),
-        )),
+        ), settings="lem.data.webmined:FilterSettings"),
         Verb("rank", "score every pair of a prepared corpus from its embeddings; rank metrics where it carries "
              "labels", cmd_rank, (
             arg("--pairs", required=True, help="pairs.tsv of lem curate prepare"),

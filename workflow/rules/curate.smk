@@ -1,5 +1,5 @@
 # Parallel data curation: the corpus of each pair is prepared once (streamed, capped, de-duplicated, leakage
-# guarded) into the embedding layout; the embed stage embeds both sides for every variant (embedding_files);
+# guarded, rule-filtered: curation.filters) into the embedding layout; the embed stage embeds both sides for every variant (embedding_files);
 # `lem curate rank` scores each pair with mining's margin and ranks the corpus.
 
 
@@ -32,9 +32,11 @@ rule prepare_curation:
             if config["curation"].get("max_pairs")
             else []
         ),
+        filters=as_json(config["curation"]["filters"]),
     shell:
         "lem curate prepare --pair {wildcards.src}-{wildcards.tgt} {params.source:q} {params.cap:q} "
-        '--exclude {input.exclude:q} --out-dir "$(dirname {output.pairs:q})" > {log:q} 2>&1'
+        "--settings '{params.filters}' --exclude {input.exclude:q} "
+        '--out-dir "$(dirname {output.pairs:q})" > {log:q} 2>&1'
 
 
 rule curate:

@@ -8,6 +8,12 @@ of both sides) and pairs with an empty side are dropped, and so is every pair on
 sentence of an evaluation set (the leakage guard: FLoRes, the NMT test sets, the mining and sentiment sets).
 Memory is bounded by the cap: one 16-byte digest per kept pair and the evaluation sentences.
 
+Before any model sees the corpus, `FilterSettings` (config `curation.filters`) drops the noise that embedding
+similarity cannot see or even rewards, as web-mined corpora are filtered in practice before scoring: a pair
+whose two sides are the same text (an untranslated copy is its own nearest neighbour) and a pair where either
+side is not written in its language's script (a translation into a third language is as close as the right
+one: a multilingual encoder is built to ignore the language). What is left is what the ranking is about.
+
 Writes `pairs.tsv` (`src<TAB>tgt[<TAB>label]`, header), one sentence file per language in the prepared
 evaluation layout (`id<TAB>text`, ids `c0`, `c1`, ... the row of `pairs.tsv`: what the embed stage reads) and
 `stats.json` (counts of everything dropped).
@@ -17,13 +23,75 @@ from __future__ import annotations
 
 import hashlib
 import os
+import unicodedata
 from collections import Counter
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from lem.files import atomic_path, write_json
 from lem.inputs import MAX_LINE_CHARS, InputError, decode, long_line_message, shown
+from lem.settings import settings_from_dict
+
+SCRIPTS = {"en": "LATIN", "si": "SINHALA", "ta": "TAMIL"}  # language -> the first word of its letters' names
+
+
+@dataclass
+class FilterSettings:
+    """The rule-based filters of `lem curate prepare` (config `curation.filters`)."""
+
+    identical: bool = True  # drop a pair whose sides are the same text after normalisation
+    script_share: float = 0.5  # drop a pair where a side has less than this share of letters in its script
+    scripts: dict[str, str] = field(default_factory=lambda: dict(SCRIPTS))  # a language not listed: no check
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any] | None) -> FilterSettings:
+        s = settings_from_dict(cls, d, "curation filters")
+        if not isinstance(s.identical, bool):
+            raise ValueError(f"curation filters: identical={s.identical!r}: expected true or false")
+        share = s.script_share
+        if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 <= share <= 1:
+            raise ValueError(
+                f"curation filters: script_share={share!r}: expected a share in [0, 1] (0: no script check)"
+            )
+        if not isinstance(s.scripts, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) and v.isalpha() and v.isupper()
+            for k, v in s.scripts.items()
+        ):
+            raise ValueError(
+                f"curation filters: scripts={s.scripts!r}: expected language -> the upper-case first word of "
+                "its letters' Unicode names (LATIN, SINHALA, TAMIL, DEVANAGARI, ...)"
+            )
+        return s
+
+
+@lru_cache(maxsize=65536)
+def _script(ch: str) -> str:
+    return unicodedata.name(ch, "?").split(" ", 1)[0]
+
+
+def script_share(text: str, script: str) -> float | None:
+    """The share of `text`'s letters whose Unicode name starts with `script` (None: no letter at all).
+    Letters include combining marks: the vowel signs and virama of Sinhala and Tamil are half their text."""
+    letters = [c for c in text if c.isalpha() or unicodedata.category(c).startswith("M")]
+    if not letters:
+        return None
+    return sum(_script(c) == script for c in letters) / len(letters)
+
+
+def filter_reason(a: str, b: str, ka: str, kb: str, langs: tuple[str, str], f: FilterSettings) -> str | None:
+    """Why the pair (a, b) (normalised ka, kb) is dropped by the filters, or None when it is kept."""
+    if f.identical and ka == kb:
+        return "identical"
+    if f.script_share > 0:
+        for text, lang in ((a, langs[0]), (b, langs[1])):
+            script = f.scripts.get(lang)
+            share = script_share(text, script) if script else None
+            if share is not None and share < f.script_share:
+                return "script"
+    return None
 
 
 def _lines(path: str | os.PathLike) -> Iterator[tuple[int, str]]:
@@ -85,10 +153,11 @@ def prepare_curation_corpus(
     tgt_file: str | os.PathLike | None = None,
     max_pairs: int | None = None,
     exclude: Sequence[str | os.PathLike] = (),
+    filters: FilterSettings | None = None,
 ) -> dict[str, Any]:
     """Stream the corpus (a TSV, or two line-aligned files), keep at most `max_pairs` distinct pairs that
-    share no sentence with the `exclude` evaluation files, and write `pairs.tsv`, `{src}.tsv`, `{tgt}.tsv`
-    and `stats.json` under `out_dir`."""
+    share no sentence with the `exclude` evaluation files and pass the `filters` (default: `FilterSettings()`),
+    and write `pairs.tsv`, `{src}.tsv`, `{tgt}.tsv` and `stats.json` under `out_dir`."""
     from lem.data.leakage import normalise, read_eval_sentences
 
     if (corpus is None) == (src_file is None or tgt_file is None):
@@ -96,6 +165,7 @@ def prepare_curation_corpus(
     if max_pairs is not None and (isinstance(max_pairs, bool) or max_pairs < 1):
         raise ValueError(f"curation corpus: max_pairs={max_pairs!r}: expected an integer >= 1 or none")
     src_lang, tgt_lang = pair.split("-")
+    filters = FilterSettings() if filters is None else filters
     banned = {normalise(s) for path in exclude for s in read_eval_sentences(path)}
     banned.discard("")
     if corpus is not None:
@@ -130,6 +200,12 @@ def prepare_curation_corpus(
                 if ka in banned or kb in banned:
                     counts["dropped_leakage"] += 1
                     continue
+                reason = filter_reason(a, b, ka, kb, (src_lang, tgt_lang), filters)
+                if reason is not None:
+                    counts[f"dropped_{reason}"] += 1
+                    if label is not None:
+                        counts[f"dropped_{reason}_{label}"] += 1
+                    continue
                 digest = hashlib.blake2b(f"{ka}\t{kb}".encode(), digest_size=16).digest()
                 if digest in seen:
                     counts["dropped_duplicate"] += 1
@@ -146,7 +222,9 @@ def prepare_curation_corpus(
                     break
     if not kept:
         raise InputError(
-            f"{corpus or src_file}: no pair left after dropping empty, duplicate and leaked pairs"
+            f"{corpus or src_file}: no pair left after dropping empty, duplicate and leaked pairs and the "
+            f"filters ({counts.get('dropped_identical', 0)} identical, {counts.get('dropped_script', 0)} in "
+            "another script: curation.filters)"
         )
     from lem.data.download import sha256_file
 
@@ -159,6 +237,11 @@ def prepare_curation_corpus(
         "kept": kept,
         "evaluation_sentences": len(banned),
         "excluded_files": [str(p) for p in exclude],
+        "filters": {
+            "identical": filters.identical,
+            "script_share": filters.script_share,
+            "scripts": {lang: filters.scripts.get(lang) for lang in (src_lang, tgt_lang)},
+        },
         **dict(sorted(counts.items())),
     }
     write_json(out_dir / "stats.json", stats)
