@@ -115,7 +115,7 @@ rule train_ner:
         "benchmarks/annotate/train_ner.tsv"
     conda:
         "../../envs/annotate.yaml"
-    threads: all_cores()
+    threads: training_threads()
     resources:
         gpu=config["resources"]["gpu_training"],
         mem_mb=config["resources"]["mem_mb_training"],

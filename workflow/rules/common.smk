@@ -90,12 +90,21 @@ wildcard_constraints:
 
 
 def all_cores():
-    """The cores given to Snakemake (a training job's threads); 1 when none were given, as for
-    `snakemake --unlock`, which plans no job (`workflow.cores` raises there)."""
+    """The cores given to Snakemake; 1 when none were given, as for `snakemake --unlock`, which plans no
+    job (`workflow.cores` raises there)."""
     try:
         return workflow.cores
     except WorkflowError:
         return 1
+
+
+def training_threads():
+    """A training job's threads: `resources.threads_training`, at most the cores given to Snakemake; null
+    takes them all (one training job at a time). Small models train faster as several 1-thread jobs side
+    by side than as one job on every core, and a fixed count keeps the floats independent of `--cores`."""
+    wanted = config["resources"].get("threads_training")
+    cores = all_cores()
+    return cores if wanted is None else min(int(wanted), cores)
 
 
 def as_json(obj):

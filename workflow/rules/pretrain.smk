@@ -78,7 +78,7 @@ if config["base_model"]["source"] == "scratch":
             "benchmarks/pretrain/base/seed{seed}.tsv"
         conda:
             "../../envs/train.yaml"
-        threads: all_cores()
+        threads: training_threads()
         resources:
             gpu=config["resources"]["gpu_training"],
             mem_mb=config["resources"]["mem_mb_training"],
@@ -146,7 +146,7 @@ rule pretrain_mono:
         "benchmarks/pretrain/{tvariant}/{scope}/seed{seed}/mono.tsv"
     conda:
         "../../envs/train.yaml"
-    threads: all_cores()
+    threads: training_threads()
     resources:
         gpu=config["resources"]["gpu_training"],
         mem_mb=config["resources"]["mem_mb_training"],
@@ -174,7 +174,7 @@ rule pretrain_para:
         "benchmarks/pretrain/{tvariant}/{scope}/seed{seed}/para.tsv"
     conda:
         "../../envs/train.yaml"
-    threads: all_cores()
+    threads: training_threads()
     resources:
         gpu=config["resources"]["gpu_training"],
         mem_mb=config["resources"]["mem_mb_training"],
