@@ -106,6 +106,25 @@ def test_unlock_works_without_cores(tmp_path):
     assert proc.returncode == 0 and "Unlocked working directory" in proc.stdout + proc.stderr, proc.stderr
 
 
+@pytest.mark.parametrize("wanted, cores, expected", [(1, "4", "1"), (None, "4", "4"), (8, "2", "2")])
+def test_training_threads_come_from_the_config_capped_at_the_cores(tmp_path, wanted, cores, expected):
+    """resources.threads_training sets every training job's threads (`--threads` of its command), at most
+    --cores; null takes all the cores. Other jobs keep 1 thread."""
+    cfg = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    cfg["resources"]["threads_training"] = wanted
+    (tmp_path / "c.yaml").write_text(yaml.safe_dump(cfg))
+    cmd = [sys.executable, "-m", "snakemake", "-n", "-p", "--forceall", "--cores", cores, "--snakefile",
+           str(REPO / "Snakefile"), "--directory", str(tmp_path), "--configfile", str(tmp_path / "c.yaml")]  # fmt: skip
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    shells = [line.split("Shell command: ", 1)[1] for line in proc.stdout.splitlines() if "Shell command: " in line]
+    training = [s for s in shells if s.startswith(("lem pretrain base", "lem pretrain continue"))]
+    assert len(training) == 3 * (1 + 2 * (len(cfg["variants"]) - 1))  # base, mono, para per seed
+    assert all(re.search(rf"--threads {expected} ", s) for s in training), training[0]
+    sentiment = [s for s in shells if s.startswith("lem sentiment finetune")]
+    assert sentiment and all("--threads 1 " in s for s in sentiment)
+
+
 def test_config_strings_reach_the_shell_quoted(tmp_path):
     """A site name with shell metacharacters and paths with spaces are single, literal arguments."""
     import shlex
