@@ -117,7 +117,9 @@ def test_training_threads_come_from_the_config_capped_at_the_cores(tmp_path, wan
            str(REPO / "Snakefile"), "--directory", str(tmp_path), "--configfile", str(tmp_path / "c.yaml")]  # fmt: skip
     proc = subprocess.run(cmd, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
-    shells = [line.split("Shell command: ", 1)[1] for line in proc.stdout.splitlines() if "Shell command: " in line]
+    shells = [
+        line.split("Shell command: ", 1)[1] for line in proc.stdout.splitlines() if "Shell command: " in line
+    ]
     training = [s for s in shells if s.startswith(("lem pretrain base", "lem pretrain continue"))]
     assert len(training) == 3 * (1 + 2 * (len(cfg["variants"]) - 1))  # base, mono, para per seed
     assert all(re.search(rf"--threads {expected} ", s) for s in training), training[0]

@@ -75,6 +75,8 @@ def test_report_tabulates_every_task(tmp_path):
                 "keys": {"task": "curation", "variant": v, "dataset": "noisy", "pair": "si-en"},
                 "precision_at_0.5": 0.8,
                 "average_precision": 0.7,
+                "settings": {"keep_fractions": [0.5]},
+                "items": {"rank": list(range(1, 11)), "clean": [1, 1, 0, 1, 1, 0, 0, 1, 0, 0]},
             },
         )
         for v in ("base", "lem")

@@ -143,6 +143,10 @@ def curate(
         metrics["mean_score_by_label"] = {
             lbl: float(scores[np.array(labels) == lbl].mean()) for lbl in sorted(set(labels))
         }
+        ranks = np.empty(len(order), dtype=np.int64)
+        ranks[order] = np.arange(1, len(order) + 1)
+        # per-pair items for the report's paired test (lem.evidence): each pair's rank and whether it is clean
+        metrics["items"] = {"rank": ranks.tolist(), "clean": clean.astype(int).tolist()}
     else:
         metrics["n"] = len(src)
     write_json(out_metrics, with_keys(metrics, keys))

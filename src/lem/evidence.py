@@ -4,7 +4,9 @@ Which comparisons are shown (`comparisons_of`): every `lem*` variant against `ml
 `base`, on each task's headline metric, per dataset and pair. The tests pool the test items over seeds
 (`lem.stats`): mining by a paired bootstrap over documents (each document's [correct, mined, gold] counts
 summed over the seeds of each system, the F1 of the column sums), sentiment by approximate randomisation over
-test examples (macro-F1 of per-example counts, summed over seeds). Holm's correction runs over every
+test examples (macro-F1 of per-example counts, summed over seeds), curation by approximate randomisation over
+the corpus's pairs (the precision of clean pairs in the largest kept share: whether each pair is kept and
+clean). Holm's correction runs over every
 comparison the report shows, so "significant" means at family-wise level `alpha` over all of them.
 """
 
@@ -31,6 +33,31 @@ class Items:
     units: dict[tuple[str, str, str, str], list[np.ndarray]] = field(default_factory=dict)
     unit_ids: dict[tuple[str, str, str], list[str]] = field(default_factory=dict)
     n_labels: dict[tuple[str, str, str], int] = field(default_factory=dict)
+    metric: dict[tuple[str, str, str], str] = field(default_factory=dict)  # a cell's tested metric
+
+    def add_curation(self, key: dict[str, str], data: dict[str, Any], path: str) -> None:
+        """A labelled curation ranking: its pairs' ranks and clean flags (`items`), tested on the precision
+        of clean pairs in the largest kept share (`keep_fractions`). An unlabelled corpus has no test."""
+        items = data.get("items")
+        shares = (data.get("settings") or {}).get("keep_fractions") or []
+        if "average_precision" not in data:
+            return  # no labels: nothing to test
+        if (
+            not isinstance(items, dict)
+            or not shares
+            or len(items.get("rank", ())) != len(items.get("clean", ()))
+        ):
+            raise ValueError(
+                f"{path}: a curation metrics file without per-pair `items` (rank, clean): rerun `lem curate rank`"
+            )
+        cell = ("curation", key["dataset"], key["pair"])
+        share = max(shares)
+        self._check_units(cell, [str(c) for c in items["clean"]], path)
+        self.metric[cell] = f"precision_at_{share:g}"
+        ranks = np.asarray(items["rank"], dtype=np.int64)
+        kept = ranks <= max(1, int(round(share * len(ranks))))  # lem.curation.ranking_metrics' top share
+        rows = stats.kept_precision_counts(kept, np.asarray(items["clean"], dtype=bool))
+        self.units.setdefault((*cell, key["variant"]), []).append(rows)
 
     def add_mining(self, key: dict[str, str], data: dict[str, Any], path: str) -> None:
         units = data.get("units")
@@ -70,7 +97,7 @@ class Items:
         runs = self.units.get((task, dataset, pair, variant))
         if not runs:
             return None
-        if task == "mining":
+        if task in ("mining", "curation"):
             return np.stack(runs)
         k = self.n_labels[(task, dataset, pair)]
         return np.stack([stats.macro_f1_counts(r[0], r[1], k) for r in runs])
@@ -101,6 +128,9 @@ def compare(
             if task == "mining":
                 res = stats.paired_bootstrap(ra, rb, stats.f1_stat, n=resamples, seed=seed)
                 unit = "documents"
+            elif task == "curation":
+                res = stats.approximate_randomisation(ra, rb, stats.ratio_stat, n=resamples, seed=seed)
+                unit = "pairs"
             else:
                 res = stats.approximate_randomisation(ra, rb, stats.macro_f1_stat, n=resamples, seed=seed)
                 unit = "examples"
@@ -109,7 +139,7 @@ def compare(
                     "task": task,
                     "dataset": dataset,
                     "pair": pair,
-                    "metric": HEADLINE[task],
+                    "metric": items.metric.get((task, dataset, pair), HEADLINE.get(task)),
                     "a": a,
                     "b": b,
                     "value_a": res["a"],
@@ -160,7 +190,8 @@ def comparisons_markdown(table: pd.DataFrame, alpha: float) -> list[str]:
         "",
         f"Each `lem*` variant against `mlm_tlm`, and `mlm_tlm` against `base`. Mining: paired bootstrap over "
         "documents (95 % percentile interval of the difference); sentiment: approximate randomisation over test "
-        f"examples. p is two-sided; p (Holm) is adjusted over the {len(table)} comparisons shown; ▲/▼ "
+        "examples; curation: approximate randomisation over the corpus's pairs (precision of clean pairs in the "
+        f"largest kept share; curation ranks with the first pre-training seed). p is two-sided; p (Holm) is adjusted over the {len(table)} comparisons shown; ▲/▼ "
         f"marks a significant difference at {alpha:g} after the correction, here and in the tables above.",
         "",
         "| task | dataset pair | a | b | a value | b value | a - b | 95 % interval | p | p (Holm) | seeds a/b | units |",

@@ -80,11 +80,12 @@ def mining_figure(summary: pd.DataFrame, variants: list[str], path: Path, marks:
             [0 if pd.isna(hi) else hi - m for m, hi in zip(means, highs, strict=True)],
         ]
         ax.bar(xs, means, width, yerr=err, capsize=2, label=v)
-        for x, g, m in zip(xs, groups, means, strict=True):
+        for x, g, m, hi in zip(xs, groups, means, highs, strict=True):
             ds, pair = g.split(" ", 1)
             mark = (marks or {}).get(("mining", ds, pair, v))
-            if mark and not pd.isna(m):
-                ax.text(x, min(0.98, m + 0.04), mark, ha="center", fontsize=8)
+            if mark and not pd.isna(m):  # above the interval, clear of its cap
+                top = m if pd.isna(hi) else max(m, hi)
+                ax.text(x, min(1.02, top + 0.02), mark, ha="center", va="bottom", fontsize=8)
     for i, g in enumerate(groups):
         ref = part[part.group == g]
         left, right = i - width / 2, i + width * (len(rows) - 0.5)

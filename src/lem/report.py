@@ -121,6 +121,8 @@ def collect(
             )
     for path in curation:
         key, data = _read("curation", path, variants)
+        if items is not None:
+            items.add_curation(key, data, path)
         for metric, value in data.items():
             if metric.startswith("precision_at_") or metric == "average_precision":
                 rows.append(
@@ -179,13 +181,21 @@ def summarise(values: pd.DataFrame) -> pd.DataFrame:
 
 
 def _pivot_markdown(
-    summary: pd.DataFrame, task: str, metric: str, variants: list[str], marks: dict | None = None
+    summary: pd.DataFrame,
+    task: str,
+    metric: str,
+    variants: list[str],
+    marks: dict | None = None,
+    tested: set | None = None,
 ) -> str:
+    """The table of one task's metric (rows: variants; columns: dataset pair); `marks` go on the metric the
+    paired tests ran on (`tested`: (task, metric) pairs; default: the task's headline metric)."""
     part = summary[(summary.task == task) & (summary.metric == metric)]
     if part.empty:
         return ""
     part = part.assign(column=part.dataset + " " + part.pair)
-    marks = marks if metric == evidence.HEADLINE.get(task) else {}
+    tested = {(t, m) for t, m in evidence.HEADLINE.items()} if tested is None else tested
+    marks = marks if (task, metric) in tested else {}
 
     def cell(r) -> str:
         text = f"{r['mean']:.3f}"
@@ -265,8 +275,11 @@ def markdown(
     ]
     for metric in sorted(summary[summary.task == "curation"].metric.unique()):
         blocks.append((f"Curation: {metric.replace('_', ' ')} (share of clean pairs)", "curation", metric))
+    tested = set(evidence.HEADLINE.items())
+    if not comparisons.empty:
+        tested |= set(zip(comparisons.task, comparisons.metric, strict=True))
     for title, task, metric in blocks:
-        table = _pivot_markdown(summary, task, metric, variants, marks)
+        table = _pivot_markdown(summary, task, metric, variants, marks, tested)
         if table:
             sections += [f"## {title}", "", table, ""]
     sections += nmt_markdown(summary, variants, nmt_compare)
