@@ -85,13 +85,15 @@ class CurationSettings:
 
 
 def ranking_metrics(scores: np.ndarray, clean: np.ndarray, keep_fractions: list[float]) -> dict[str, Any]:
-    """Precision of clean pairs among the top-scored share of the corpus, and average precision."""
+    """Precision of clean pairs among the top-scored share of the corpus (`lem.nmt.kept_count`: the pairs the
+    NMT of that share trains on), and average precision."""
+    from lem.nmt import kept_count
+
     order = np.argsort(-scores, kind="stable")
     hits = clean[order].astype(np.float64)
     out: dict[str, Any] = {"n": int(len(scores)), "clean_share": float(clean.mean()) if len(clean) else 0.0}
     for f in keep_fractions:
-        top = max(1, int(round(f * len(scores))))
-        out[f"precision_at_{f:g}"] = float(hits[:top].mean())
+        out[f"precision_at_{f:g}"] = float(hits[: kept_count(len(scores), share=f)].mean())
     cum = np.cumsum(hits)
     ranks = np.arange(1, len(hits) + 1)
     out["average_precision"] = float((cum / ranks)[hits > 0].mean()) if hits.any() else 0.0

@@ -38,10 +38,12 @@ class Items:
     def add_curation(self, key: dict[str, str], data: dict[str, Any], path: str) -> None:
         """A labelled curation ranking: its pairs' ranks and clean flags (`items`), tested on the precision
         of clean pairs in the largest kept share (`keep_fractions`). An unlabelled corpus has no test."""
-        items = data.get("items")
-        shares = (data.get("settings") or {}).get("keep_fractions") or []
+        from lem.nmt import kept_count
+
         if "average_precision" not in data:
             return  # no labels: nothing to test
+        items = data.get("items")
+        shares = (data.get("settings") or {}).get("keep_fractions") or []
         if (
             not isinstance(items, dict)
             or not shares
@@ -55,7 +57,7 @@ class Items:
         self._check_units(cell, [str(c) for c in items["clean"]], path)
         self.metric[cell] = f"precision_at_{share:g}"
         ranks = np.asarray(items["rank"], dtype=np.int64)
-        kept = ranks <= max(1, int(round(share * len(ranks))))  # lem.curation.ranking_metrics' top share
+        kept = ranks <= kept_count(len(ranks), share=share)
         rows = stats.kept_precision_counts(kept, np.asarray(items["clean"], dtype=bool))
         self.units.setdefault((*cell, key["variant"]), []).append(rows)
 
@@ -191,8 +193,9 @@ def comparisons_markdown(table: pd.DataFrame, alpha: float) -> list[str]:
         f"Each `lem*` variant against `mlm_tlm`, and `mlm_tlm` against `base`. Mining: paired bootstrap over "
         "documents (95 % percentile interval of the difference); sentiment: approximate randomisation over test "
         "examples; curation: approximate randomisation over the corpus's pairs (precision of clean pairs in the "
-        f"largest kept share; curation ranks with the first pre-training seed). p is two-sided; p (Holm) is adjusted over the {len(table)} comparisons shown; ▲/▼ "
-        f"marks a significant difference at {alpha:g} after the correction, here and in the tables above.",
+        "largest kept share; curation ranks with the first pre-training seed). p is two-sided; p (Holm) is "
+        f"adjusted over the {len(table)} comparisons shown; ▲/▼ marks a significant difference at {alpha:g} "
+        "after the correction, here and in the tables above.",
         "",
         "| task | dataset pair | a | b | a value | b value | a - b | 95 % interval | p | p (Holm) | seeds a/b | units |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|",

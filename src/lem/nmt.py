@@ -325,7 +325,8 @@ def read_ranking(path: str | os.PathLike) -> list[int]:
 
 
 def kept_count(n: int, share: float | None = None, count: int | None = None) -> int:
-    """Pairs kept of `n`: `max(1, round(share * n))` (as `lem.curation.ranking_metrics`), or `count`."""
+    """Pairs kept of `n`: `max(1, round(share * n))` (also the top share of `lem.curation.ranking_metrics` and
+    of the report's curation test), or `count`."""
     if (share is None) == (count is None):
         raise ValueError("nmt: give exactly one of share and count")
     if share is not None:

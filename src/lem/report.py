@@ -185,23 +185,22 @@ def _pivot_markdown(
     task: str,
     metric: str,
     variants: list[str],
-    marks: dict | None = None,
-    tested: set | None = None,
+    marks: dict,
+    tested: set,
 ) -> str:
-    """The table of one task's metric (rows: variants; columns: dataset pair); `marks` go on the metric the
-    paired tests ran on (`tested`: (task, metric) pairs; default: the task's headline metric)."""
+    """The table of one task's metric (rows: variants; columns: dataset pair); `marks` go on the metrics the
+    paired tests ran on (`tested`: (task, metric) pairs)."""
     part = summary[(summary.task == task) & (summary.metric == metric)]
     if part.empty:
         return ""
     part = part.assign(column=part.dataset + " " + part.pair)
-    tested = {(t, m) for t, m in evidence.HEADLINE.items()} if tested is None else tested
     marks = marks if (task, metric) in tested else {}
 
     def cell(r) -> str:
         text = f"{r['mean']:.3f}"
         if r["n"] > 1 and not pd.isna(r.get("low", float("nan"))):
             text += f" [{r['low']:.3f}, {r['high']:.3f}]"
-        mark = (marks or {}).get((task, r["dataset"], r["pair"], r["variant"]), "")
+        mark = marks.get((task, r["dataset"], r["pair"], r["variant"]), "")
         return f"{text} {mark}" if mark else text
 
     part = part.assign(cell=part.apply(cell, axis=1))

@@ -122,8 +122,8 @@ def metrics_keys(task, **keys):
 
 
 def mining_margin():
-    """What curation takes from mining.settings: the margin (k, margin, neighbourhood) alone, so that a change of
-    mining's retrieval, threshold or index does not rerun curation and NMT."""
+    """What curation takes from mining.settings: the margin (k, margin, neighbourhood) alone, so that a
+    change of mining's retrieval, threshold or index does not rerun curation and NMT."""
     settings = config["mining"]["settings"]
     return {
         key: settings[key]
@@ -603,10 +603,10 @@ def embed_args(input, output):
 
 
 def embed_jobs():
-    """(name, unit, variants, files, seeds) of every embed job (embed.smk): the curation corpora are embedded with the first
-    pre-training seed's models only (curation does not repeat over seeds), so where a unit has them and there
-    are more seeds, a second rule `<name>_seeds` writes the other seeds' files without them.
-    """
+    """(name, unit, variants, files, seeds) of every embed job (embed.smk): the curation corpora are
+    embedded with the first pre-training seed's models only (curation does not repeat over seeds), so where
+    a unit has them and there are more seeds, a second job `<name>_seeds` writes the other seeds' files
+    without them."""
     jobs = []
     for unit, (variants, files) in embed_units().items():
         name = "embed" if unit == "all" else f"embed_{unit.replace('-', '_')}"

@@ -1,6 +1,6 @@
 # Parallel data curation: the corpus of each pair is prepared once (streamed, capped, de-duplicated, leakage
-# guarded, rule-filtered: curation.filters) into the embedding layout; the embed stage embeds both sides for every variant (embedding_files);
-# `lem curate rank` scores each pair with mining's margin and ranks the corpus.
+# guarded, rule-filtered: curation.filters) into the embedding layout; the embed stage embeds both sides for
+# every variant (embedding_files); `lem curate rank` scores each pair with mining's margin and ranks the corpus.
 
 
 rule prepare_curation:

@@ -49,6 +49,11 @@ class FilterSettings:
     @classmethod
     def from_dict(cls, d: dict[str, Any] | None) -> FilterSettings:
         s = settings_from_dict(cls, d, "curation filters")
+        s.validate()
+        return s
+
+    def validate(self) -> None:
+        s = self
         if not isinstance(s.identical, bool):
             raise ValueError(f"curation filters: identical={s.identical!r}: expected true or false")
         share = s.script_share
@@ -64,7 +69,6 @@ class FilterSettings:
                 f"curation filters: scripts={s.scripts!r}: expected language -> the upper-case first word of "
                 "its letters' Unicode names (LATIN, SINHALA, TAMIL, DEVANAGARI, ...)"
             )
-        return s
 
 
 @lru_cache(maxsize=65536)
