@@ -143,6 +143,66 @@ def test_knn_both_large_block_uses_bounds_correctly():
     assert (bwd.idx == np.argsort(-s.T, axis=1, kind="stable")[:, :3]).all()
 
 
+@pytest.mark.parametrize("data", ["random", "tied"])
+@pytest.mark.parametrize("shape", SHAPES + [(50, 9), (300, 700)])
+@pytest.mark.parametrize("k", [1, 4, 12])
+@pytest.mark.parametrize("block", [1, 4, 1024])
+def test_knn_torch_on_cpu_equals_numpy_engine(data, shape, k, block):
+    """The GPU engine (mining.settings.device: cuda), run by torch on the CPU: the numpy engine's neighbours
+    (exact ties included), similarities up to float32 rounding."""
+    rng = np.random.default_rng([len(data), *shape, k, 1])
+    make = unit if data == "random" else tied
+    x, y = make(rng, shape[0]), make(rng, shape[1])
+    want = mining.knn_both(x, y, k, k, block_size=block)
+    got = mining.knn_torch(x, y, k, k, block_size=block, device="cpu")
+    for a, b in zip(got, want, strict=True):
+        assert (a.idx == b.idx).all()
+        np.testing.assert_allclose(a.sims, b.sims, rtol=1e-6, atol=1e-6)
+
+
+def test_mining_and_curation_scores_through_the_gpu_path_equal_the_cpu_path(monkeypatch):
+    """`device: cuda` through mine() and pair_margin_scores(), torch on the CPU standing in for the GPU:
+    the same pairs and scores as `device: cpu` (numpy)."""
+    import torch
+
+    from lem.mining import knn as knn_mod
+
+    monkeypatch.setattr(knn_mod, "torch_device", lambda device: torch.device("cpu"))
+    rng = np.random.default_rng(11)
+    x = unit(rng, 2600, 32)
+    y = x[:2500] + 0.7 * unit(rng, 2500, 32)
+    y /= np.linalg.norm(y, axis=1, keepdims=True)
+    for cand in ("all", "knn"):
+        cpu = MineSettings(
+            candidates=cand, block_size=512, retrieval=("forward", "backward", "intersection", "max")
+        )
+        gpu = MineSettings(**{**cpu.to_dict(), "retrieval": cpu.retrieval, "device": "cuda"})
+        a, b = mining.mine(x, y, cpu), mining.mine(x, y, gpu)
+        for r in cpu.retrieval:
+            got, want = mining.retrieve(b, r), mining.retrieve(a, r)
+            assert [p[:2] for p in got] == [p[:2] for p in want]
+            np.testing.assert_allclose([p[2] for p in got], [p[2] for p in want], rtol=1e-6)
+    want = mining.pair_margin_scores(x[:2500], y, 4, "ratio", "pooled", block_size=512)
+    got = mining.pair_margin_scores(x[:2500], y, 4, "ratio", "pooled", block_size=512, device="cuda")
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    assert (np.argsort(-got, kind="stable") == np.argsort(-want, kind="stable")).all()
+
+
+def test_device_cuda_without_cuda_fails_naming_the_key():
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("a CUDA device is visible")
+    rng = np.random.default_rng(12)
+    x = unit(rng, 10)
+    with pytest.raises(RuntimeError, match="mining.settings.device is cuda"):
+        mining.mine(x, x, MineSettings(device="cuda"))
+    auto = mining.mine(x, x, MineSettings(device="auto"))  # no GPU: the numpy engine
+    assert (auto.fwd_best == mining.mine(x, x, MineSettings()).fwd_best).all()
+    with pytest.raises(ValueError, match="device"):
+        MineSettings.from_dict({"device": "gpu"})
+
+
 # ---------------------------------------------------------------- mining, every option
 
 

@@ -126,7 +126,10 @@ def curate(
             raise InputError(f"{sents}: {len(ids)} sentences, but {pairs} has {len(src)} pairs")
         sides.append(load_embeddings(emb, ids, sents))
     k, margin, neighbourhood = settings.margin_settings()
-    scores = pair_margin_scores(sides[0], sides[1], k=k, margin_kind=margin, neighbourhood=neighbourhood)
+    device = settings.mining.get("device", "cpu")  # mining.settings.device: the neighbour search
+    scores = pair_margin_scores(
+        sides[0], sides[1], k=k, margin_kind=margin, neighbourhood=neighbourhood, device=device
+    )
     order = np.argsort(-scores, kind="stable")
     with atomic_path(out_scores) as tmp, open(tmp, "w", encoding="utf-8") as fh:
         fh.write("rank\tindex\tscore\tlabel\n")

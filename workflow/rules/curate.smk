@@ -61,7 +61,15 @@ rule curate:
         settings=as_json(
             {
                 **config["curation"]["settings"],
-                "mining": mining_margin(),
+                # the device only where not cpu: the runs made before it existed keep their params
+                "mining": {
+                    **mining_margin(),
+                    **(
+                        {"device": config["mining"]["settings"]["device"]}
+                        if config["mining"]["settings"].get("device", "cpu") != "cpu"
+                        else {}
+                    ),
+                },
             }
         ),
         keys_json=lambda w: metrics_keys(

@@ -1,14 +1,14 @@
 """Margin-based bitext mining (LASER's method and the news benchmark authors' protocol) and its evaluation.
 
 - `lem.mining.settings`: `MineSettings`, every choice of the method;
-- `lem.mining.knn`: nearest neighbours both ways (the exact one-pass engine, FAISS indexes);
+- `lem.mining.knn`: nearest neighbours both ways (the exact one-pass engine, on the CPU or a GPU; FAISS indexes);
 - `lem.mining.margin`: margin scoring, best candidates, retrieval, mining per document (the method's page);
 - `lem.mining.evaluate`: P/R/F1 against gold links, xsim, the gold file;
 - `lem.mining.cli`: `lem mine run`.
 """
 
 from lem.mining.evaluate import prf, read_gold, xsim_error_rate
-from lem.mining.knn import Neighbours, knn_both, knn_index
+from lem.mining.knn import Neighbours, knn_both, knn_exact, knn_index, knn_torch
 from lem.mining.margin import (
     Best,
     MiningResult,
@@ -20,11 +20,19 @@ from lem.mining.margin import (
     pair_margin_scores,
     retrieve,
 )
-from lem.mining.settings import CANDIDATES, INDEXES, MARGINS, NEIGHBOURHOODS, RETRIEVALS, MineSettings
+from lem.mining.settings import (
+    CANDIDATES,
+    DEVICES,
+    INDEXES,
+    MARGINS,
+    NEIGHBOURHOODS,
+    RETRIEVALS,
+    MineSettings,
+)
 
 __all__ = [
-    "CANDIDATES", "INDEXES", "MARGINS", "NEIGHBOURHOODS", "RETRIEVALS", "Best", "MineSettings", "MiningResult",
-    "Neighbours", "best_from_neighbours", "best_over_all", "knn_both", "knn_index", "mine",
+    "CANDIDATES", "DEVICES", "INDEXES", "MARGINS", "NEIGHBOURHOODS", "RETRIEVALS", "Best", "MineSettings", "MiningResult",
+    "Neighbours", "best_from_neighbours", "best_over_all", "knn_both", "knn_exact", "knn_index", "knn_torch", "mine",
     "mine_corpus", "neighbourhood_terms", "pair_margin_scores", "prf", "read_gold", "retrieve",
     "xsim_error_rate",
 ]  # fmt: skip

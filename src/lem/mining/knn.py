@@ -1,9 +1,10 @@
-"""Nearest neighbours both ways: the exact one-pass block engine (`knn_both`) and FAISS indexes (`knn_index`).
+"""Nearest neighbours both ways: the exact one-pass block engine (`knn_both`, numpy on the CPU; `knn_torch`,
+the same search by torch matmul on a GPU) and FAISS indexes (`knn_index`).
 
 The similarity matrix is never held whole: `knn_both` walks blocks of `x @ y.T` once and keeps, from the
 same blocks, the k nearest targets of every source (rows) and the k nearest sources of every target
 (columns). LASER's `mine_bitexts.py` runs two separate k-NN searches instead (the matrix twice).
-Ties are broken towards the lowest index.
+Ties are broken towards the lowest index. `knn_exact` picks the engine from `mining.settings.device`.
 """
 
 from __future__ import annotations
@@ -159,6 +160,101 @@ def knn_both(
     return fwd, bwd
 
 
+def _top_ties_low(vals, idx, k: int):
+    """Of candidate (value, index) lists (torch, one list per row), the k best by value desc, index asc."""
+    import torch
+
+    order = torch.argsort(idx, dim=1, stable=True)
+    vals, idx = vals.gather(1, order), idx.gather(1, order)
+    order = torch.argsort(vals, dim=1, descending=True, stable=True)[:, :k]
+    return vals.gather(1, order), idx.gather(1, order)
+
+
+def _topk_rows(s, k: int):
+    """Exact top k of every row of `s` (torch), ties to the lowest column: `torch.topk` may break a tie at
+    the k-th value either way, so rows where it may have (more entries equal to the k-th value than it
+    kept) are redone with a stable sort."""
+    import torch
+
+    vals, idx = torch.topk(s, k, dim=1, sorted=True)
+    kth = vals[:, k - 1 : k]
+    bad = torch.nonzero((s == kth).sum(dim=1) > (vals == kth).sum(dim=1)).flatten()
+    if len(bad):
+        sv, si = torch.sort(s[bad], dim=1, descending=True, stable=True)
+        vals[bad], idx[bad] = sv[:, :k], si[:, :k]
+    return _top_ties_low(vals, idx, k)
+
+
+def torch_device(device: str):
+    """The torch device of `mining.settings.device` (`cuda` or `auto`; `cpu` runs `knn_both` instead)."""
+    import torch
+
+    if device == "cuda" and not torch.cuda.is_available():
+        raise RuntimeError("mining.settings.device is cuda but torch sees no CUDA device (use cpu or auto)")
+    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def knn_torch(
+    x: np.ndarray, y: np.ndarray, k_x: int, k_y: int | None = None, block_size: int = 1024, device=None
+) -> tuple[Neighbours, Neighbours]:
+    """`knn_both` by torch on `device` (a GPU): float32 matmul of blocks of `x` against all of `y` (TF32
+    off), each block's row top-k final, its column top-k merged into the running lists; the same neighbours
+    as `knn_both` (ties to the lowest index), similarities up to float32 rounding of the dot products."""
+    import torch
+
+    k_y = k_x if k_y is None else k_y
+    nx, ny = len(x), len(y)
+    kx, ky = min(k_x, ny), min(k_y, nx)
+    fwd, bwd = Neighbours.empty(nx, kx), Neighbours.empty(ny, ky)
+    if nx == 0 or ny == 0:
+        return fwd, bwd
+    device = torch.device("cpu") if device is None else torch.device(device)
+    precision = torch.get_float32_matmul_precision()
+    torch.set_float32_matmul_precision("highest")  # no TF32: the products stay float32 ones
+    try:
+        with torch.no_grad():
+            yt = torch.as_tensor(np.ascontiguousarray(y, dtype=np.float32), device=device).T
+            col_v = torch.full((ny, 0), -torch.inf, device=device)
+            col_i = torch.zeros((ny, 0), dtype=torch.int64, device=device)
+            for start in range(0, nx, block_size):
+                xb = torch.as_tensor(np.ascontiguousarray(x[start : start + block_size], dtype=np.float32))
+                s = xb.to(device) @ yt
+                v, i = _topk_rows(s, kx)
+                fwd.sims[start : start + len(xb)], fwd.idx[start : start + len(xb)] = (
+                    v.cpu().numpy(),
+                    i.cpu().numpy(),
+                )
+                bv, bi = _topk_rows(s.T, min(ky, len(xb)))
+                # earlier rows first: on a tie the running lists (lower indices) come before this block's
+                col_v, col_i = _top_ties_low(torch.cat([col_v, bv], 1), torch.cat([col_i, bi + start], 1), ky)
+            bwd.sims[:], bwd.idx[:] = col_v.cpu().numpy(), col_i.cpu().numpy()
+    finally:
+        torch.set_float32_matmul_precision(precision)
+    return fwd, bwd
+
+
+def knn_exact(
+    x: np.ndarray,
+    y: np.ndarray,
+    k_x: int,
+    k_y: int | None = None,
+    block_size: int = 1024,
+    device: str = "cpu",
+) -> tuple[Neighbours, Neighbours]:
+    """The exact search on `device` (`mining.settings.device`): `cpu` the numpy engine; `cuda` torch on the
+    GPU; `auto` the GPU when torch sees one, else the numpy engine."""
+    if device == "cpu":
+        return knn_both(x, y, k_x, k_y, block_size)
+    if device == "auto":
+        try:
+            import torch
+        except ImportError:
+            return knn_both(x, y, k_x, k_y, block_size)
+        if not torch.cuda.is_available():
+            return knn_both(x, y, k_x, k_y, block_size)
+    return knn_torch(x, y, k_x, k_y, block_size, torch_device(device))
+
+
 def knn_index(x: np.ndarray, y: np.ndarray, k: int, settings: MineSettings) -> tuple[Neighbours, Neighbours]:
     """Approximate k-NN both ways with a FAISS index (IVF, HNSW or OPQ+IVF+PQ), re-ranked by exact cosine."""
     import faiss
@@ -172,13 +268,18 @@ def knn_index(x: np.ndarray, y: np.ndarray, k: int, settings: MineSettings) -> t
             "ivfpq": f"OPQ{settings.pq_m},IVF{nlist},PQ{settings.pq_m}",
         }[settings.index]
         index = faiss.index_factory(d, spec, faiss.METRIC_INNER_PRODUCT)
+        params = faiss.ParameterSpace()
+        # device cuda/auto with faiss-gpu (envs/mining-gpu.yaml) and a GPU: the IVF index on the GPU
+        if settings.device != "cpu" and settings.index == "ivf" and getattr(faiss, "get_num_gpus", int)() > 0:
+            index = faiss.index_cpu_to_gpu(faiss.StandardGpuResources(), 0, index)
+            params = faiss.GpuParameterSpace()
         db32 = np.ascontiguousarray(db, dtype=np.float32)
         index.train(db32)
         index.add(db32)
         if settings.index == "hnsw":
-            faiss.ParameterSpace().set_index_parameter(index, "efSearch", settings.ef_search)
+            params.set_index_parameter(index, "efSearch", settings.ef_search)
         else:
-            faiss.ParameterSpace().set_index_parameter(index, "nprobe", settings.nprobe)
+            params.set_index_parameter(index, "nprobe", settings.nprobe)
         _, idx = index.search(np.ascontiguousarray(q, dtype=np.float32), kk)
         idx = idx.astype(np.int64)
         sims = np.full(idx.shape, -np.inf, np.float32)

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from lem.mining.knn import Neighbours, knn_both, knn_index
+from lem.mining.knn import Neighbours, knn_exact, knn_index
 from lem.mining.settings import MARGINS, NEIGHBOURHOODS, RETRIEVALS, MineSettings
 
 log = logging.getLogger("lem.mining")
@@ -66,14 +66,16 @@ def pair_margin_scores(
     margin_kind: str = "ratio",
     neighbourhood: str = "mean",
     block_size: int = 1024,
+    device: str = "cpu",
 ) -> np.ndarray:
     """Margin score of each given pair (x[i], y[i]) against each side's k nearest neighbours on the other.
 
-    LASER's scoring of an existing bitext (used to rank a noisy parallel corpus).
+    LASER's scoring of an existing bitext (used to rank a noisy parallel corpus); the neighbour search on
+    `device` (`mining.settings.device`).
     """
     if len(x) != len(y):
         raise ValueError(f"pair_margin_scores needs aligned rows, got {len(x)} and {len(y)}")
-    fwd, bwd = knn_both(x, y, k, k, block_size)
+    fwd, bwd = knn_exact(x, y, k, k, block_size, device)
     dx, dy = neighbourhood_terms(fwd, bwd, k, neighbourhood)
     cos = np.einsum("nd,nd->n", np.asarray(x, np.float64), np.asarray(y, np.float64))
     return margin(cos, dx + dy, margin_kind)
@@ -308,8 +310,8 @@ def mine(x: np.ndarray, y: np.ndarray, settings: MineSettings) -> Best:
     if len(x) == 0 or len(y) == 0:
         return _empty_best(len(x), len(y))
     kk = settings.k if settings.candidates == "all" else max(settings.k, settings.n_candidates)
-    if settings.index == "exact":
-        fwd, bwd = knn_both(x, y, kk, kk, settings.block_size)
+    if settings.index == "exact":  # on settings.device; the second pass of `all` stays numpy's
+        fwd, bwd = knn_exact(x, y, kk, kk, settings.block_size, settings.device)
     else:
         fwd, bwd = knn_index(x, y, kk, settings)
     if settings.candidates == "knn":

@@ -13,6 +13,7 @@ NEIGHBOURHOODS = ("mean", "pooled")
 CANDIDATES = ("all", "knn")
 RETRIEVALS = ("forward", "backward", "intersection", "max")
 INDEXES = ("exact", "ivf", "hnsw", "ivfpq")
+DEVICES = ("cpu", "cuda", "auto")
 
 
 @dataclass(frozen=True)
@@ -34,6 +35,7 @@ class MineSettings:
     hnsw_m: int = 32
     ef_search: int = 128
     pq_m: int = 64  # OPQ/PQ sub-quantizers for index=ivfpq (must divide the dimension)
+    device: str = "cpu"  # the exact search: cpu (numpy), cuda (torch on the GPU), auto (the GPU if any)
 
     @classmethod
     def from_dict(cls, d: dict[str, Any] | None) -> MineSettings:
@@ -51,6 +53,7 @@ class MineSettings:
             ("neighbourhood", self.neighbourhood, NEIGHBOURHOODS),
             ("candidates", self.candidates, CANDIDATES),
             ("index", self.index, INDEXES),
+            ("device", self.device, DEVICES),
         ]:
             if value not in allowed:
                 raise ValueError(f"mining setting {name}={value!r}: expected one of {allowed}")
