@@ -3,12 +3,22 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 
 from lem.cli import command
-from lem.data.news import load_news
+from lem.data.news import (
+    PAIRS,
+    find_dir,
+    find_gold,
+    gold_counts_markdown,
+    gold_name_re,
+    load_news,
+    write_news,
+)
+from lem.inputs import InputError
 
 main = command("data")
 
@@ -74,3 +84,151 @@ def test_real_itn(shared_data: Path, pair, docs, gold_docs, links, missing, src_
     if pair == "si-en":
         assert b.stats["defects"]["gold_tgt_ids_repeated"] == 1
     assert load_news(shared_data / "sent-align-news-itn", "ITN", pair, "all").stats["doc_pairs_used"] == docs
+
+
+def make_archive(root: Path) -> None:
+    """Three sites in the public archive's own layout and names (`Tamil-English/Army_news/ArmyNews-ta-en`),
+    with its quirks: CRLF gold, a `_6,7` link, a cross-document link, ids with the other language's prefix
+    (Newsfirst si-en `en_4439030_0 en_4439030_0`, Army si-ta `ta_32668_6 ta_32668_5`), a swapped link, and
+    an other-prefix id whose right-language sentence does not exist (not repairable: dropped)."""
+
+    def docs(site: Path, lang: str, files: dict[str, int]) -> None:
+        (site / lang).mkdir(parents=True)
+        for doc, n in files.items():
+            code = {"Tamil": "ta", "English": "en", "Sinhala": "si"}[lang]
+            (site / lang / doc).write_text("".join(f"{code}_{doc}_{k}\t{lang} {doc} {k}\n" for k in range(n)))
+
+    army = root / "Tamil-English" / "Army_news"
+    docs(army, "Tamil", {"125": 3, "49143": 1, "49433": 2})
+    docs(army, "English", {"125": 9, "49143": 1, "49433": 2})
+    (army / "ArmyNews-ta-en").write_bytes(
+        b"ta_125_0\ten_125_0\r\nta_125_1\ten_125_6,7\r\nta_49433_0\ten_49143_0\r\nta_49433_1\ten_49433_1\r\n"
+    )
+    news = root / "Sinhala-English" / "Newsfirst"
+    docs(news, "Sinhala", {"4439030": 2})
+    docs(news, "English", {"4439030": 2})
+    (news / "Newsfirst.si-en").write_text(
+        "en_4439030_0\ten_4439030_0\nen_4439030_1\tsi_4439030_1\nen_4439030_9\ten_4439030_1\n"
+    )
+    army_st = root / "Sinhala-Tamil" / "Army_news"
+    docs(army_st, "Sinhala", {"32668": 7})
+    docs(army_st, "Tamil", {"32668": 6})
+    (army_st / "ArmyNews.si-ta").write_text("ta_32668_6\tta_32668_5\nsi_32668_0\tta_32668_0\n")
+
+
+def test_real_archive_layout_and_quirks(tmp_path: Path) -> None:
+    make_archive(tmp_path)
+    ta = load_news(tmp_path, "Army_News", "ta-en")  # the config's site name matches `Army_news`
+    assert ta.gold == [("ta_125_0", "en_125_0"), ("ta_125_1", "en_125_6"), ("ta_125_1", "en_125_7"),
+                       ("ta_49433_0", "en_49143_0"), ("ta_49433_1", "en_49433_1")]  # fmt: skip
+    assert ta.stats["defects"]["gold_crlf"] == 1 and ta.stats["gold_lines"] == 4
+    assert ta.stats["gold_cross_document_links"] == 1 and ta.stats["gold_repaired"]["multi_id_expanded"] == 1
+    assert ta.stats["doc_pairs_used"] == 3  # 49143 holds a cross-document link's target
+    si = load_news(tmp_path, "Newsfirst", "si-en")
+    assert si.gold == [("si_4439030_0", "en_4439030_0"), ("si_4439030_1", "en_4439030_1")]
+    assert si.stats["gold_repaired"]["src_other_language_prefix_repaired"] == 1
+    assert si.stats["gold_repaired"]["swapped_repaired"] == 1
+    assert si.stats["gold_dropped"]["missing_src_id"] == 1  # en_4439030_9: no si_4439030_9 to repair it to
+    st = load_news(tmp_path, "ArmyNews", "si-ta")
+    assert st.gold == [("si_32668_6", "ta_32668_5"), ("si_32668_0", "ta_32668_0")]
+    for b in (ta, si, st):  # every link read is kept or dropped for one counted reason
+        dropped = b.stats["gold_dropped"]
+        assert b.stats["gold_links_read"] == b.stats["gold_links"] + sum(
+            v for k, v in dropped.items() if k != "malformed_lines"
+        )
+
+
+@pytest.mark.parametrize("name", ["ITN.si-en", "ArmyNews-si-en", "hiru_SI_EN", "Newsfirst.Si-En", "si-en"])
+def test_gold_file_found_whatever_its_separator_and_case(tmp_path: Path, name: str) -> None:
+    (tmp_path / name).write_text("")
+    (tmp_path / "Sinhala").mkdir()
+    (tmp_path / "Armynews.ta-en").write_text("")
+    assert find_gold(tmp_path, "si-en").name == name
+
+
+def test_gold_file_missing_or_ambiguous_names_the_folder(tmp_path: Path) -> None:
+    (tmp_path / "ArmyNews.ta-en").write_text("")
+    with pytest.raises(
+        InputError, match=rf"^{tmp_path}: expected one gold file .* got 0: \['ArmyNews.ta-en'\]"
+    ):
+        find_gold(tmp_path, "si-en")
+    (tmp_path / "a.si-en").write_text("")
+    (tmp_path / "b-si-en").write_text("")
+    with pytest.raises(InputError, match=r"got 2: \['a.si-en', 'b-si-en'\]"):
+        find_gold(tmp_path, "si-en")
+    assert not gold_name_re("si-en").search("tasi-en") and not gold_name_re("si-en").search("si-ens")
+
+
+def test_gold_counts_markdown(tmp_path: Path) -> None:
+    make_archive(tmp_path / "raw")
+    for site, pair in (("Army_News", "ta-en"), ("Newsfirst", "si-en")):
+        write_news(load_news(tmp_path / "raw", site, pair), tmp_path / "prepared" / f"news_{site}" / pair)
+    files = sorted((tmp_path / "prepared").glob("*/*/stats.json"))
+    lines = gold_counts_markdown(files)
+    assert lines[0].startswith("| evaluation set | pair | site |") and len(lines) == 4
+    assert lines[2] == (
+        "| news_Army_News | ta-en | Army_news | 3 / 3 (gold) | 4 | 5 | 1 | one-to-many ids expanded 1 | none |"
+    )
+    assert lines[3] == (
+        "| news_Newsfirst | si-en | Newsfirst | 1 / 1 (gold) | 3 | 2 | 0 | source id with the other language's "
+        "prefix 1, ids swapped 1 | source id in no shared document 1 |"
+    )
+    assert gold_counts_markdown([]) == []
+
+
+def independent_count(site: Path, pair: str) -> dict[str, int]:
+    """The raw files counted without the loader: shared document files, gold lines, and the gold links (ids
+    lower-cased, `_6,7` expanded) whose both sentences are in a shared document, deduplicated."""
+    src, tgt = pair.split("-")
+    names = {"si": "Sinhala", "ta": "Tamil", "en": "English"}
+    sides = {
+        lang: next(p for p in site.iterdir() if p.name.lower() == names[lang].lower()) for lang in (src, tgt)
+    }
+    shared = {p.name for p in sides[src].iterdir()} & {p.name for p in sides[tgt].iterdir()}
+    ids = {
+        lang: {line.split("\t")[0].strip().lower() for d in shared
+               for line in (sides[lang] / d).read_text(encoding="utf-8-sig").splitlines() if "\t" in line}
+        for lang in (src, tgt)
+    }  # fmt: skip
+    (gold_file,) = [p for p in site.iterdir() if p.is_file()]
+    lines = [line.split() for line in gold_file.read_text(encoding="utf-8-sig").splitlines() if line.strip()]
+
+    def expand(sid: str) -> list[str]:
+        head, _, ks = sid.lower().rpartition("_")
+        return [f"{head}_{k}" for k in ks.split(",")]
+
+    links = {
+        (s, t) for a, b in lines for s in expand(a) for t in expand(b) if s in ids[src] and t in ids[tgt]
+    }
+    return {"doc_pairs_total": len(shared), "gold_lines": len(lines), "gold_links": len(links)}
+
+
+def archive_sites(root: Path) -> list[tuple[str, str]]:
+    pairs = {"sinhalaenglish": "si-en", "sinhalatamil": "si-ta", "tamilenglish": "ta-en"}
+    return [
+        (site.name, pairs[re.sub(r"[\s_-]", "", folder.name).lower()])
+        for folder in sorted(root.iterdir()) if folder.is_dir()
+        for site in sorted(folder.iterdir()) if site.is_dir()
+    ]  # fmt: skip
+
+
+def test_every_site_and_pair_of_the_real_archive_matches_an_independent_count(shared_data: Path) -> None:
+    """Every site and pair of the archive on disk (ITN here; all four sites where the full archive is
+    placed) loads, and its counts equal the raw files' (`independent_count`), repairs aside."""
+    root = shared_data / "sent-align-news-itn"
+    if not root.is_dir():
+        pytest.skip(f"{root} is absent: the news archive copy is not on this machine")
+    sites = archive_sites(root)
+    assert len(sites) >= 3
+    for site, pair in sites:
+        b = load_news(root, site, pair)
+        folder = find_dir(find_dir(root, PAIRS[pair][0]), site)
+        expected = independent_count(folder, pair)
+        repaired = sum(
+            v for k, v in b.stats["gold_repaired"].items() if "other_language" in k or "swapped" in k
+        )
+        got = {k: b.stats[k] for k in expected}
+        assert got == {**expected, "gold_links": expected["gold_links"] + repaired}, (site, pair)
+        assert b.stats["gold_links_read"] == b.stats["gold_links"] + sum(
+            v for k, v in b.stats["gold_dropped"].items() if k != "malformed_lines"
+        )

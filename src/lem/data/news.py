@@ -1,9 +1,15 @@
 """The comparable-news gold-alignment benchmark (Fernando et al., KAIS 2023) and its generated twin.
 
-Layout: `<root>/<Pair folder>/<site>/{<Lang>,<Lang>}/<docid>` plus a gold file ending in `.<pair>` inside
-the site folder. Document lines are `<lang>_<docid>_<k>\\t<sentence>`; gold lines `<srcID>\\t<tgtID>`.
-Every defect of the real files is repaired or dropped here and counted in `stats.json` (a line of more than
-`lem.inputs.MAX_LINE_CHARS` characters is dropped and counted too). What cannot be repaired fails in one
+Layout: `<root>/<Pair folder>/<site>/{<Lang>,<Lang>}/<docid>` plus a gold file inside the site folder whose
+name ends in the pair after a `.`, `-` or `_`, in any case (`ITN.si-en`, `ArmyNews.si-en`, and in the public
+archive `Tamil-English/Army_news/ArmyNews-ta-en`). Document lines are `<lang>_<docid>_<k>\\t<sentence>`;
+gold lines `<srcID>\\t<tgtID>`. Every defect of the real files is repaired or dropped here and counted in
+`stats.json` (a line of more than `lem.inputs.MAX_LINE_CHARS` characters is dropped and counted too): wrong-case
+prefixes (`Si_`), one-to-two links (`ta_311285_6,7`), CRLF, a gold id written with the other language's prefix
+when the right-language sentence exists (Newsfirst si-en `en_4439030_0<TAB>en_4439030_0`), the two ids of a
+link swapped; links to no sentence and repeated links are dropped, per reason (`gold_dropped`); links across
+documents are kept and counted (a per-document miner cannot reach them: `lem.chance.mining_ceiling`).
+`gold_counts_markdown` turns `stats.json` files into the report's table of gold counts and drops. What cannot be repaired fails in one
 line naming the file (and line) or the folder, site and pair (`lem.inputs.InputError`): text that is not
 UTF-8 or holds a NUL byte, a side without sentences, a gold file none of whose links names a sentence of the
 documents (mining would have nothing to score).
@@ -11,11 +17,13 @@ documents (mining would have nothing to score).
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import re
 import time
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -62,21 +70,32 @@ def find_dir(parent: Path, name: str) -> Path:
     raise FileNotFoundError(f"no folder {name!r} in {parent} (matched ignoring case, spaces, '-' and '_')")
 
 
+def gold_name_re(pair: str) -> re.Pattern[str]:
+    """A gold file's name: anything, then `.`, `-` or `_`, then the pair with `-`, `_` or `.` between its two
+    codes, in any case (`ITN.si-en`, `ArmyNews-ta-en`, `hiru_SI_EN`)."""
+    src, tgt = (re.escape(code) for code in pair.split("-"))
+    return re.compile(rf"(?:^|[._-]){src}[._-]{tgt}$", re.IGNORECASE)
+
+
 def find_gold(site_dir: Path, pair: str) -> Path:
-    """The gold file: the one file in the site folder whose name ends in `.<pair>` (`Armynews.si-en`)."""
-    hits = sorted(p for p in site_dir.iterdir() if p.is_file() and p.name.lower().endswith("." + pair))
+    """The gold file: the one file in the site folder whose name ends in the pair (`gold_name_re`)."""
+    name = gold_name_re(pair)
+    files = sorted(p for p in site_dir.iterdir() if p.is_file())
+    hits = [p for p in files if name.search(p.name)]
     if len(hits) != 1:
-        raise FileNotFoundError(
-            f"expected one gold file '*.{pair}' in {site_dir}, found {[p.name for p in hits]}"
+        raise InputError(
+            f"{site_dir}: expected one gold file named '<site>.{pair}' (or with '-' or '_', any case, e.g. "
+            f"'ArmyNews-{pair}'), got {len(hits)}: {[p.name for p in hits] if hits else [p.name for p in files]}"
         )
     return hits[0]
 
 
-def normalise_id(raw: str, counts: Counter[str]) -> str:
+def normalise_id(raw: str, counts: Counter[str], gold: bool = False) -> str:
     """Lower-case the 2-letter language prefix (`Si_12_3` -> `si_12_3`); strip stray spaces and a BOM."""
     sid = raw.strip().lstrip("\ufeff")
     if len(sid) > 2 and sid[2] == "_" and sid[:2] != sid[:2].lower():
         counts["id_prefix_case_fixed"] += 1
+        counts["gold_id_prefix_case_fixed"] += gold
         sid = sid[:2].lower() + sid[2:]
     return sid
 
@@ -141,10 +160,30 @@ def read_gold(path: Path, counts: Counter[str]) -> list[tuple[str, str]]:
             log.warning("%s:%d: expected '<srcID>\\t<tgtID>', got %r (dropped)", path, lineno, line[:80])
             continue
         counts["gold_lines"] += 1
-        srcs = expand_id(normalise_id(parts[0], counts), counts)
-        tgts = expand_id(normalise_id(parts[1], counts), counts)
+        srcs = expand_id(normalise_id(parts[0], counts, gold=True), counts)
+        tgts = expand_id(normalise_id(parts[1], counts, gold=True), counts)
         links.extend((s, t) for s in srcs for t in tgts)
     return links
+
+
+def repair_link(
+    s: str, t: str, src: str, tgt: str, index: dict[str, dict[str, Any]], counts: Counter[str]
+) -> tuple[str, str]:
+    """A gold link with the known id slips repaired where the repair is unambiguous, each counted: the two
+    ids swapped (`en_1_0<TAB>si_1_2` in si-en, both found the other way round), or one id written with the
+    other language's prefix (Newsfirst si-en `en_4439030_0<TAB>en_4439030_0`, Army si-ta `ta_32668_6<TAB>
+    ta_32668_5`) when the sentence with the right prefix exists. Anything else is returned unchanged."""
+    if s not in index[src] and t not in index[tgt] and s in index[tgt] and t in index[src]:
+        counts["gold_swapped_repaired"] += 1
+        return t, s
+    for side, (lang, other) in (("src", (src, tgt)), ("tgt", (tgt, src))):
+        sid = s if side == "src" else t
+        if sid not in index[lang] and sid.startswith(other + "_"):
+            fixed = lang + sid[len(other) :]
+            if fixed in index[lang]:
+                counts[f"gold_{side}_other_language_prefix_repaired"] += 1
+                s, t = (fixed, t) if side == "src" else (s, fixed)
+    return s, t
 
 
 def _doc_of(sid: str) -> str:
@@ -191,6 +230,7 @@ def load_news(root: str | os.PathLike, site: str, pair: str, doc_pairs: str = "g
     seen: set[tuple[str, str]] = set()
     gold: list[tuple[str, str]] = []
     for s, t in raw_links:
+        s, t = repair_link(s, t, src, tgt, index, counts)
         if s not in index[src] or t not in index[tgt]:
             counts["gold_missing_src_id" if s not in index[src] else "gold_missing_tgt_id"] += 1
             continue
@@ -241,6 +281,8 @@ def load_news(root: str | os.PathLike, site: str, pair: str, doc_pairs: str = "g
         "gold_links": len(gold),
         "defects": {k: v for k, v in sorted(counts.items()) if k != "gold_lines"},
         "gold_lines": counts["gold_lines"],
+        "gold_links_read": len(raw_links),
+        **gold_summary(counts),
     }
     log.info(
         "news %s %s: %d/%d doc pairs (%s), %d+%d sentences, %d gold links from %d lines; defects %s; %.1fs",
@@ -257,6 +299,62 @@ def load_news(root: str | os.PathLike, site: str, pair: str, doc_pairs: str = "g
         time.monotonic() - started,
     )
     return NewsBenchmark(pair, site_dir.name, rows[src], rows[tgt], gold, stats)
+
+
+# defects (stats.json) -> what the report calls them: gold links (or lines) dropped, ids repaired
+GOLD_DROPPED = {
+    "gold_malformed_lines": "malformed lines",
+    "gold_missing_src_id": "source id in no shared document",
+    "gold_missing_tgt_id": "target id in no shared document",
+    "gold_duplicate_links": "repeated links",
+}
+GOLD_REPAIRED = {
+    "gold_id_prefix_case_fixed": "id prefix case",
+    "multi_id_expanded": "one-to-many ids expanded",
+    "gold_src_other_language_prefix_repaired": "source id with the other language's prefix",
+    "gold_tgt_other_language_prefix_repaired": "target id with the other language's prefix",
+    "gold_swapped_repaired": "ids swapped",
+}
+
+
+def gold_summary(defects: Counter[str] | dict[str, int]) -> dict[str, Any]:
+    """The gold side of the defects: `gold_dropped` (reason -> links dropped; malformed lines count lines),
+    `gold_repaired` (reason -> ids repaired) and `gold_cross_document_links` (kept)."""
+    return {
+        "gold_dropped": {k.removeprefix("gold_"): defects.get(k, 0) for k in GOLD_DROPPED},
+        "gold_repaired": {k.removeprefix("gold_"): defects.get(k, 0) for k in GOLD_REPAIRED},
+        "gold_cross_document_links": defects.get("gold_cross_document_links", 0),
+    }
+
+
+def _reasons(defects: dict[str, int], names: dict[str, str]) -> str:
+    return ", ".join(f"{names[k]} {defects[k]:,}" for k in names if defects.get(k)) or "none"
+
+
+def gold_counts_markdown(stats_files: Iterable[str | os.PathLike]) -> list[str]:
+    """The report's table of each news evaluation set's gold: lines read, links kept, links across documents,
+    repairs and drops per reason, one row per `stats.json` written by `write_news`
+    (`results/eval/prepared/<evalset>/<pair>/stats.json`: the evaluation set is the grandparent folder's
+    name). Markdown table lines (header first); no line for no file."""
+    rows = []
+    for path in stats_files:
+        path = Path(path)
+        st = json.loads(path.read_text(encoding="utf-8"))
+        d = st.get("defects", {})
+        rows.append(
+            f"| {path.parent.parent.name} | {st['pair']} | {st['site']} | {st['doc_pairs_used']:,} / "
+            f"{st['doc_pairs_total']:,} ({st['doc_pairs']}) | {st['gold_lines']:,} | {st['gold_links']:,} | "
+            f"{d.get('gold_cross_document_links', 0):,} | {_reasons(d, GOLD_REPAIRED)} | "
+            f"{_reasons(d, GOLD_DROPPED)} |"
+        )
+    if not rows:
+        return []
+    return [
+        "| evaluation set | pair | site | document pairs used / all | gold lines | gold links kept | "
+        "across documents (kept) | repaired | dropped |",
+        "|---|---|---|---|---:|---:|---:|---|---|",
+        *rows,
+    ]
 
 
 def write_news(bench: NewsBenchmark, out_dir: str | os.PathLike) -> None:
