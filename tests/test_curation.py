@@ -74,6 +74,29 @@ def test_prepare_streams_line_aligned_files_up_to_the_cap(tmp_path):
         prepare_curation_corpus("si-en", tmp_path / "bad", corpus=write(tmp_path / "bad.tsv", "x\ty\n"))
 
 
+@pytest.mark.parametrize(
+    ("n_src", "n_tgt", "longer", "line"),
+    [(50, 49, "c.si", 50), (49, 50, "c.en", 50), (52, 49, "c.si", 50), (50, 50, None, None)],
+)
+def test_prepare_refuses_line_aligned_files_of_different_lengths(tmp_path, n_src, n_tgt, longer, line):
+    """One extra source line was read by zip and lost: every pair after it shifted by one, kept as clean."""
+    src = write(tmp_path / "c.si", "".join(f"s{i}\n" for i in range(n_src)))
+    tgt = write(tmp_path / "c.en", "".join(f"t{i}\n" for i in range(n_tgt)))
+    if longer is None:
+        stats = prepare_curation_corpus(
+            "si-en", tmp_path / "out", src_file=src, tgt_file=tgt, filters=NO_FILTERS
+        )
+        assert stats["kept"] == n_src
+        assert (tmp_path / "out/pairs.tsv").read_text().splitlines()[-1] == f"s{n_src - 1}\tt{n_tgt - 1}"
+        return
+    with pytest.raises(
+        InputError, match=rf"{longer}:{line}: more lines than its line-aligned partner"
+    ) as err:
+        prepare_curation_corpus("si-en", tmp_path / "out", src_file=src, tgt_file=tgt, filters=NO_FILTERS)
+    assert "\n" not in str(err.value)
+    assert not (tmp_path / "out/pairs.tsv").exists()
+
+
 def test_prepare_filters_copies_and_sides_in_another_script(tmp_path):
     corpus = write(tmp_path / "noisy.tsv", "src\ttgt\tlabel\n" + "".join([
         "අම්මා ගෙදර යයි\tMother goes home\tclean\n",

@@ -10,6 +10,7 @@ import pytest
 
 from lem.cli import command
 from lem.data.sentiment import SentimentSettings, prepare_sentiment
+from lem.inputs import InputError
 
 main = command("data")
 
@@ -56,3 +57,23 @@ def test_real_cmcs(shared_data: Path, tmp_path: Path) -> None:
     assert stats["splits"]["test"] == {"Negative": 364, "Neutral": 859, "Positive": 116}
     header = (tmp_path / "valid.tsv").read_text(encoding="utf-8").splitlines()[0]
     assert header == "text\tlabel"
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        {"label_map": {"Positive": "Positive", "Negative": None}},  # the other class mapped to null
+        {"drop_labels": ["Negative"]},
+    ],
+)
+def test_a_set_left_with_one_class_is_refused_naming_the_file(tmp_path: Path, settings) -> None:
+    """Before: it trained and reported macro-F1 1.0."""
+    path = tmp_path / "d.csv"
+    path.write_text(
+        "Sentence,Sentiment\n" + "".join(f"t{i},{('Positive', 'Negative')[i % 2]}\n" for i in range(40))
+    )
+    with pytest.raises(InputError, match=rf"^{path}: expected at least two classes, got only 'Positive'"):
+        prepare_sentiment(path, SentimentSettings.from_dict(settings), tmp_path / "o")
+    assert not (tmp_path / "o").exists()
+    stats = prepare_sentiment(path, SentimentSettings.from_dict({}), tmp_path / "ok")
+    assert stats["splits"]["test"] == {"Negative": 2, "Positive": 2}

@@ -28,6 +28,7 @@ from lem.data.news import load_news
 from lem.data.noisy import read_noisy
 from lem.data.parallel import merge_and_split, read_mono, read_pairs_tsv, read_parallel
 from lem.data.sentiment import SentimentSettings, prepare_sentiment
+from lem.data.webmined import stream_aligned
 from lem.inputs import InputError
 
 data_main = command("data")
@@ -69,6 +70,8 @@ LOADERS: dict[str, tuple[str, Loader]] = {  # name -> (file name, loader of that
     "gold_columns": ("c.conll", lambda p: readers.read_conll_columns(p, 3)),
     "conll_split": ("s.conll", lambda p: split_conll(p, 0.5, 13)),
     "madlad_jsonl": ("m.jsonl", lambda p: list(iter_local_jsonl(p))),
+    # a source of 50 lines against a target of 49 (zip dropped the extra line and shifted every pair)
+    "aligned": ("c.si", lambda p: list(stream_aligned(p, write(p.parent, "c.en", "t\n" * 49)))),
 }
 
 # fmt: off
@@ -97,6 +100,11 @@ DEFECTS = [
     ("sentiment", b"Sentence,Sentiment\nfine,Positive\n\xc3(,Negative\n", "{file}:3: expected UTF-8 text, got byte 0xc3"),
     ("sentiment", "Sentence,Sentiment\n,Positive\n", "{file}: expected labelled rows, got none left after mapping/dropping ({'empty_text_or_label': 1"),
     ("sentiment", f"Sentence,Sentiment\n{LONG},Positive\n", "{file}: expected labelled rows, got none left after mapping/dropping ({'too_long_texts_dropped': 1"),
+    ("sentiment", "Sentence,Sentiment\n" + "a,Positive\nb,Positive\nc,Positive\n" * 3,
+     "{file}: expected at least two classes, got only 'Positive'"),  # one class: macro-F1 1.0 whatever the model
+    ("sentiment", "Sentence,Sentiment\na,Positive\nb,Negative\nc,Positive\n",
+     "{file}: 3 rows leave the valid split empty (its share 0.1); expected more rows"),
+    ("aligned", "".join(f"s{i}\n" for i in range(50)), "{file}:50: more lines than its line-aligned partner"),
     ("conll", "", "{file}: expected sentences of 'token ... TAG' lines, got none (an empty file)"),
     ("conll", "Colombo B-LOC\nis O extra\n", "{file}:2: expected 2 columns 'token ... TAG'"),
     ("conll", b"Colombo B-LOC\n\xed\xa0\x80 O\n", "{file}:2: expected UTF-8 text, got byte 0xed"),
@@ -140,9 +148,10 @@ def test_bom_crlf_and_long_lines_follow_the_skip_policies_and_are_counted(tmp_pa
     assert pairs == [("a", "x"), ("c", "z")] and stats["too_long"] == 1
     assert read_pairs_tsv(write(tmp_path, "p.tsv", "\ufeffa\tb\r\nc\td\r\n")) == [("a", "b"), ("c", "d")]
     assert read_noisy(write(tmp_path, "n.tsv", "\ufeffsrc\ttgt\r\na\tb\r\n")) == (["a"], ["b"], None)
-    out = prepare_sentiment(write(tmp_path, "s.csv", f"\ufeffSentence,Sentiment\r\n{LONG},Positive\r\nok,Negative\r\n"),
+    rows = "".join(f"ok {i},{('Positive', 'Negative')[i % 2]}\r\n" for i in range(12))
+    out = prepare_sentiment(write(tmp_path, "s.csv", f"\ufeffSentence,Sentiment\r\n{LONG},Positive\r\n{rows}"),
                             SENTIMENT, tmp_path / "s")  # fmt: skip
-    assert out["rows_kept"] == 1 and out["removed"] == {"too_long_texts_dropped": 1}
+    assert out["rows_kept"] == 12 and out["removed"] == {"too_long_texts_dropped": 1}
     lex = readers.read_tsv_lexicon(write(tmp_path, "l.tsv", f"run\tVB\n{LONG}\tNN\n"), on_error="skip")
     assert lex.tags == {"run": "VB"} and lex.skip_reasons == {
         "expected a line of at most 10,000 characters": 1
@@ -186,6 +195,37 @@ def test_empty_pair_files_fail_pair_preparation(tmp_path, capsys):
     args[2] = str(valid)
     assert data_main(args) == 1
     assert f"{valid}: expected 'source<TAB>target' lines, got no pair" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("valid", "kept", "dropped"),
+    [
+        ("x\ty\n", ["x\ty"], 0),  # held out: kept
+        ("a\tb\nx\ty\n", ["x\ty"], 1),  # repeats a training pair: dropped from valid, counted
+        ("A,  b.\nx\ty\n".replace(",  ", "\t", 1), ["x\ty"], 1),  # the same pair after normalisation
+        ("a\tb\nc\td\n", None, 2),  # every one repeats training: refused
+    ],
+)
+def test_given_valid_pairs_that_repeat_training_pairs_are_dropped(
+    tmp_path, caplog, capsys, valid, kept, dropped
+):
+    """Before: kept in both, so TLM checkpoint selection read training data."""
+    train, vfile = write(tmp_path, "t.tsv", "a\tb\nc\td\n"), write(tmp_path, "v.tsv", valid)
+    out_train, out_valid = tmp_path / "o1", tmp_path / "o2"
+    args = ["pairs", "--inputs", str(train), "--valid-input", str(vfile), "--out-train", str(out_train),
+            "--out-valid", str(out_valid)]  # fmt: skip
+    if kept is None:
+        assert data_main(args) == 1
+        last = capsys.readouterr().err.strip().splitlines()[-1]
+        assert last.startswith(
+            f"lem data pairs: {vfile}: every one of the 2 validation pairs repeats a training"
+        )
+        assert not out_valid.exists()
+        return
+    assert data_main(args) == 0
+    assert out_valid.read_text().splitlines() == kept
+    assert out_train.read_text().splitlines() == ["a\tb", "c\td"]
+    assert ("1 of 2 validation pairs repeat a training pair" in caplog.text) == (dropped == 1)
 
 
 def test_a_benchmark_whose_gold_matches_nothing_fails_naming_folder_site_and_pair(tmp_path, capsys):

@@ -20,10 +20,14 @@ import numpy as np
 
 from lem.chance import classification_chance
 from lem.files import with_keys, write_json
+from lem.inputs import InputError
 from lem.settings import settings_from_dict
-from lem.stage import Stage, Verb, arg
+from lem.stage import Stage, UsageError, Verb, arg
 
 log = logging.getLogger("lem.sentiment")
+
+
+DEFAULT_MAX_LENGTH = 128
 
 
 @dataclass
@@ -33,12 +37,16 @@ class SentimentSettings:
     learning_rate: float = 5e-5
     weight_decay: float = 0.01
     warmup_ratio: float = 0.1
-    max_length: int = 128
+    max_length: int | None = None  # None: 128, or the model's positions when fewer; a set value must fit
     precision: str = "auto"
 
     @classmethod
     def from_dict(cls, d: dict[str, Any] | None) -> SentimentSettings:
-        return settings_from_dict(cls, d, "sentiment settings")
+        s = settings_from_dict(cls, d, "sentiment settings")
+        n = s.max_length
+        if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 1):
+            raise ValueError(f"sentiment settings: max_length={n!r}: expected an integer >= 1 or null")
+        return s
 
 
 def read_split(path: str | Path) -> tuple[list[str], list[str]]:
@@ -48,16 +56,16 @@ def read_split(path: str | Path) -> tuple[list[str], list[str]]:
         reader = csv.reader(fh, delimiter="\t", quoting=csv.QUOTE_NONE)
         header = next(reader, None)
         if header != ["text", "label"]:
-            raise ValueError(f"{path}:1: expected the header 'text<TAB>label', found {header!r}")
+            raise InputError(f"{path}:1: expected the header 'text<TAB>label', found {header!r}")
         for lineno, row in enumerate(reader, start=2):
             if len(row) != 2:
-                raise ValueError(
+                raise InputError(
                     f"{path}:{lineno}: expected 2 tab-separated fields (text, label), found {len(row)}"
                 )
             texts.append(row[0])
             labels.append(row[1])
     if not texts:
-        raise ValueError(f"{path}: no examples")
+        raise InputError(f"{path}: no examples")
     return texts, labels
 
 
@@ -85,11 +93,16 @@ def finetune(
         name: read_split(p) for name, p in (("train", train_tsv), ("valid", valid_tsv), ("test", test_tsv))
     }
     names = sorted(set(splits["train"][1]))
+    if len(names) < 2:
+        raise InputError(
+            f"{train_tsv}: expected at least two classes, got only {names[0]!r}: a one-class set scores macro-F1 "
+            "1.0 whatever the model"
+        )
     index = {n: i for i, n in enumerate(names)}
-    for name, (_, labels) in splits.items():
+    for (name, (_, labels)), path in zip(splits.items(), (train_tsv, valid_tsv, test_tsv), strict=True):
         unseen = sorted(set(labels) - set(index))
         if unseen:
-            raise ValueError(f"{name} split has labels {unseen} that the train split lacks")
+            raise InputError(f"{path}: {name} split has labels {unseen} that the train split lacks")
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
     training.seed_everything(seed)  # the new classification head's initialisation
     model = AutoModelForSequenceClassification.from_pretrained(
@@ -101,7 +114,16 @@ def finetune(
         attn_implementation="sdpa",
     )
 
-    max_length = min(settings.max_length, model.config.max_position_embeddings - 2)
+    positions = model.config.max_position_embeddings - 2
+    if settings.max_length is None:
+        max_length = min(DEFAULT_MAX_LENGTH, positions)
+    elif settings.max_length > positions:
+        raise UsageError(
+            f"--settings max_length (config sentiment.training.max_length): {settings.max_length} exceeds the "
+            f"{positions} tokens of {model_dir} (max_position_embeddings - 2); at most {positions}"
+        )
+    else:
+        max_length = settings.max_length
 
     def encode(texts, labels):
         enc = tokenizer(texts, truncation=True, max_length=max_length)

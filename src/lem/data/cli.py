@@ -36,18 +36,12 @@ def cmd_mono(a: argparse.Namespace) -> None:
 
 
 def cmd_pairs(a: argparse.Namespace) -> None:
-    from lem.data.parallel import merge_and_split, read_pairs_tsv, write_pairs
-    from lem.inputs import InputError
+    from lem.data.parallel import given_valid_split, merge_and_split, write_pairs
 
     if not a.valid_input and a.valid_size < 1:
         raise UsageError("give validation pair files (--valid-input) or --valid-size > 0")
     if a.valid_input:
-        train, _, _ = merge_and_split(a.inputs, 0, a.seed)
-        valid = [p for path in a.valid_input for p in read_pairs_tsv(path)]
-        if not valid:
-            raise InputError(
-                f"{', '.join(a.valid_input)}: expected validation 'source<TAB>target' lines, got no pair"
-            )
+        train, valid, _ = given_valid_split(a.inputs, a.valid_input)
     else:
         train, valid, _ = merge_and_split(a.inputs, a.valid_size, a.seed)
     write_pairs(train, a.out_train)

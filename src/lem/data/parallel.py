@@ -172,3 +172,37 @@ def merge_and_split(
     }
     log.info("merged %d files: %s", len(inputs), stats)
     return train, valid, stats
+
+
+def given_valid_split(
+    inputs: list[str | os.PathLike], valid_inputs: list[str | os.PathLike]
+) -> tuple[list[tuple[str, str]], list[tuple[str, str]], dict[str, int]]:
+    """Training pairs (merged, deduplicated) and the given validation pairs less those that repeat a training
+    pair (compared after `lem.data.leakage.normalise` of both sides): the best checkpoint is chosen on
+    validation loss, which a repeated pair turns into training loss. What was dropped is counted and logged;
+    a validation set left empty fails naming its files."""
+    from lem.data.leakage import normalise
+
+    train, _, stats = merge_and_split(inputs, 0, 0)
+    named = ", ".join(map(str, valid_inputs))
+    given = [p for path in valid_inputs for p in read_pairs_tsv(path)]
+    if not given:
+        raise InputError(f"{named}: expected validation 'source<TAB>target' lines, got no pair")
+    seen = {(normalise(a), normalise(b)) for a, b in train}
+    valid = [(a, b) for a, b in given if (normalise(a), normalise(b)) not in seen]
+    repeated = len(given) - len(valid)
+    if not valid:
+        raise InputError(
+            f"{named}: every one of the {len(given)} validation pairs repeats a training pair; expected "
+            "validation pairs held out of training"
+        )
+    if repeated:
+        log.warning(
+            "%s: %d of %d validation pairs repeat a training pair: dropped from valid (checkpoint selection "
+            "must not read training data)",
+            named,
+            repeated,
+            len(given),
+        )
+    stats.update(valid=len(valid), valid_given=len(given), valid_repeating_train_dropped=repeated)
+    return train, valid, stats

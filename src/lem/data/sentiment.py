@@ -8,7 +8,8 @@ CRLF are accepted; text that is not UTF-8 or holds a NUL byte, a missing or repe
 whose field count differs from the header's, or broken quoting fails naming the file and the line
 (`lem.inputs.InputError`). Rows with an empty text or label, a text of more than
 `lem.inputs.MAX_LINE_CHARS` characters, dropped labels and duplicates are dropped and counted in
-`stats.json`; a file left with no row fails.
+`stats.json`; a file left with no row or with one class only (macro-F1 is then 1.0 whatever the model), or
+too few rows to put one in each split of a non-zero share, fails.
 """
 
 from __future__ import annotations
@@ -177,13 +178,24 @@ def prepare_sentiment(
         raise InputError(
             f"{path}: expected labelled rows, got none left after mapping/dropping ({dict(counts)})"
         )
-    splits = stratified_split(
-        [lab for _, lab in rows], (settings.train, settings.valid, settings.test), settings.seed
-    )
+    classes = sorted({lab for _, lab in rows})
+    if len(classes) < 2:
+        raise InputError(
+            f"{path}: expected at least two classes, got only {classes[0]!r} in the {len(rows)} rows left after "
+            f"label_map / drop_labels ({dict(counts)}): a one-class set scores macro-F1 1.0 whatever the model"
+        )
+    fractions = (settings.train, settings.valid, settings.test)
+    splits = stratified_split([lab for _, lab in rows], fractions, settings.seed)
     out_dir = Path(out_dir)
+    parts = {name: [r for r, s in zip(rows, splits, strict=True) if s == name] for name in SPLITS}
+    for (name, part), share in zip(parts.items(), fractions, strict=True):
+        if share > 0 and not part:
+            raise InputError(
+                f"{path}: {len(rows)} rows leave the {name} split empty (its share {share:g}); expected more "
+                "rows (or that split's share 0)"
+            )
     sizes: dict[str, dict[str, int]] = {}
-    for name in SPLITS:
-        part = [r for r, s in zip(rows, splits, strict=True) if s == name]
+    for name, part in parts.items():
         sizes[name] = dict(sorted(Counter(lab for _, lab in part).items()))
         with atomic_path(out_dir / f"{name}.tsv") as tmp:
             with open(tmp, "w", encoding="utf-8", newline="\n") as f:

@@ -28,6 +28,7 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
+from itertools import zip_longest
 from pathlib import Path
 from typing import Any
 
@@ -137,15 +138,17 @@ def stream_tsv(path: str | os.PathLike) -> tuple[bool, Iterator[tuple[str, str, 
 
 def stream_aligned(src: str | os.PathLike, tgt: str | os.PathLike) -> Iterator[tuple[str, str, None]]:
     """Rows of two line-aligned files; a file that ends before the other fails naming both."""
-    a, b = _lines(src), _lines(tgt)
-    for (n, x), y in zip(a, b, strict=False):
-        if "\t" in x or "\t" in y[1]:
-            raise InputError(f"{src}:{n}: a tab inside a sentence of a line-aligned file")
-        yield x, y[1], None
-    rest_a, rest_b = next(a, None), next(b, None)
-    if rest_a is not None or rest_b is not None:
-        longer = src if rest_a is not None else tgt
-        raise InputError(f"{longer}: more lines than its line-aligned partner ({src}, {tgt})")
+    # zip_longest, not zip: zip reads a line of `src` before it finds `tgt` ended, and that line (one more
+    # in `src` than in `tgt`) would be lost without a word, every pair after it read as aligned
+    for x, y in zip_longest(_lines(src), _lines(tgt)):
+        if x is None or y is None:
+            (n, _), longer, other = (y, tgt, src) if x is None else (x, src, tgt)
+            raise InputError(
+                f"{longer}:{n}: more lines than its line-aligned partner {other} ({n - 1} lines)"
+            )
+        if "\t" in x[1] or "\t" in y[1]:
+            raise InputError(f"{src}:{x[0]}: a tab inside a sentence of a line-aligned file")
+        yield x[1], y[1], None
 
 
 def prepare_curation_corpus(
