@@ -22,6 +22,14 @@ machine may be shared, so single timings are noisy.
 
 Last line: `mining_vs_two_knn_ratio=<float> peak_mb=<int> matmul_fraction=<float> all_vs_knn_ratio=<float>
 all_peak_mb=<int>` (all_vs_knn_ratio: seconds of the all-candidates mode over the k-NN mode, same data).
+
+`--device cuda` (N = 500k per side unless `--n`): the exact k-NN both ways on the GPU (`lem.mining.knn_torch`,
+what `mining.settings.device: cuda` runs: curation's whole neighbour search of a 500k-pair corpus), after a
+check at `--check-n` (20k) that its neighbours equal the numpy engine's; refuses at once, exit 2, without CUDA.
+
+    python bench/mining.py --device cuda [--json gpu-mining.json]
+
+Last line: `gpu_knn_seconds=<float> n=<int> gflops=<float> same_as_cpu=<yes|no>`.
 """
 
 from __future__ import annotations
@@ -153,9 +161,49 @@ def run(kind: str, xp: Path, yp: Path, block: int) -> dict:
     return json.loads(res.stdout.strip().splitlines()[-1])
 
 
+def gpu_main(a: argparse.Namespace) -> int:
+    """`--device cuda`: the GPU engine's time at N per side, and its neighbours against the numpy engine's."""
+    try:
+        import torch
+    except ImportError:
+        print("bench/mining.py --device cuda: torch is not installed", file=sys.stderr)
+        return 2
+    if not torch.cuda.is_available():
+        print("bench/mining.py --device cuda: torch sees no CUDA device", file=sys.stderr)
+        return 2
+    from lem import mining
+
+    n = a.n or 500_000
+    cuda = torch.device("cuda")
+    x, y = synthetic(a.check_n, a.d, seed=1)
+    want = mining.knn_both(x, y, K, K, a.block)
+    got = mining.knn_torch(x, y, K, K, a.block, cuda)  # also the warm-up (CUDA context, kernels)
+    same = all((g.idx == w.idx).all() for g, w in zip(got, want, strict=True))
+    x, y = synthetic(n, a.d, seed=0)
+    torch.cuda.synchronize()
+    t = time.perf_counter()
+    mining.knn_torch(x, y, K, K, a.block, cuda)  # copies in and out included
+    seconds = time.perf_counter() - t
+    gflops = 2.0 * n * n * a.d / seconds / 1e9
+    name = torch.cuda.get_device_name(0)
+    print(f"exact k-NN both ways on {name}: N={n:,} per side, d={a.d}, k={K}, block={a.block}: {seconds:.1f} s "
+          f"({gflops:,.0f} GFLOP/s); neighbours at N={a.check_n:,} equal to the numpy engine's: {'yes' if same else 'NO'}")  # fmt: skip
+    figures = {"device": name, "n": n, "d": a.d, "k": K, "block": a.block, "seconds": seconds,
+               "gflops": gflops, "check_n": a.check_n, "same_as_cpu": same}  # fmt: skip
+    if a.json:
+        Path(a.json).write_text(json.dumps(figures, indent=1) + "\n")
+    print(f"gpu_knn_seconds={seconds:.2f} n={n} gflops={gflops:.0f} same_as_cpu={'yes' if same else 'no'}")
+    return 0
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--n", type=int, default=50_000)
+    ap.add_argument(
+        "--n", type=int, default=None, help="items per side (default 50k; 500k with --device cuda)"
+    )
+    ap.add_argument("--device", choices=["cpu", "cuda"], default="cpu", help="cuda: the GPU engine alone")
+    ap.add_argument("--check-n", type=int, default=20_000, help="--device cuda: N of the check against numpy")
+    ap.add_argument("--json", help="--device cuda: write the figures to this JSON file")
     ap.add_argument("--d", type=int, default=768)
     ap.add_argument("--block", type=int, default=1024)
     ap.add_argument("--dense-max-n", type=int, default=20_000, help="skip the dense miner above this N")
@@ -173,6 +221,9 @@ def main() -> None:
     if a.worker:
         print(json.dumps(worker(a.worker, a.x, a.y, a.block)))
         return
+    if a.device == "cuda":
+        sys.exit(gpu_main(a))
+    a.n = a.n or 50_000
     flops = 2.0 * a.n * a.n * a.d
     with tempfile.TemporaryDirectory() as tmp:
         x, y = synthetic(a.n, a.d, seed=0)
