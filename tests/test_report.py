@@ -6,9 +6,11 @@ import json
 import re
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
+from lem import stats
 from lem.report import build_report
 
 
@@ -218,38 +220,80 @@ def test_a_reference_encoder_row_can_be_a_positive_control(tmp_path):
         check_controls(summary(0.3), references={"ref_labse": 0.25})
 
 
-def test_comparisons_are_paired_pooled_over_seeds_and_holm_corrected(tmp_path):
-    # mlm_tlm finds most links in 40 documents, base few: significant; lem equals mlm_tlm: not significant
+def test_comparisons_are_paired_over_seeds_and_holm_corrected(tmp_path):
+    """Each seed's F1 comes from its own per-document counts; the test is a paired t over seeds, reproducible
+    from the per-seed scores written in comparisons.tsv (scipy's ttest_rel gives the same p)."""
+    from scipy.stats import ttest_rel
+
+    def approx(x, abs=2e-6):  # comparisons.tsv holds 6 decimals
+        return pytest.approx(x, abs=abs)
+
     r = tmp_path / "results"
     prf = {"precision": 0.5, "recall": 0.5, "f1": 0.5, "n_pred": 4, "n_gold": 4, "n_correct": 2}
-    good, poor = [(3, 4, 4)] * 40, [(1, 4, 4)] * 40
-    mining = [mining_file(r, "base", s, prf, poor) for s in (1, 2, 3)]
-    mining += [mining_file(r, v, s, prf, good) for v in ("mlm_tlm", "lem") for s in (1, 2, 3)]
-    gold = [0, 1] * 30
-    sentiment = [
-        sentiment_file(r, v, "cmcs", s, "si-en", 0.5, gold, gold if v != "base" else [0] * 60)
+    # 40 documents of 4 gold links; base finds 1 per document, mlm_tlm about 3, lem as mlm_tlm give or take
+    found = {"base": (1, 1, 1), "mlm_tlm": (3, 3, 3), "lem": (3, 3, 3)}
+    extra = {"base": (0, 2, 5), "mlm_tlm": (0, 9, 3), "lem": (9, 0, 6)}  # documents with one more link
+    mining = [
+        mining_file(r, v, s, prf, [(found[v][i] + (d < extra[v][i]), 4, 4) for d in range(40)])
         for v in ("base", "mlm_tlm", "lem")
-        for s in (1, 2, 3)
+        for i, s in enumerate((1, 2, 3))
+    ]
+    gold = [0, 1] * 30
+    preds = {"base": [[0] * 60, [0] * 59 + [1], [1] + [0] * 59], "mlm_tlm": [gold, gold[:-1] + [0], gold]}
+    preds["lem"] = [gold[:-2] + [1, 1], gold, gold[:-1] + [0]]
+    sentiment = [
+        sentiment_file(r, v, "cmcs", s, "si-en", 0.5, gold, preds[v][i])
+        for v in ("base", "mlm_tlm", "lem")
+        for i, s in enumerate((1, 2, 3))
     ]
     out = tmp_path / "report"
-    build_report(mining, sentiment, [], ["base", "mlm_tlm", "lem"], out, significance={"resamples": 2000})
+    build_report(mining, sentiment, [], ["base", "mlm_tlm", "lem"], out)
     comp = pd.read_csv(out / "comparisons.tsv", sep="\t")
     assert set(zip(comp.task, comp.a, comp.b, strict=True)) == {
         (t, a, b) for t in ("mining", "sentiment") for a, b in (("lem", "mlm_tlm"), ("mlm_tlm", "base"))
     }
     row = comp[(comp.task == "mining") & (comp.a == "mlm_tlm")].iloc[0]
-    assert row.value_a == pytest.approx(0.75) and row.value_b == pytest.approx(0.25)
-    assert row.significant and row.p_holm >= row.p and row.seeds_a == 3 and row.units == "40 documents"
+    f1 = {v: [(found[v][i] * 40 + extra[v][i]) / 160 for i in range(3)] for v in found}
+    assert row.value_a == approx(np.mean(f1["mlm_tlm"])) and row.value_b == approx(np.mean(f1["base"]))
+    assert row.sd_a == approx(np.std(f1["mlm_tlm"], ddof=1))
+    assert row.p == approx(ttest_rel(f1["mlm_tlm"], f1["base"]).pvalue)
+    assert row.effect_size == approx(row["diff"] / np.sqrt((row.sd_a**2 + row.sd_b**2) / 2), abs=1e-4)
+    assert row.low < row["diff"] < row.high and row.seeds == 3 and row.units == "40 documents"
+    assert row.significant and row.p_holm >= row.p
+    # the per-seed scores are in the table: anyone can redo the test
+    redo = [float(x.split(":")[1]) for x in row.scores_a.split()]
+    assert redo == pytest.approx(f1["mlm_tlm"], abs=1e-6)
     same = comp[(comp.task == "mining") & (comp.a == "lem")].iloc[0]
-    assert same["diff"] == 0 and not same.significant and same.p_holm == 1.0
-    assert comp[(comp.task == "sentiment") & (comp.a == "mlm_tlm")].significant.item()
+    assert not same.significant and same.p > 0.3
+    assert comp.p_holm.tolist() == approx(stats.holm(comp.p.tolist()))
     md = (out / "summary.md").read_text()
     assert "## Paired comparisons" in md and "| mining | news si-en | mlm_tlm | base |" in md
-    assert re.search(r"\| mlm_tlm \| 0\.500 \[0\.500, 0\.500\] ▲ \|", md)  # marked in the pivot table
+    assert "| effect size |" in md and "adjusted over the 4 comparisons tested" in md
+    assert re.search(r"\| mlm_tlm \| 0\.\d{3} \[0\.\d{3}, 0\.\d{3}\] ▲ \|", md)  # marked in the pivot table
     html = (out / "summary.html").read_text()
     assert "<table>" in html and "Paired comparisons" in html
     for name in ("mining.png", "masking.png", "training.png", "overview.png"):
         assert (out / name).read_bytes()[:4] == b"\x89PNG"
+
+
+def test_equal_seed_scores_pooled_would_mark_but_seeds_do_not(tmp_path):
+    """The case the pooled design got wrong: two recipes whose seeds scatter around the same mean, each seed
+    evaluated on many documents. Pooled over seeds a document bootstrap calls the difference certain; the
+    seed-level test does not."""
+    r = tmp_path / "results"
+    prf = {"precision": 0.5, "recall": 0.5, "f1": 0.5, "n_pred": 4, "n_gold": 4, "n_correct": 2}
+    per_seed = {"base": (0.30, 0.42, 0.36), "mlm_tlm": (0.44, 0.33, 0.40)}  # means 0.36 vs 0.39
+    files, rows = [], {}
+    for v, scores in per_seed.items():
+        for s, f1 in zip((1, 2, 3), scores, strict=True):
+            counts = [(round(f1 * 100), 100, 100)] * 200
+            files.append(mining_file(r, v, s, prf, counts))
+            rows.setdefault(v, []).append(np.asarray(counts, float))
+    pooled = stats.paired_bootstrap(np.stack(rows["mlm_tlm"]), np.stack(rows["base"]), n=2000, seed=0)
+    assert pooled["p"] < 0.01  # what the report used to mark
+    build_report(files, [], [], ["base", "mlm_tlm"], tmp_path / "report")
+    comp = pd.read_csv(tmp_path / "report/comparisons.tsv", sep="\t").iloc[0]
+    assert comp.p > 0.3 and not comp.significant
 
 
 def test_runs_on_different_items_are_refused(tmp_path):
@@ -314,7 +358,7 @@ def test_the_readme_block_is_copied_from_the_report(tmp_path):
     r = tmp_path / "results"
     prf = {"precision": 0.5, "recall": 0.5, "f1": 0.5, "n_pred": 4, "n_gold": 4, "n_correct": 2}
     mining = [mining_file(r, v, s, prf, [(2, 4, 4)] * 5) for v in ("base", "mlm_tlm") for s in (1, 2)]
-    build_report(mining, [], [], ["base", "mlm_tlm"], tmp_path / "report", significance={"resamples": 200})
+    build_report(mining, [], [], ["base", "mlm_tlm"], tmp_path / "report")
     md = (tmp_path / "report" / "summary.md").read_text()
     readme = tmp_path / "README.md"
     readme.write_text(f"# x\n\nbefore\n{README_BEGIN}\nold numbers\n{README_END}\nafter\n")

@@ -1,13 +1,14 @@
 """The report's evidence: intervals over seeds, paired tests between variants, Holm's correction.
 
 Which comparisons are shown (`comparisons_of`): every `lem*` variant against `mlm_tlm`, and `mlm_tlm` against
-`base`, on each task's headline metric, per dataset and pair. The tests pool the test items over seeds
-(`lem.stats`): mining by a paired bootstrap over documents (each document's [correct, mined, gold] counts
-summed over the seeds of each system, the F1 of the column sums), sentiment by approximate randomisation over
-test examples (macro-F1 of per-example counts, summed over seeds), curation by approximate randomisation over
-the corpus's pairs (the precision of clean pairs in the largest kept share: whether each pair is kept and
-clean). Holm's correction runs over every
-comparison the report shows, so "significant" means at family-wise level `alpha` over all of them.
+`base`, on each task's headline metric, per dataset and pair. A variant is a recipe and each pre-training seed
+one draw of it, so every comparison is a paired test over pre-training seeds (`lem.stats.seed_paired_test`):
+each seed's score is computed from that seed's own test items (mining: the F1 of its per-document [correct,
+mined, gold] counts; sentiment: the mean over fine-tuning seeds of the macro-F1 of its test predictions;
+curation: the precision of clean pairs in the largest kept share of its ranking), and seed s of one variant is
+paired with seed s of the other (both continue base model s). A cell with fewer than two paired seeds has no
+test and no mark. Holm's correction runs over every comparison the report tests, so "significant" means at
+family-wise level `alpha` over all of them; the report says how many.
 """
 
 from __future__ import annotations
@@ -23,6 +24,9 @@ from lem import stats
 # The headline metric of each task with a paired test, and how a run's items are read.
 HEADLINE = {"mining": "intersection_f1", "sentiment": "macro_f1"}
 REFERENCE = "mlm_tlm"
+# How each task's per-run score follows from the column sums of its per-item rows.
+STATISTIC = {"mining": stats.f1_stat, "sentiment": stats.macro_f1_stat, "curation": stats.ratio_stat}
+UNIT = {"mining": "documents", "sentiment": "examples", "curation": "pairs"}
 
 
 @dataclass
@@ -34,6 +38,11 @@ class Items:
     unit_ids: dict[tuple[str, str, str], list[str]] = field(default_factory=dict)
     n_labels: dict[tuple[str, str, str], int] = field(default_factory=dict)
     metric: dict[tuple[str, str, str], str] = field(default_factory=dict)  # a cell's tested metric
+    seeds: dict[tuple[str, str, str, str], list[str]] = field(default_factory=dict)  # one per run
+
+    def _add(self, cell: tuple[str, str, str], key: dict[str, str], rows: np.ndarray) -> None:
+        self.units.setdefault((*cell, key["variant"]), []).append(rows)
+        self.seeds.setdefault((*cell, key["variant"]), []).append(str(key.get("seed", "")))
 
     def add_curation(self, key: dict[str, str], data: dict[str, Any], path: str) -> None:
         """A labelled curation ranking: its pairs' ranks and clean flags (`items`), tested on the precision
@@ -58,8 +67,7 @@ class Items:
         self.metric[cell] = f"precision_at_{share:g}"
         ranks = np.asarray(items["rank"], dtype=np.int64)
         kept = ranks <= kept_count(len(ranks), share=share)
-        rows = stats.kept_precision_counts(kept, np.asarray(items["clean"], dtype=bool))
-        self.units.setdefault((*cell, key["variant"]), []).append(rows)
+        self._add(cell, key, stats.kept_precision_counts(kept, np.asarray(items["clean"], dtype=bool)))
 
     def add_mining(self, key: dict[str, str], data: dict[str, Any], path: str) -> None:
         units = data.get("units")
@@ -70,8 +78,7 @@ class Items:
             )
         cell = ("mining", key["dataset"], key["pair"])
         self._check_units(cell, list(units["units"]), path)
-        rows = np.asarray(units["intersection"], dtype=np.float64).reshape(-1, 3)
-        self.units.setdefault((*cell, key["variant"]), []).append(rows)
+        self._add(cell, key, np.asarray(units["intersection"], dtype=np.float64).reshape(-1, 3))
 
     def add_sentiment(self, key: dict[str, str], data: dict[str, Any], path: str) -> None:
         gold, pred = data.get("test_gold"), data.get("test_pred")
@@ -84,7 +91,7 @@ class Items:
         self._check_units(cell, [str(g) for g in gold], path)
         n_labels = len(data.get("labels") or []) or (max(gold + pred) + 1)
         self.n_labels[cell] = max(self.n_labels.get(cell, 0), n_labels)
-        self.units.setdefault((*cell, key["variant"]), []).append(np.asarray([gold, pred], dtype=np.int64))
+        self._add(cell, key, np.asarray([gold, pred], dtype=np.int64))
 
     def _check_units(self, cell: tuple[str, str, str], ids: list[str], path: str) -> None:
         known = self.unit_ids.setdefault(cell, ids)
@@ -104,6 +111,19 @@ class Items:
         k = self.n_labels[(task, dataset, pair)]
         return np.stack([stats.macro_f1_counts(r[0], r[1], k) for r in runs])
 
+    def seed_scores(self, task: str, dataset: str, pair: str, variant: str) -> dict[str, float]:
+        """Pre-training seed -> the system's score on the cell's tested metric, each computed from that
+        seed's own items (several runs of one seed, e.g. sentiment's fine-tuning seeds: their mean)."""
+        rows = self.rows(task, dataset, pair, variant)
+        if rows is None:
+            return {}
+        statistic = STATISTIC[task]
+        per_run = np.asarray(statistic(rows.sum(axis=1)), dtype=np.float64)
+        by_seed: dict[str, list[float]] = {}
+        for seed, value in zip(self.seeds[(task, dataset, pair, variant)], per_run, strict=True):
+            by_seed.setdefault(seed, []).append(float(value))
+        return {seed: float(np.mean(v)) for seed, v in by_seed.items()}
+
 
 def comparisons_of(variants: list[str]) -> list[tuple[str, str]]:
     """(a, b) pairs shown: each lem* variant against mlm_tlm, mlm_tlm against base (where both are rows)."""
@@ -115,27 +135,21 @@ def comparisons_of(variants: list[str]) -> list[tuple[str, str]]:
     return out
 
 
-def compare(
-    items: Items, variants: list[str], resamples: int = 10_000, seed: int = 0, alpha: float = 0.05
-) -> pd.DataFrame:
-    """One row per comparison shown: task, dataset, pair, a, b, the pooled values, their difference, the
-    bootstrap interval (mining), p, Holm-adjusted p over all rows and `significant` (adjusted p < alpha)."""
+def compare(items: Items, variants: list[str], alpha: float = 0.05) -> pd.DataFrame:
+    """One row per comparison shown: task, dataset, pair, a, b, the means over paired pre-training seeds and
+    their seed standard deviations, the difference with its 95 % interval, the effect size (difference in
+    pooled seed standard deviations), p of the paired t-test over seeds, the per-seed scores (so anyone can
+    redo the test from the metrics files), Holm-adjusted p over every tested row and `significant` (adjusted
+    p < alpha). A row with fewer than two paired seeds is listed with p NaN and no mark."""
     rows = []
     cells = sorted({k[:3] for k in items.units})
     for task, dataset, pair in cells:
         for a, b in comparisons_of(variants):
-            ra, rb = (items.rows(task, dataset, pair, v) for v in (a, b))
-            if ra is None or rb is None:
+            sa, sb = (items.seed_scores(task, dataset, pair, v) for v in (a, b))
+            if not sa or not sb:
                 continue
-            if task == "mining":
-                res = stats.paired_bootstrap(ra, rb, stats.f1_stat, n=resamples, seed=seed)
-                unit = "documents"
-            elif task == "curation":
-                res = stats.approximate_randomisation(ra, rb, stats.ratio_stat, n=resamples, seed=seed)
-                unit = "pairs"
-            else:
-                res = stats.approximate_randomisation(ra, rb, stats.macro_f1_stat, n=resamples, seed=seed)
-                unit = "examples"
+            res = stats.seed_paired_test(sa, sb)
+            n_items = len(items.unit_ids[(task, dataset, pair)])
             rows.append(
                 {
                     "task": task,
@@ -145,22 +159,29 @@ def compare(
                     "a": a,
                     "b": b,
                     "value_a": res["a"],
+                    "sd_a": res["sd_a"],
                     "value_b": res["b"],
+                    "sd_b": res["sd_b"],
                     "diff": res["diff"],
-                    "low": res.get("low", float("nan")),
-                    "high": res.get("high", float("nan")),
+                    "low": res["low"],
+                    "high": res["high"],
+                    "effect_size": res["effect_size"],
                     "p": res["p"],
-                    "seeds_a": len(ra),
-                    "seeds_b": len(rb),
-                    "units": f"{res['n_units']} {unit}",
-                    "test": res["method"],
+                    "seeds": res["n_seeds"],
+                    "scores_a": " ".join(f"{s}:{sa[s]:.6f}" for s in res["seeds"]),
+                    "scores_b": " ".join(f"{s}:{sb[s]:.6f}" for s in res["seeds"]),
+                    "units": f"{n_items} {UNIT[task]}",
+                    "test": res["method"] if res["n_seeds"] >= 2 else "none (fewer than 2 paired seeds)",
                 }
             )
     table = pd.DataFrame(rows)
     if table.empty:
         return table
-    table["p_holm"] = stats.holm(table["p"].tolist())
-    table["significant"] = table["p_holm"] < alpha
+    tested = table["p"].notna()
+    table["p_holm"] = float("nan")
+    if tested.any():
+        table.loc[tested, "p_holm"] = stats.holm(table.loc[tested, "p"].tolist())
+    table["significant"] = table["p_holm"].lt(alpha) & tested
     return table
 
 
@@ -184,27 +205,37 @@ def marks(table: pd.DataFrame) -> dict[tuple[str, str, str, str], str]:
     return out
 
 
+def _num(x: float, fmt: str) -> str:
+    return "-" if pd.isna(x) else format(x, fmt)
+
+
 def comparisons_markdown(table: pd.DataFrame, alpha: float) -> list[str]:
     if table.empty:
         return []
+    n_tested = int(table["p"].notna().sum())
     lines = [
-        "## Paired comparisons (headline metric per task; pooled over seeds)",
+        "## Paired comparisons (headline metric per task; paired over pre-training seeds)",
         "",
-        f"Each `lem*` variant against `mlm_tlm`, and `mlm_tlm` against `base`. Mining: paired bootstrap over "
-        "documents (95 % percentile interval of the difference); sentiment: approximate randomisation over test "
-        "examples; curation: approximate randomisation over the corpus's pairs (precision of clean pairs in the "
-        "largest kept share; curation ranks with the first pre-training seed). p is two-sided; p (Holm) is "
-        f"adjusted over the {len(table)} comparisons shown; ▲/▼ marks a significant difference at {alpha:g} "
-        "after the correction, here and in the tables above.",
+        "Each `lem*` variant against `mlm_tlm`, and `mlm_tlm` against `base`: a paired t-test over pre-training "
+        "seeds (seed s of both rows continues base model s), each seed's score computed from its own test items "
+        "(mining: F1 of its per-document counts; sentiment: macro-F1, mean over fine-tuning seeds; curation: "
+        "precision of clean pairs in the largest kept share). Means and seed s.d. over the paired seeds; "
+        "a - b with its 95 % t interval; effect size: a - b in pooled seed standard deviations; p two-sided; "
+        f"p (Holm) adjusted over the {n_tested} comparisons tested (every mark the report shows); ▲/▼ marks a "
+        f"significant difference at {alpha:g} after the correction, here and in the tables above. A row with "
+        "fewer than two paired seeds has no test and no mark. Per-seed scores: comparisons.tsv.",
         "",
-        "| task | dataset pair | a | b | a value | b value | a - b | 95 % interval | p | p (Holm) | seeds a/b | units |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| task | dataset pair | a | b | a mean (seed s.d.) | b mean (seed s.d.) | a - b | 95 % interval | "
+        "effect size | p | p (Holm) | seeds | units |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in table.itertuples():
         iv = "-" if pd.isna(r.low) else f"[{r.low:+.3f}, {r.high:+.3f}]"
         mark = (" ▲" if r.diff > 0 else " ▼") if r.significant else ""
         lines.append(
-            f"| {r.task} | {r.dataset} {r.pair} | {r.a} | {r.b} | {r.value_a:.3f} | {r.value_b:.3f} | "
-            f"{r.diff:+.3f}{mark} | {iv} | {r.p:.4f} | {r.p_holm:.4f} | {r.seeds_a}/{r.seeds_b} | {r.units} |"
+            f"| {r.task} | {r.dataset} {r.pair} | {r.a} | {r.b} | {r.value_a:.3f} ({_num(r.sd_a, '.3f')}) | "
+            f"{r.value_b:.3f} ({_num(r.sd_b, '.3f')}) | {r.diff:+.3f}{mark} | {iv} | "
+            f"{_num(r.effect_size, '+.2f')} | {_num(r.p, '.4f')} | {_num(r.p_holm, '.4f')} | {r.seeds} | "
+            f"{r.units} |"
         )
     return [*lines, ""]

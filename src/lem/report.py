@@ -302,7 +302,6 @@ def markdown(
 
 NMT_METRICS = (("bleu", "BLEU"), ("chrf", "chrF"))
 NMT_CONTROLS = ("random", "no_filter")  # a random ranking at the same share; every pair (share 1)
-NMT_ALPHA = 0.05
 
 
 def nmt_rows(paths: list[str]) -> list[dict]:
@@ -317,39 +316,30 @@ def nmt_rows(paths: list[str]) -> list[dict]:
     return rows
 
 
-def _nmt_marks(comparisons: list[dict]) -> tuple[dict, dict]:
-    """From sacrebleu's paired bootstraps: (pair, share, row, metric) -> `*` where the row's difference from
-    the comparison's baseline (mlm_tlm at the same share; base for mlm_tlm's row) has p < 0.05, and
-    (pair, share, row, metric) -> the half-width of the row's 95 % bootstrap interval."""
-    marks, intervals = {}, {}
+def _nmt_intervals(comparisons: list[dict]) -> dict:
+    """(pair, share, row, metric) -> the half-width of the row's 95 % bootstrap interval over test sentences
+    (sacrebleu's paired bootstrap of `lem nmt compare`): the test-set noise of one trained model's score."""
+    intervals = {}
     for comp in comparisons:
         keys = comp["keys"]
         for name, metrics in comp["systems"].items():
-            for (
-                label,
-                result,
-            ) in metrics.items():  # sacrebleu's names: BLEU, chrF2 (chrF2++ with word order 2)
+            for label, result in metrics.items():  # sacrebleu's names: BLEU, chrF2 (chrF2++: word order 2)
                 metric = "bleu" if label == "BLEU" else "chrf" if label.startswith("chrF") else None
-                if metric is None:
-                    continue
-                cell = (keys["pair"], keys["share"], name, metric)
-                if (result or {}).get("ci") is not None:
-                    intervals.setdefault(cell, result["ci"])
-                p = (result or {}).get("p_value")
-                if name != comp["baseline"] and p is not None and p < NMT_ALPHA:
-                    marks[cell] = "*"
-    return marks, intervals
+                if metric is not None and (result or {}).get("ci") is not None:
+                    intervals.setdefault((keys["pair"], keys["share"], name, metric), result["ci"])
+    return intervals
 
 
 def nmt_markdown(summary: pd.DataFrame, variants: list[str], comparisons: list[dict] = ()) -> list[str]:
     """The curation/NMT table: BLEU and chrF per ranking row (variants, then random and no_filter) and kept
-    share, one column group per pair; `*`: sacrebleu's paired bootstrap p < 0.05 against mlm_tlm at the
-    same share (mlm_tlm's row: against base)."""
+    share, one column group per pair. No significance marks: NMT is trained on the first pre-training seed's
+    ranking only, so a difference between rows cannot be told from the variation between two pre-trainings
+    of one recipe (sacrebleu's bootstrap counts test sentences only); the bracket is that test-set noise."""
     part = summary[summary.task == "nmt"]
     if part.empty:
         return []
     part = part.assign(base_metric=part.metric.str.split("@").str[0], share=part.metric.str.split("@").str[1])
-    marks, intervals = _nmt_marks(list(comparisons))
+    intervals = _nmt_intervals(list(comparisons))
     columns = sorted(
         {(r.pair, r.share) for r in part.itertuples() if r.variant != "no_filter"},
         key=lambda c: (c[0], float(c[1])),
@@ -360,9 +350,10 @@ def nmt_markdown(summary: pd.DataFrame, variants: list[str], comparisons: list[d
         f"## Curation: NMT on the top share of each ranking ({', '.join(sorted(set(part.dataset)))} test set)",
         "",
         "BLEU and chrF (sacrebleu) of a model trained on the kept share of the corpus as each row ranks it; "
-        "*random*: a random ranking (chance), *no_filter*: every pair (the same run under each share). `*`: sacrebleu's paired "
-        f"bootstrap p < {NMT_ALPHA} against mlm_tlm at the same share (mlm_tlm's row: against base); "
-        "[±x]: half-width of the 95 % bootstrap interval of the score.",
+        "*random*: a random ranking (chance), *no_filter*: every pair (the same run under each share); "
+        "[±x]: half-width of the 95 % bootstrap interval of the score over test sentences (one trained "
+        "model's test-set noise). No marks: NMT uses the first pre-training seed's ranking only, so no "
+        "seed-level test is possible and no difference here is claimed as significant.",
         "",
         "| row | " + " | ".join(head) + " |",
         "|---|" + "---|" * len(head),
@@ -379,8 +370,7 @@ def nmt_markdown(summary: pd.DataFrame, variants: list[str], comparisons: list[d
                 r = hit.iloc[0]
                 value = f"{r['mean']:.1f} ± {r['std']:.1f}" if r["n"] > 1 else f"{r['mean']:.1f}"
                 ci = intervals.get((pair, share, row, metric))
-                value += f" [±{ci:.1f}]" if ci is not None else ""
-                cells.append(value + marks.get((pair, share, row, metric), ""))
+                cells.append(value + (f" [±{ci:.1f}]" if ci is not None else ""))
         label = f"*{row}*" if row in NMT_CONTROLS else row
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
     return [*lines, ""]
@@ -507,8 +497,8 @@ def build_report(
     values = collect(mining, sentiment, curation, annotation, cov, variants, items, nmt)
     nmt_comparisons = [_read("nmt_compare", path, None)[1] for path in nmt_compare]
     summary = summarise(values)
-    sig = {"resamples": 10_000, "seed": 0, "alpha": 0.05, **(significance or {})}
-    comparisons = evidence.compare(items, variants, sig["resamples"], sig["seed"], sig["alpha"])
+    sig = {"alpha": 0.05, **(significance or {})}
+    comparisons = evidence.compare(items, variants, sig["alpha"])
     controls = controls or {}
     for line in check_controls(
         summary,
@@ -601,7 +591,7 @@ def cmd_build(a: argparse.Namespace) -> None:
             "references": a.reference_controls,
         },
         a.models,
-        {"resamples": a.resamples, "seed": a.seed, "alpha": a.alpha},
+        {"alpha": a.alpha},
         a.config,
         a.nmt,
         a.nmt_compare,
@@ -633,8 +623,6 @@ STAGE = Stage(
                 help="JSON {row: lift}: reference encoder rows checked as positive controls with that lift"),
             arg("--models", nargs="*", default=[],
                 help="variant:stage:seed=model folder (stage base, mono or para): masking and loss figures"),
-            arg("--resamples", type=int, default=10_000, help="resamples of each paired test"),
-            arg("--seed", type=int, default=0, help="seed of the paired tests' resampling"),
             arg("--alpha", type=float, default=0.05, help="family-wise level of the Holm-corrected marks"),
             arg("--config", type=json.loads, default=None,
                 help="the run's configuration as JSON, written as config.json for the HTML report"),

@@ -8,7 +8,15 @@
 - `approximate_randomisation`: paired approximate randomisation over examples (sentiment, curation): under
   the null the two systems' outcomes on an example are exchangeable, so each example's rows are swapped
   with probability 1/2.
+- `seed_paired_test`: the test of two *recipes* (variants): a paired t-test over pre-training seeds of
+  per-seed scores, each seed's score computed from its own test items. This is the test the report's marks
+  rest on, because the unit that varies between two draws of a recipe is the pre-training seed.
 - `holm`: Holm-Bonferroni adjusted p-values for the comparisons shown together.
+
+The unit-level tests (`paired_bootstrap`, `approximate_randomisation`) treat each trained model as fixed: they
+count test-set noise only, so applied to seeds pooled as one system they overstate significance when two
+pre-trainings of one recipe differ (`bench/stats_calibration.py`: false-positive rate 0.40 at a seed
+standard deviation of 0.04 F1). They remain for comparing two fixed models on one test set.
 
 Both tests take per-unit rows of numbers whose column sums determine the metric, and a vectorised
 `statistic(sums) -> values` over the last axis; `*_counts` builders and `*_stat` statistics cover P/R/F1
@@ -20,7 +28,7 @@ second). The difference reported is always statistic(a) - statistic(b).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -291,6 +299,93 @@ def approximate_randomisation(
         "seed": seed,
         "method": "paired approximate randomisation over examples, two-sided",
     }
+
+
+def seed_paired_p(diffs: Any) -> np.ndarray:
+    """Two-sided p of the paired t-test over the last axis of per-seed differences (vectorised over the
+    others): t = mean / (sd / sqrt(n)) on n - 1 degrees of freedom. NaN with fewer than two seeds or no
+    spread (unless every difference is 0: p 1)."""
+    from scipy.stats import t as student_t
+
+    d = np.asarray(diffs, dtype=np.float64)
+    n = d.shape[-1]
+    if n < 2:
+        return np.full(d.shape[:-1], np.nan)
+    mean, sd = d.mean(axis=-1), d.std(axis=-1, ddof=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p = 2 * student_t.sf(np.abs(mean) / (sd / math.sqrt(n)), n - 1)
+    return np.where(sd > 0, p, np.where(mean == 0, 1.0, np.nan))
+
+
+def seed_paired_test(
+    a: Mapping[str, float], b: Mapping[str, float], confidence: float = 0.95
+) -> dict[str, Any]:
+    """Paired t-test over pre-training seeds of two recipes' per-seed scores.
+
+    `a`, `b`: seed -> the score of the model trained with that seed (each score computed from that model's
+    own test items, e.g. F1 from its per-document counts). Seeds are paired: in this pipeline seed s of
+    every variant continues the same base model, so d_s = a_s - b_s removes the base model's share of the
+    seed variation. Only the seeds both have are used. With n paired seeds, t = mean(d) / (sd(d) / sqrt(n))
+    on n - 1 degrees of freedom; the `confidence` interval of the mean difference is mean(d) +- t_crit
+    sd(d) / sqrt(n). Each d_s carries both sources of variation, the pre-training draw and the test-item
+    noise of that draw's evaluation, so the test counts both; it is exact when d_s is normal and
+    conservative-to-exact for the near-normal F1 differences of many test items (calibration:
+    `bench/stats_calibration.py`).
+
+    Method: the paired comparison over replicates that Clark, Dyer, Lavie & Smith (ACL 2011, "Better
+    hypothesis testing for statistical machine translation: controlling for optimizer instability")
+    require of recipes trained several times, in its simplest parametric form (Student's paired t over
+    replicate scores; Dror et al., ACL 2018, "The Hitchhiker's Guide to Testing Statistical Significance in
+    NLP", section 3, for its assumptions); Bouthillier et al. (MLSys 2021) for why the seed, not the test
+    item, is the unit to resample when recipes are compared.
+
+    Returns {"a", "b" (means over the paired seeds), "sd_a", "sd_b" (their seed standard deviations),
+    "diff" (= mean(a) - mean(b) = mean(d)), "sd_diff", "low", "high", "effect_size" (diff over the pooled
+    seed standard deviation sqrt((sd_a^2 + sd_b^2) / 2), Cohen's d of the seed distributions), "p"
+    (two-sided), "n_seeds", "seeds", "diffs" (per seed), "confidence", "method"}. With fewer than two
+    paired seeds there is no spread to test against: sd_*, low, high, effect_size and p are NaN (no mark).
+    """
+    from scipy.stats import t as student_t
+
+    if not 0 < confidence < 1:
+        raise ValueError(f"seed_paired_test: confidence={confidence!r}: expected a share in (0, 1)")
+    seeds = [s for s in a if s in b]
+    va = np.asarray([a[s] for s in seeds], dtype=np.float64)
+    vb = np.asarray([b[s] for s in seeds], dtype=np.float64)
+    if not (np.isfinite(va).all() and np.isfinite(vb).all()):
+        raise ValueError("seed_paired_test: per-seed scores must be finite")
+    n = len(seeds)
+    nan = float("nan")
+    out: dict[str, Any] = {
+        "a": float(va.mean()) if n else nan,
+        "b": float(vb.mean()) if n else nan,
+        "sd_a": nan,
+        "sd_b": nan,
+        "diff": float((va - vb).mean()) if n else nan,
+        "sd_diff": nan,
+        "low": nan,
+        "high": nan,
+        "effect_size": nan,
+        "p": nan,
+        "n_seeds": n,
+        "seeds": [str(s) for s in seeds],
+        "diffs": (va - vb).tolist(),
+        "confidence": confidence,
+        "method": "paired t-test over pre-training seeds of per-seed scores",
+    }
+    if n < 2:
+        return out
+    d = va - vb
+    sd_a, sd_b, sd_d = (float(x.std(ddof=1)) for x in (va, vb, d))
+    pooled = math.sqrt((sd_a**2 + sd_b**2) / 2)
+    out.update(sd_a=sd_a, sd_b=sd_b, sd_diff=sd_d)
+    out["effect_size"] = out["diff"] / pooled if pooled > 0 else nan
+    if sd_d == 0:  # every seed differs by the same amount: nothing to scale the difference by
+        out.update(low=out["diff"], high=out["diff"], p=float(seed_paired_p(d)))
+        return out
+    half = float(student_t.ppf((1 + confidence) / 2, n - 1)) * sd_d / math.sqrt(n)
+    out.update(low=out["diff"] - half, high=out["diff"] + half, p=float(seed_paired_p(d)))
+    return out
 
 
 def holm(pvalues: Sequence[float]) -> list[float]:

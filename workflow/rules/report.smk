@@ -68,12 +68,11 @@ rule report:
         models=report_models(),
         positive_lift=config["controls"]["positive_lift"],
         negative_lift=config["controls"]["negative_lift"],
-        significance=config["seed"],
         config=as_json(config),
         references=as_json(reference_controls()),
     shell:
         "lem report build --mining {input.mining:q} --sentiment {input.sentiment:q} --curation {input.curation:q} --nmt {input.nmt:q} --nmt-compare {input.nmt_compare:q} --annotation {input.annotation:q} "
         "--coverage {input.coverage:q} --positive-lift {params.positive_lift} --negative-lift {params.negative_lift} "
-        "--models {params.models:q} --seed {params.significance} --config '{params.config}' "
+        "--models {params.models:q} --config '{params.config}' "
         "--reference-controls '{params.references}' "
         '--variants {params.variants:q} --out-dir "$(dirname {output.tsv:q})" 2> {log:q}'
