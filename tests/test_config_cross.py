@@ -58,8 +58,9 @@ CMCS = {"input": "results/eval/sentiment/generated.csv", "pair": "si-en", "prepa
 
 # fmt: off
 BAD = [
-    # the controls: a dictionary for every mined pair, the generated lexicon only for the generated corpus
-    Bad({"controls.lexical": {"si-en": "d.tsv"}}, "controls.lexical", "no dictionary for the mined pair(s) si-ta, ta-en"),
+    # the controls: dictionaries keyed by mined pairs (a pair without one: "no dictionary"), lifts by evaluation sets
+    Bad({"controls.lexical": {"en-si": "d.tsv"}}, "controls.lexical", "'en-si' is no mined pair (mining.evalsets mine si-en, si-ta, ta-en)"),
+    Bad({"controls.positive_lift": {"news_x": 0.1}}, "controls.positive_lift", "['news_x'] are no evaluation set of mining.evalsets (news_gen)"),
     Bad({"controls.lexical": "lexicon.tsv"}, "controls.lexical", "'lexicon.tsv': expected `generated`, a mapping"),
     # pairs join two different configured languages
     Bad({"pairs": ["si-en", "si-si"]}, "pairs", "'si-si': expected 'src-tgt' joining two different languages"),

@@ -183,3 +183,98 @@ def test_positive_control_with_shuffled_gold_at_chance(benches, lexicon):
     for d in ("forward", "backward", "intersection"):
         assert np.mean([f[d] for f in shuffled]) == pytest.approx(perm[d]["f1"], abs=0.02), d
         assert perm[d]["f1"] < 0.2
+
+
+def mining_metrics(x, y, bench, gold=None) -> dict:
+    """What `lem mine run` writes for the intersection: the counts, chance and ceiling."""
+    src, sdocs, _ = columns(bench.src)
+    tgt, tdocs, _ = columns(bench.tgt)
+    gold = set(bench.gold) if gold is None else gold
+    res = mine_corpus(x, y, src, tgt, sdocs, tdocs, MineSettings())
+    groups, total = chance.candidate_groups(src, tgt, sdocs, tdocs, gold)
+    return {
+        "intersection": prf({(a, b) for a, b, _ in res.pairs["intersection"]}, gold),
+        "chance": chance.mining_chance_analytic(groups, total, settings=MineSettings()),
+        "ceiling": chance.mining_ceiling(src, tgt, sdocs, tdocs, gold),
+    }
+
+
+def test_lexical_control_per_pair_with_a_dictionary():
+    """A dictionary for one pair keeps the control for that pair; the others are marked, not refused."""
+    assert controls.lexical_dictionaries({"ta-en": "glossary.tsv"}, PAIRS) == {
+        "si-en": None,
+        "si-ta": None,
+        "ta-en": "glossary.tsv",
+    }
+    assert controls.lexical_dictionaries("generated", ["si-en"]) == {"si-en": "generated"}
+    evalsets = {"news_army": {"pairs": list(PAIRS)}, "news_ta": {"pairs": ["ta-en"]}}
+    assert controls.lexical_control_lines({"ta-en": "g.tsv"}, evalsets) == [
+        "news_army si-en, si-ta: no dictionary (no control_lexical row)"
+    ]
+    assert controls.lexical_control_lines(None, evalsets) == []
+    assert controls.lexical_control_lines("generated", evalsets) == []
+
+
+def test_chance_p_value():
+    from scipy.stats import poisson
+
+    assert controls.chance_p_value(0, 100, 0.1) == 1.0
+    assert controls.chance_p_value(10, 100, 0.1) == pytest.approx(poisson.sf(9, 10.0))
+    assert controls.chance_p_value(30, 100, 0.1) < 1e-6 < controls.chance_p_value(15, 100, 0.1) < 0.1
+
+
+def real_news_metrics(f1: float, chance_f1: float, n_gold: int = 300, ceiling: float = 0.9) -> dict:
+    """Intersection metrics shaped like the real news benchmark's (mined pairs = gold links, for simplicity)."""
+    n_pred = n_gold
+    return {
+        "intersection": {"f1": f1, "n_correct": round(f1 * n_pred), "n_pred": n_pred},
+        "chance": {"intersection": {"f1": chance_f1, "precision": chance_f1}},
+        "ceiling": {"intersection": {"f1": ceiling}},
+    }
+
+
+def test_positive_verdict_on_real_comparable_news_numbers():
+    """Army ta-en as measured (issue 25: a glossary's control F1 0.26, chance 0.11): the old bar (lift 0.5:
+    0.505 here) fails it; a per-evaluation-set lift and the test against chance pass it; a broken chain
+    (F1 at chance) fails whatever the lift."""
+    army = real_news_metrics(0.26, 0.11)
+    ok, line = controls.positive_control_verdict(army, "news_army", "ta-en", controls.PositiveBar())
+    assert not ok and "F1 0.260 < 0.505" in line
+    bar = controls.PositiveBar(lift={"news_army": 0.1}, alpha=0.01)
+    ok, line = controls.positive_control_verdict(army, "news_army", "ta-en", bar)
+    assert ok and line.startswith("news_army ta-en: control_lexical intersection F1 0.260 >= 0.189")
+    assert "78 correct of 300 mined, 33.0 by chance" in line
+    at_chance = real_news_metrics(0.12, 0.11)
+    assert not controls.positive_control_verdict(
+        at_chance, "news_army", "ta-en", controls.PositiveBar(lift=0.0)
+    )[0]
+    assert controls.PositiveBar(lift={"a": 0.2}).lift_for("b") == 0.5
+    with pytest.raises(ValueError, match="lift"):
+        controls.PositiveBar(lift={"a": 2.0})
+    with pytest.raises(ValueError, match="alpha"):
+        controls.PositiveBar(alpha=0)
+
+
+def test_positive_verdict_proves_the_chain(benches, lexicon):
+    """What the test proves: the dictionary control passes against the right gold, and fails against gold
+    shuffled within documents (a broken chain: gold not naming the sentences it aligns) in all but a few
+    of 30 shuffles, at alpha 0.01, with no lift asked."""
+    bench = benches["si-en"]
+    _, tdocs, _ = columns(bench.tgt)
+    tgt = [r[0] for r in bench.tgt]
+    x = controls.lexical_embeddings([r[2] for r in bench.src], "si", lexicon)
+    y = controls.lexical_embeddings([r[2] for r in bench.tgt], "en", lexicon)
+    assert controls.positive_control_verdict(
+        mining_metrics(x, y, bench), "gen", "si-en", controls.PositiveBar()
+    )[0]
+    bar = controls.PositiveBar(lift=0.0, alpha=0.01)
+    passed = [
+        controls.positive_control_verdict(
+            mining_metrics(x, y, bench, controls.shuffle_gold_within_documents(bench.gold, tgt, tdocs, seed)),
+            "gen",
+            "si-en",
+            bar,
+        )[0]
+        for seed in range(30)
+    ]
+    assert sum(passed) <= 2

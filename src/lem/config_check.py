@@ -672,8 +672,10 @@ def model_positions(config: dict[str, Any]) -> tuple[int, str] | None:
 
 
 def _check_controls(config: dict[str, Any]) -> None:
-    """`controls.lexical`: `generated` (the generated corpus only) or a dictionary file for every mined pair;
-    control rows must not share a name with a variant."""
+    """`controls.lexical`: `generated` (the generated corpus only) or {pair: dictionary file} naming mined
+    pairs only (a mined pair without one is marked "no dictionary", lem.controls.lexical_dictionaries);
+    `controls.positive_lift` as a mapping names evaluation sets only; control rows must not share a name
+    with a variant."""
     controls = config.get("controls") or {}
     lexical = controls.get("lexical")
     mined = sorted(
@@ -688,11 +690,11 @@ def _check_controls(config: dict[str, Any]) -> None:
             f"controls.lexical: {lexical!r}: expected `generated`, a mapping pair -> dictionary file, or null"
         )
     if isinstance(lexical, dict):
-        missing = [p for p in mined if p not in lexical]
-        if missing:
+        unknown = [p for p in lexical if p not in mined]
+        if unknown:
             raise ConfigError(
-                f"controls.lexical: no dictionary for the mined pair(s) {', '.join(missing)}; give "
-                "{pair: src<TAB>tgt dictionary file} for every pair of mining.evalsets, or null"
+                f"controls.lexical: {', '.join(map(repr, unknown))} is no mined pair (mining.evalsets mine "
+                f"{', '.join(mined) or 'none'}); key each src<TAB>tgt dictionary file by its pair as mined"
             )
     clash = [v for v in config.get("variants") or [] if v in ("control_lexical", "control_random")]
     if clash:
@@ -782,3 +784,10 @@ def base_training(config: dict[str, Any], seed: int | None = None) -> dict[str, 
     """The training settings of the base model trained from scratch (`lem pretrain base`) for one seed."""
     seed = pretrain_seeds(config)[0] if seed is None else seed
     return {"seed": seed, **config["base_model"].get("training", {})}
+    lift = controls.get("positive_lift")
+    evalsets = (config.get("mining") or {}).get("evalsets") or {}
+    if isinstance(lift, dict) and [e for e in lift if e not in evalsets]:
+        raise ConfigError(
+            f"controls.positive_lift: {[e for e in lift if e not in evalsets]} are no evaluation set of "
+            f"mining.evalsets ({', '.join(evalsets) or 'none'})"
+        )

@@ -11,6 +11,17 @@
 - Negative controls: `random_embeddings` (must score at chance, `lem.chance`), and
   `shuffle_gold_within_documents` (gold targets permuted within their documents: any encoder must then
   score at `lem.chance.mining_chance_permutation`'s level).
+
+Which pairs have the positive control: `lexical_dictionaries` (config `controls.lexical`; a mined pair
+without a dictionary has no `control_lexical` row and is marked `NO_DICTIONARY`, `lexical_control_lines`).
+Its verdict, `positive_control_verdict` (config `controls.positive_lift`, `controls.positive_alpha`): the
+intersection F1 must reach chance + lift x (ceiling - chance), the lift per evaluation set, and its correct
+pairs must be more than chance gives at level alpha (`chance_p_value`). The test is what proves the chain on
+real text: a broken evaluation chain (gold ids that do not name the sentences scored, sides or documents
+mixed up) scores at chance whatever the encoder, so a dictionary encoder beating chance with p < alpha
+shows the chain carries the signal; the lift asks in addition for a share of the reachable links, which a
+full generated lexicon reaches (0.5) and a sparse real glossary on comparable news does not (set it low or
+0 for such an evaluation set, and let the test decide).
 """
 
 from __future__ import annotations
@@ -19,8 +30,9 @@ import hashlib
 import math
 import os
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -217,3 +229,94 @@ def shuffle_gold_within_documents(
     if missing:
         raise ValueError(f"shuffle gold: gold target ids {missing[:5]} are not among the target sentences")
     return {(s, relabel[t]) for s, t in gold}
+
+
+# ---------------------------------------------------------------- which pairs, and the positive verdict
+
+NO_DICTIONARY = "no dictionary"
+
+
+def lexical_dictionaries(
+    lexical: str | Mapping[str, str] | None, pairs: Iterable[str]
+) -> dict[str, str | None]:
+    """Pair -> the positive control's dictionary (`generated` or a file) for each of `pairs`, None for a pair
+    without one (config `controls.lexical`: `generated`, {pair: file}, or null): no `control_lexical` row
+    for that pair, `NO_DICTIONARY` in the report, the other pairs keep theirs."""
+    if lexical is None or isinstance(lexical, str):
+        return dict.fromkeys(pairs, lexical)
+    return {p: lexical.get(p) for p in pairs}
+
+
+def lexical_control_lines(
+    lexical: str | Mapping[str, str] | None, evalsets: Mapping[str, Mapping[str, Any]]
+) -> list[str]:
+    """One line per evaluation set with mined pairs that have no dictionary (`<evalset> <pair>, <pair>: no
+    dictionary (no control_lexical row)`); none when the control is off (`lexical` null) or complete."""
+    if lexical is None:
+        return []
+    lines = []
+    for name, spec in evalsets.items():
+        missing = [p for p, d in lexical_dictionaries(lexical, spec.get("pairs", [])).items() if d is None]
+        if missing:
+            lines.append(f"{name} {', '.join(missing)}: {NO_DICTIONARY} (no control_lexical row)")
+    return lines
+
+
+@dataclass(frozen=True)
+class PositiveBar:
+    """What the positive control must reach (config `controls.positive_lift` and `controls.positive_alpha`):
+    `lift` of the span from chance to ceiling in intersection F1, one number or {evalset: lift} (an
+    evaluation set not listed takes `default_lift`), and a one-sided test against chance at level `alpha`."""
+
+    lift: float | Mapping[str, float] = 0.5
+    alpha: float = 0.01
+    default_lift: float = 0.5
+
+    def __post_init__(self) -> None:
+        lifts = self.lift.values() if isinstance(self.lift, Mapping) else [self.lift]
+        if not all(0 <= x <= 1 for x in [*lifts, self.default_lift]):
+            raise ValueError(f"positive control: lift {self.lift!r}: expected numbers in [0, 1]")
+        if not 0 < self.alpha <= 1:
+            raise ValueError(f"positive control: alpha {self.alpha!r}: expected 0 < alpha <= 1")
+
+    def lift_for(self, evalset: str) -> float:
+        if isinstance(self.lift, Mapping):
+            return float(self.lift.get(evalset, self.default_lift))
+        return float(self.lift)
+
+
+def chance_p_value(n_correct: int, n_pred: float, chance_precision: float) -> float:
+    """One-sided p of `n_correct` correct pairs among `n_pred` mined if the system knew nothing: P(X >=
+    n_correct) for X ~ Poisson(n_pred x chance precision), each mined pair being gold with the pooled chance
+    probability (`lem.chance`). A sum of independent Bernoulli trials is less spread than that Poisson, and
+    mutual-best pairs compete for the same sentences, so the p is on the safe side."""
+    from scipy.stats import poisson
+
+    if n_correct <= 0:
+        return 1.0
+    return float(poisson.sf(n_correct - 1, max(n_pred * chance_precision, 0.0)))
+
+
+def positive_control_verdict(
+    metrics: Mapping[str, Any], evalset: str, pair: str, bar: PositiveBar, row: str = "control_lexical"
+) -> tuple[bool, str]:
+    """Whether a positive-control row passes on one evaluation set and pair, from its mining metrics
+    (`lem mine run`'s JSON: `intersection`, `chance.intersection`, `ceiling.intersection`), and one line
+    saying why: F1 >= chance + lift x (ceiling - chance) and `chance_p_value` < alpha."""
+    got, chance, ceiling = (
+        metrics["intersection"],
+        metrics["chance"]["intersection"],
+        metrics["ceiling"]["intersection"],
+    )
+    lift = bar.lift_for(evalset)
+    need = chance["f1"] + lift * (ceiling["f1"] - chance["f1"])
+    expected = got["n_pred"] * chance["precision"]
+    p = chance_p_value(got["n_correct"], got["n_pred"], chance["precision"])
+    ok = got["f1"] >= need and p < bar.alpha
+    line = (
+        f"{evalset} {pair}: {row} intersection F1 {got['f1']:.3f} {'>=' if got['f1'] >= need else '<'} "
+        f"{need:.3f} (chance {chance['f1']:.3f} + {lift:g} x (ceiling {ceiling['f1']:.3f} - chance)); "
+        f"{got['n_correct']} correct of {got['n_pred']} mined, {expected:.1f} by chance, p = {p:.2g} "
+        f"{'<' if p < bar.alpha else '>='} alpha {bar.alpha:g}"
+    )
+    return ok, line
