@@ -696,6 +696,13 @@ def _check_controls(config: dict[str, Any]) -> None:
                 f"controls.lexical: {', '.join(map(repr, unknown))} is no mined pair (mining.evalsets mine "
                 f"{', '.join(mined) or 'none'}); key each src<TAB>tgt dictionary file by its pair as mined"
             )
+    lift = controls.get("positive_lift")
+    evalsets = (config.get("mining") or {}).get("evalsets") or {}
+    if isinstance(lift, dict) and [e for e in lift if e not in evalsets]:
+        raise ConfigError(
+            f"controls.positive_lift: {[e for e in lift if e not in evalsets]} are no evaluation set of "
+            f"mining.evalsets ({', '.join(evalsets) or 'none'})"
+        )
     clash = [v for v in config.get("variants") or [] if v in ("control_lexical", "control_random")]
     if clash:
         raise ConfigError(
@@ -784,10 +791,3 @@ def base_training(config: dict[str, Any], seed: int | None = None) -> dict[str, 
     """The training settings of the base model trained from scratch (`lem pretrain base`) for one seed."""
     seed = pretrain_seeds(config)[0] if seed is None else seed
     return {"seed": seed, **config["base_model"].get("training", {})}
-    lift = controls.get("positive_lift")
-    evalsets = (config.get("mining") or {}).get("evalsets") or {}
-    if isinstance(lift, dict) and [e for e in lift if e not in evalsets]:
-        raise ConfigError(
-            f"controls.positive_lift: {[e for e in lift if e not in evalsets]} are no evaluation set of "
-            f"mining.evalsets ({', '.join(evalsets) or 'none'})"
-        )

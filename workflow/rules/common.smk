@@ -407,14 +407,14 @@ REFERENCE_SENTENCES = [
 ]
 
 
-    """Every row's mining metrics; no control_lexical for a pair without a dictionary ("no dictionary")."""
 def mining_outputs():
+    """Every row's mining metrics; no control_lexical for a pair without a dictionary ("no dictionary")."""
     return [
         f"results/mining/{v}/seed{s}/{e}/{p}.metrics.json"
         for e, spec in config["mining"].get("evalsets", {}).items()
         for p in spec["pairs"]
-        if v != "control_lexical" or control_dictionary(p) is not None
         for v in ROWS
+        if v != "control_lexical" or control_dictionary(p) is not None
         for s in row_seeds(v)
     ]
 
