@@ -149,3 +149,21 @@ def test_config_strings_reach_the_shell_quoted(tmp_path):
     senti = [shlex.split(s) for s in shells if s.startswith("lem data sentiment")]
     assert senti and senti[0][senti[0].index("--input") + 1] == "data dir/sentiment set.csv"
     assert not (tmp_path / "PWNED").exists()
+
+
+def test_ablation_config_plans_one_trained_model_per_ingredient(tmp_path):
+    """config/ablation.yaml: the embedded default with four LEM variants, each changing one ingredient;
+    none is an alias of another (each masks differently), so each is pre-trained on every seed."""
+    from lem.masking import MaskingSettings
+
+    cfg = yaml.safe_load((REPO / "config" / "ablation.yaml").read_text())
+    default = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    assert {k: v for k, v in cfg.items() if k not in ("variants", "pretrain")} == {
+        k: v for k, v in default.items() if k not in ("variants", "pretrain")
+    }
+    trained = [v for v in cfg["variants"] if v != "base"]
+    masks = {MaskingSettings.from_dict(cfg["pretrain"]["variants"][v]).canonical() for v in trained}
+    assert len(masks) == len(trained) == 6
+    jobs = dry_run(tmp_path, REPO / "config" / "ablation.yaml")
+    seeds = len(cfg["pretrain"]["seeds"])
+    assert jobs["pretrain_mono"] == jobs["pretrain_para"] == len(trained) * seeds

@@ -199,6 +199,55 @@ def test_whole_word_masks_whole_words_and_reaches_budget(layouts, seed):
             assert masked.sum() - max((wid == w).sum() for w in hit) < want
 
 
+@settings(max_examples=40, deadline=None)
+@given(st.lists(example, min_size=1, max_size=6), st.sampled_from([0.2, 0.5, 1.0]), st.integers(0, 2**31))
+def test_other_share_reserves_part_of_the_budget_for_non_entity_words(layouts, share, seed):
+    """Ablation `other_share`: round(share x n) of the n chosen words are non-entity words whenever the
+    example has that many, the rest entity words first; one subword per word, exactly n in all."""
+    rng = np.random.default_rng(seed)
+    rows = [make_row(sides, rng) for sides in layouts]
+    s = MaskingSettings.from_dict(
+        {"entity_types": ["ne"], "other_share": share, "mask_prob": 1.0, "random_prob": 0.0}
+    )
+    labels = make_collator(StubTokenizer(), s, seed)(rows)["labels"].numpy()
+    for i, row in enumerate(rows):
+        wid, flags = np.array(row["word_ids"]), np.array(row["word_flags"], dtype=np.int64)
+        masked = labels[i, : len(wid)] != -100
+        hit = wid[masked]
+        assert len(set(hit.tolist())) == len(hit)  # one subword per chosen word
+        n_words = len(flags)
+        n = min(masking_budget(wid[None, :], np.array([len(wid)]), s.budget, s.count_rule)[0], n_words)
+        assert len(hit) == n
+        is_ne = (flags & 1) != 0
+        n_other, n_ne = int((~is_ne[hit]).sum()), int(is_ne[hit].sum())
+        reserve = min(int((~is_ne).sum()), math.floor(share * n + 0.5))
+        assert n_other >= reserve  # the reserved share goes to other words where there are any
+        assert n_ne == min(int(is_ne.sum()), n - reserve)  # the rest: entity words first
+
+
+def test_binomial_budget_rule_draws_the_baselines_count():
+    """Ablation `budget_rule: binomial`: n ~ Binomial(counted tokens, budget) per example (0 included), the
+    mean of the standard collator's per-token draw, instead of a fixed max(1, round(...))."""
+    rng = np.random.default_rng(0)
+    rows = [make_row([[(1, 1)] * 20], rng) for _ in range(400)]
+    s = MaskingSettings.from_dict({"budget_rule": "binomial", "mask_prob": 1.0, "random_prob": 0.0})
+    counts = (make_collator(StubTokenizer(), s, 3)(rows)["labels"].numpy() != -100).sum(axis=1)
+    assert counts.mean() == pytest.approx(3.0, abs=0.25) and counts.var() == pytest.approx(
+        20 * 0.15 * 0.85, rel=0.3
+    )
+    assert (counts == 0).any() and len(set(counts.tolist())) > 3
+    fixed = make_collator(
+        StubTokenizer(), MaskingSettings.from_dict({"mask_prob": 1.0, "random_prob": 0.0}), 3
+    )
+    assert set((fixed(rows)["labels"].numpy() != -100).sum(axis=1).tolist()) == {3}
+    with pytest.raises(ValueError, match="budget_rule 'poisson' not in"):
+        MaskingSettings.from_dict({"budget_rule": "poisson"})
+    with pytest.raises(ValueError, match="other_share is for one-subword mode"):
+        MaskingSettings.from_dict({"other_share": 0.2, "whole_word": True})
+    with pytest.raises(ValueError, match="not used by strategy 'standard'"):
+        MaskingSettings.from_dict({"strategy": "standard", "other_share": 0.2})
+
+
 def test_same_seed_same_masks_and_different_seed_differs():
     rng = np.random.default_rng(0)
     rows = [make_row([[(2, 1), (1, 2), (3, 0)] * 5, [(1, 4), (2, 0)] * 6], rng) for _ in range(8)]

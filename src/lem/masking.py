@@ -11,9 +11,13 @@ LEM, per example (docs/lem-method.md, "Masking, exactly", with the authors' bugs
    the text whether an example is a sentence (2 specials) or a pair (4 specials), the same base the
    standard baseline draws its 15 % from; `all_tokens` + `half_even` is the authors' budget.
    In one-subword mode `n` is capped at the number of words (a word is never counted twice).
+   `budget_rule: binomial` (an ablation) instead draws `n ~ Binomial(count, budget)` per example, the
+   number of positions the standard baseline's per-token draw masks (0 included).
 3. Words are visited in a random order, entity words first (pass 1), then the other words (pass 2, which
    fills what pass 1 left of the budget); the first `n` words are chosen. Pass 1 alone fills the budget
-   whenever there are at least `n` entity words.
+   whenever there are at least `n` entity words. `other_share` (an ablation; one-subword mode) reserves
+   round(other_share * n) of the budget for pass 2's words whenever the example has them, so the other
+   words (digits, dates, function words) are masked at a fixed share even when entity words abound.
 4. One-subword mode (default): one subword, uniform within the chosen word, per chosen word, so exactly
    `n` positions are masked. Whole-word mode: all subwords of a chosen word; words are taken until the
    budget is reached, so the last word can overshoot it by at most its length - 1.
@@ -44,7 +48,8 @@ from lem.settings import known_keys
 STRATEGIES = ("standard", "lem")
 COUNT_RULES = ("non_special", "all_tokens")
 ROUNDINGS = ("half_up", "half_even")
-LEM_ONLY = ("entity_types", "budget", "count_rule", "rounding", "whole_word")  # refused by `standard`
+LEM_ONLY = ("entity_types", "budget", "count_rule", "rounding", "whole_word", "other_share", "budget_rule")
+BUDGET_RULES = ("fixed", "binomial")
 STANDARD_ONLY = ("mlm_probability",)  # refused by `lem`
 
 
@@ -58,6 +63,10 @@ class MaskingSettings:
     count_rule: str = "non_special"  # lem: "non_special" | "all_tokens" (counts <s>, </s>)
     rounding: str = "half_up"  # lem: "half_up" (floor(x + 0.5)) | "half_even" (Python's round)
     whole_word: bool = False  # lem: mask every subword of a chosen word instead of one
+    other_share: float = 0.0  # lem: share of the budget reserved for non-entity words (ablation)
+    budget_rule: str = (
+        "fixed"  # lem: "fixed" (n from count_rule/rounding) | "binomial" (n ~ B(count, budget))
+    )
     mask_prob: float = 0.8  # share of masked positions replaced by <mask>
     random_prob: float = 0.1  # share replaced by a random token; the rest stay unchanged
     mlm_probability: float = 0.15  # standard: per-token masking probability
@@ -114,6 +123,12 @@ class MaskingSettings:
             problems.append(f"mask_prob + random_prob = {self.mask_prob + self.random_prob} exceeds 1")
         if not isinstance(self.whole_word, bool):
             problems.append(f"whole_word {self.whole_word!r} must be true or false")
+        if not 0.0 <= float(self.other_share) <= 1.0:
+            problems.append(f"other_share {self.other_share} not in [0, 1]")
+        elif self.other_share > 0 and self.whole_word:
+            problems.append("other_share is for one-subword mode: drop it or whole_word")
+        if self.budget_rule not in BUDGET_RULES:
+            problems.append(f"budget_rule {self.budget_rule!r} not in {BUDGET_RULES}")
         if problems:
             raise ValueError("masking settings: " + "; ".join(problems))
 
@@ -133,7 +148,9 @@ class MaskingSettings:
         ignored = LEM_ONLY if self.strategy == "standard" else STANDARD_ONLY
         d = {**self.to_dict(), **{k: getattr(default, k) for k in ignored}}
         d["entity_types"] = [t for t in ENTITY_BITS if t in d["entity_types"]]
-        d.update({k: float(d[k]) for k in ("budget", "mask_prob", "random_prob", "mlm_probability")})
+        d.update(
+            {k: float(d[k]) for k in ("budget", "mask_prob", "random_prob", "mlm_probability", "other_share")}
+        )
         d["entity_types"] = tuple(d["entity_types"])
         settings = MaskingSettings(**d)  # every key, those the strategy ignores at their defaults
         settings.validate()
@@ -206,6 +223,9 @@ def entity_word_mask(
     valid = sizes > 0
     entity = valid & ((word_flags & settings.entity_mask) != 0)
     want = masking_budget(word_ids, lens, settings.budget, settings.count_rule, settings.rounding)
+    if settings.budget_rule == "binomial":  # the baseline's per-token draw, as a count per example
+        counted = lens if settings.count_rule == "all_tokens" else content.sum(axis=1)
+        want = rng.binomial(np.asarray(counted, dtype=np.int64), settings.budget)
     # Pass 1 then pass 2 in one sort: entity words first, others next, padding words last; random within.
     key = rng.random((batch, n_words)) + np.where(entity, 0.0, 1.0) + np.where(valid, 0.0, 2.0)
     order = np.argsort(key, axis=1, kind="stable")
@@ -213,6 +233,19 @@ def entity_word_mask(
         sorted_sizes = np.take_along_axis(sizes, order, axis=1)
         before = np.cumsum(sorted_sizes, axis=1) - sorted_sizes
         take_sorted = (before < want[:, None]) & (sorted_sizes > 0)
+    elif settings.other_share > 0:
+        # the first n_entity entity words and the first n_other other words, both in the random order
+        cap = np.minimum(want, valid.sum(axis=1))
+        others = (valid & ~entity).sum(axis=1)
+        n_entity = np.minimum(
+            entity.sum(axis=1), cap - np.minimum(others, np.floor(settings.other_share * cap + 0.5))
+        )
+        n_other = np.minimum(others, cap - n_entity)
+        s_entity = np.take_along_axis(entity, order, axis=1)
+        s_other = np.take_along_axis(valid & ~entity, order, axis=1)
+        take_sorted = (s_entity & (np.cumsum(s_entity, axis=1) <= n_entity[:, None])) | (
+            s_other & (np.cumsum(s_other, axis=1) <= n_other[:, None])
+        )
     else:
         take_sorted = np.arange(n_words)[None, :] < np.minimum(want, valid.sum(axis=1))[:, None]
     chosen = np.zeros((batch, n_words), dtype=bool)
