@@ -67,9 +67,15 @@ def test_the_command_prints_the_table_and_writes_tsv_and_json(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == (tmp_path / "plan.txt").read_text()
     assert "total (48 jobs)" in proc.stdout and "lem/si-en/seed13/mono" in proc.stdout
+    # every GPU job kind has its rows: NMT, NER, sentiment, embedding, annotation
+    for row in ("nmt/si-en", "nmt/si-ta", "nmt/ta-en", "ner/model", "sentiment/cmcs", "embed/news_itn",
+                "embed/curation/si-en", "annotate/en", "annotate/si", "annotate/ta"):  # fmt: skip
+        assert f"\n{row} " in proc.stdout, row
+    assert "of the other 199 GPU jobs" in proc.stdout
     rows = (tmp_path / "plan.tsv").read_text().splitlines()
     assert len(rows) == 1 + 48 and rows[0].startswith("name\tvariant\tscope\tstage\texamples")
     assert len(json.loads((tmp_path / "plan.json").read_text())["jobs"]) == 48
+    assert len(json.loads((tmp_path / "plan.json").read_text())["tasks"]) == 15
 
 
 def write_lines(path: Path, n: int, cols: int = 1) -> None:
@@ -231,3 +237,65 @@ def test_every_pretraining_seed_is_its_own_job(tmp_path):
     assert [j for j in jobs if j.startswith("lem/")] == [
         f"lem/tri/seed{s}/{stage}" for stage in ("mono", "para") for s in (1, 2, 3)
     ]
+
+
+def test_paper_plan_counts_every_gpu_job_kind(tmp_path):
+    """NER, sentiment, NMT, embedding and annotation rows beside pre-training, with the grid of the workflow."""
+    config = load_config([PAPER])
+    paper = yaml.safe_load(PAPER.read_text())
+    plan = make_plan(config, tmp_path)
+    tasks = {t["name"]: t for t in plan["tasks"]}
+    assert {t["kind"] for t in plan["tasks"]} == {"ner", "sentiment", "nmt", "embedding", "annotation"}
+    rows = len(paper["variants"]) + len(paper["reference_encoders"])  # curation rows: variants + references
+    shares = len(paper["curation"]["settings"]["keep_fractions"])
+    for pair in paper["curation"]["nmt"]["pairs"]:
+        nmt = tasks[f"nmt/{pair}"]
+        assert nmt["jobs"] == (rows + 1) * shares + 1  # + random at each share, + no_filter
+        s = paper["curation"]["nmt"]["settings"]
+        assert nmt["items"] == s["max_steps"] * s["batch_size"]
+        assert nmt["basis"] == "estimate" and nmt["disk_bytes"] == nmt["jobs"] * 4 * 615_073_792
+        emb = tasks[f"embed/curation/{pair}"]
+        assert (emb["jobs"], emb["items"], emb["counts"]) == (
+            rows,
+            2 * paper["curation"]["max_pairs"],
+            "max_pairs*",
+        )
+    seeds = len(paper["sentiment"]["seeds"])
+    assert tasks["sentiment/cmcs"]["jobs"] == len(paper["variants"]) * seeds  # one pre-training seed
+    assert tasks["sentiment/cmcs"]["items"] == paper["plan"]["estimates"]["sentiment_examples"]
+    assert tasks["ner/model"]["items"] == paper["plan"]["estimates"]["ner_sentences"]
+    ann = tasks["annotate/si"]
+    assert ann["items"] == 1_000_000 + 3029 + 384 + 3608 + 384  # MADLAD si + both si pairs' train and valid
+    assert ann["counts"] == "madlad*"
+    for news in paper["mining"]["evalsets"]:
+        assert tasks[f"embed/{news}"]["jobs"] == rows
+    totals = plan["totals"]
+    assert totals["other_jobs"] == sum(t["jobs"] for t in plan["tasks"])
+    assert totals["all_gpu_hours"] == pytest.approx(
+        totals["gpu_hours"] + sum(t["gpu_hours"] for t in plan["tasks"])
+    )
+    text = table(plan)
+    for name in (
+        "ner/model",
+        "sentiment/cmcs",
+        "nmt/si-en",
+        "embed/curation/ta-en",
+        "annotate/ta",
+        "embed/news_itn",
+    ):
+        assert f"\n{name} " in text, name
+
+
+def test_other_jobs_count_the_runs_files_and_take_measured_throughput(tmp_path):
+    cfg = files_config(tmp_path)
+    cfg["plan"]["throughput"] = {"embedding": 5000}
+    write_lines(tmp_path / "results/eval/prepared/curation/si-en/pairs.tsv", 120, cols=3)
+    cfg["curation"]["corpora"] = {"si-en": cfg["curation"]["corpora"]["si-en"]}
+    plan = make_plan(validated(cfg), tmp_path)
+    tasks = {t["name"]: t for t in plan["tasks"]}
+    emb = tasks["embed/curation/si-en"]
+    assert (emb["items"], emb["counts"], emb["basis"]) == (240, "lines*", "plan.throughput.embedding")
+    per = 20 + 2  # subwords_per_sentence + specials, under embedding.max_length
+    assert emb["tokens"] == pytest.approx(emb["jobs"] * 240 * per / 3)
+    assert emb["gpu_hours"] == pytest.approx(emb["tokens"] / 5000 / 3600)
+    assert not any(t["kind"] == "annotation" for t in plan["tasks"])  # lexicon backends: CPU jobs

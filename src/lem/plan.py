@@ -22,6 +22,18 @@ sentences of 30-100 subwords, bf16, measured on one H100 (../shared/docs/gpu.md,
 ../shared/tools/gpu_paper_bench.py). Job start-up, model loading and the masking statistics are not
 counted.
 
+The other GPU jobs of the config (`lem plan cost`'s second table, one row per kind and pair or dataset):
+NER fine-tuning (`ner_model`), sentiment fine-tuning (every row x pre-training seed x `sentiment.seeds`),
+NMT runs (every curation row and the random ranking at each kept share, plus no_filter, per
+`curation.nmt.pairs`), embedding (every row's evaluation sets and, with the first seed's models, both sides
+of every curation corpus) and annotation (the monolingual and parallel text of each language whose backends
+run a neural model on the GPU). Their items are counted as above (files of the run, the generated world's
+sizes, `curation.max_pairs`, else `plan.estimates`), their tokens at plan.estimates.subwords_per_sentence
+per sentence (capped at the job's max_length), and their GPU-hours at a throughput per kind
+(`plan.throughput.<kind>`, else the built-in figure of `THROUGHPUT`, each marked `measured` or `estimate`):
+training kinds count examples x epochs (NMT: max_steps x batch_size) x subwords, forward-only kinds
+(embedding, annotation, NMT decoding at beam_size) a third of a training step's work per token.
+
 Disk: a checkpoint holds the weights (4 bytes per parameter), AdamW's two moments (8 bytes per parameter),
 the tokenizer and a little state; a job's peak = its peak number of checkpoints (Schedule.peak_checkpoints)
 x checkpoint size + its final model (weights + tokenizer). The run's peak assumes one training job at a
@@ -43,6 +55,7 @@ from typing import Any
 
 import yaml
 
+from lem.power import PowerError, cmd_power
 from lem.stage import Stage, UsageError, Verb, arg, json_object
 
 REPO = Path(__file__).resolve().parents[2]
@@ -55,6 +68,17 @@ CKPT_STATE_BYTES = 1_000_000  # scheduler, RNG states, trainer_state.json, train
 TOKENIZER_BYTES_PER_ID = 90  # sentencepiece model + tokenizer.json of XLM-R: about 22 MB for 250,002 ids
 # Known hub architectures, for sizing a model that is not downloaded yet (see lem.standin.SIZES)
 KNOWN_HUB = {"FacebookAI/xlm-roberta-base": "base", "xlm-roberta-base": "base"}
+KNOWN_NMT_PARAMETERS = {"facebook/nllb-200-distilled-600M": 615_073_792}  # its model.safetensors header
+# Tokens per second of one job on one H100 for every kind of GPU job but pre-training (plan.tokens_per_second),
+# with the basis of each figure; `plan.throughput.<kind>` replaces it (e.g. from scripts/gpu-check.sh's JSON)
+THROUGHPUT = {
+    "ner": (H100_TOKENS_PER_SECOND, "estimate: the pre-training stage's measured rate (same encoder, no LM head)"),
+    "sentiment": (H100_TOKENS_PER_SECOND, "estimate: the pre-training stage's measured rate (same encoder, no LM head)"),
+    "nmt": (H100_TOKENS_PER_SECOND / 2, "estimate: half the pre-training stage's rate (NLLB-600M: about 2x the work per token)"),
+    "embedding": (3 * H100_TOKENS_PER_SECOND, "estimate: a forward pass, 3x the pre-training stage's rate"),
+    "annotation": (3 * H100_TOKENS_PER_SECOND, "estimate: the NER model's forward pass, 3x the pre-training stage's rate"),
+}  # fmt: skip
+BYTES_PER_ANNOTATED_TOKEN = 16  # a tag column per task in the annotated files, about
 
 
 class PlanError(ValueError):
@@ -471,6 +495,7 @@ def make_plan(config: dict[str, Any], root: str | Path = ".") -> dict[str, Any]:
                     training = stage_training(config, scope, stage, seed)
                     name = f"{variant}/{scope}/seed{seed}/{stage}"
                     jobs.append(plan_job(name, variant, scope, stage, split, training, size, tps))
+    tasks = OtherJobs(config, root, counter, size).all()
     transient = max((j.peak_disk_bytes - j.final_model_bytes for j in jobs), default=0)
     totals = {
         "jobs": len(jobs),
@@ -482,7 +507,11 @@ def make_plan(config: dict[str, Any], root: str | Path = ".") -> dict[str, Any]:
         "final_disk_bytes": sum(j.kept_disk_bytes for j in jobs),
         "peak_disk_bytes": sum(j.kept_disk_bytes for j in jobs) + transient,
         "gpu_hours": sum(j.gpu_hours for j in jobs),
+        "other_jobs": sum(t.jobs for t in tasks),
+        "other_gpu_hours": sum(t.gpu_hours for t in tasks),
+        "other_disk_bytes": sum(t.disk_bytes for t in tasks),
     }
+    totals["all_gpu_hours"] = totals["gpu_hours"] + totals["other_gpu_hours"]
     notes = []
     runtime = int(config["resources"]["runtime_training"])
     long_jobs = [j for j in jobs if j.gpu_hours * 60 > runtime]
@@ -510,15 +539,282 @@ def make_plan(config: dict[str, Any], root: str | Path = ".") -> dict[str, Any]:
         notes.append(
             "resources.gpu_training is 0: these jobs run on CPU; the hours assume plan.tokens_per_second"
         )
-    base = "" if config["base_model"]["source"] == "scratch" else ", the base model"
-    notes.append(f"not counted: NER and sentiment fine-tuning, embedding, mining{base} and the features")
+    if any(t.counts.endswith("*") for t in tasks):
+        notes.append(
+            "* in the other GPU jobs: sentences at plan.estimates.subwords_per_sentence subwords; items from "
+            "plan.estimates where marked estimate, the cap curation.max_pairs where max_pairs (an upper bound)"
+        )
+    base = "" if config["base_model"]["source"] == "scratch" else ", the base model's download"
+    notes.append(
+        f"not counted: job start-up and model loading, mining and curation's ranking (CPU unless "
+        f"mining.settings.device; seconds on a GPU), CRF and lexicon annotation (CPU){base} and the features"
+    )
     return {
         "tokens_per_second": tps,
         "model": dataclasses.asdict(size),
         "jobs": [dataclasses.asdict(j) for j in jobs],
+        "tasks": [dataclasses.asdict(t) for t in tasks],
         "totals": totals,
         "notes": notes,
     }
+
+
+# --- the other GPU jobs -------------------------------------------------------------------------------------
+
+
+@dataclass
+class Task:
+    """One row of the other GPU jobs: `jobs` jobs of one kind, with their items and tokens in all."""
+
+    kind: str  # ner | sentiment | nmt | embedding | annotation
+    name: str
+    jobs: int
+    items: int  # examples (training kinds) or sentences / sides of pairs (forward kinds), per job
+    unit: str
+    tokens: float  # work of all the jobs, in tokens at the kind's training rate (forward: a third)
+    tokens_per_second: float
+    basis: str  # measured | estimate | plan.throughput.<kind>
+    gpu_hours: float
+    disk_bytes: int
+    counts: str
+
+
+def conll_sentences(path: Path) -> int:
+    """Sentences of a CoNLL file: blocks of non-empty lines."""
+    n, inside = 0, False
+    with path.open("rb") as f:
+        for line in f:
+            blank = not line.strip()
+            n += not blank and not inside
+            inside = not blank
+    return n
+
+
+def nmt_runs(config: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """(ranking, pair, share) of every NMT run, as workflow/rules/common.smk's nmt_runs()."""
+    refs = [
+        f"ref_{n}"
+        for n, spec in (config.get("reference_encoders") or {}).items()
+        if spec.get("enabled", True)
+    ]
+    rows = list(config["variants"]) + refs + ["random"]
+    curation = config.get("curation") or {}
+    shares = [f"{f:g}" for f in (curation.get("settings") or {}).get("keep_fractions", [0.25, 0.5])]
+    runs = []
+    for pair in (curation.get("nmt") or {}).get("pairs") or []:
+        runs += [(r, pair, sh) for r in rows for sh in shares] + [("no_filter", pair, "1")]
+    return runs
+
+
+class OtherJobs:
+    """The rows of the other GPU jobs of a validated config, counted under `root`."""
+
+    def __init__(self, config: dict[str, Any], root: Path, counter: Counter, size: ModelSize):
+        self.config, self.root, self.counter, self.size = config, root, counter, size
+        self.est = config["plan"]["estimates"]
+        self.sps = float(self.est["subwords_per_sentence"])
+        self.gen = counter.generate()
+        self.throughput = config["plan"].get("throughput") or {}
+        from lem.config_check import pretrain_seeds
+
+        self.seeds = pretrain_seeds(config)
+
+    def rate(self, kind: str) -> tuple[float, str]:
+        if kind in self.throughput:
+            return float(self.throughput[kind]), f"plan.throughput.{kind}"
+        tps, basis = THROUGHPUT[kind]
+        return float(tps), basis.split(":")[0]
+
+    def task(self, kind, name, jobs, items, unit, tokens, disk, counts, exact=False) -> Task:
+        tps, basis = self.rate(kind)
+        return Task(kind, name, jobs, int(items), unit, tokens, tps, basis, tokens / tps / 3600, int(disk),
+                    counts + ("" if exact else "*"))  # fmt: skip
+
+    def sentences(self, rel: str, generated: float | None, key: str) -> tuple[float, str]:
+        """Lines of the run's file `rel`, else the generated world's size, else plan.estimates.<key>."""
+        if self.root.joinpath(rel).is_file():
+            return count_lines(self.root / rel), "lines"
+        if generated is not None:
+            return generated, "generate"
+        return self.est[key], "estimate"
+
+    def rows(self) -> list[str]:
+        refs = [
+            f"ref_{n}"
+            for n, spec in (self.config.get("reference_encoders") or {}).items()
+            if spec.get("enabled", True)
+        ]
+        return list(self.config["variants"]) + refs
+
+    def row_seeds(self, row: str) -> int:
+        scratch = self.config["base_model"]["source"] == "scratch"
+        trained = row not in ("base",) and not row.startswith("ref_")
+        return len(self.seeds) if trained or (row == "base" and scratch) else 1
+
+    # one method per kind, each a list of Task
+    def ner(self) -> list[Task]:
+        spec = self.config.get("ner_model")
+        if not spec:
+            return []
+        from lem.annotate.hf_ner import TrainNERSettings
+
+        t = TrainNERSettings.from_dict(spec.get("settings"))
+        train = self.root / spec["train"]
+        if train.is_file():
+            n, counts = conll_sentences(train), "lines"
+        else:
+            n, counts = self.est["ner_sentences"], "estimate"
+        per = min(self.sps + 2, t.max_length)
+        tokens = n * float(t.epochs) * per
+        disk = 4 * self.size.parameters + self.size.tokenizer_bytes  # the encoder (+ a small head)
+        return [self.task("ner", "ner/model", 1, n, "sentences", tokens, disk, counts)]
+
+    def sentiment(self) -> list[Task]:
+        from lem.sentiment import SentimentSettings
+
+        sent = self.config.get("sentiment") or {}
+        t = SentimentSettings.from_dict(sent.get("training"))
+        per = min(self.sps + 2, t.max_length or 128)
+        jobs = sum(self.row_seeds(v) for v in self.config["variants"]) * len(sent.get("seeds") or [1, 2, 3])
+        out = []
+        for name in sent.get("datasets") or {}:
+            gen = None if self.gen is None else 0.8 * self.gen["sentiment_examples"]
+            n, counts = self.sentences(
+                f"results/eval/prepared/sentiment/{name}/train.tsv", gen, "sentiment_examples"
+            )
+            tokens = jobs * n * float(t.epochs) * per
+            out.append(self.task("sentiment", f"sentiment/{name}", jobs, n, "examples", tokens, 0, counts))
+        return out
+
+    def nmt(self) -> list[Task]:
+        from lem.nmt import NMTSettings
+
+        nmt = (self.config.get("curation") or {}).get("nmt") or {}
+        if not nmt.get("pairs"):
+            return []
+        t = NMTSettings.from_dict(nmt.get("settings"))
+        per = 2 * min(self.sps + 2, t.max_length)  # source + target
+        params = self.nmt_parameters(t)
+        runs = nmt_runs(self.config)
+        out = []
+        for pair in nmt["pairs"]:
+            n_runs = sum(1 for _, p, _ in runs if p == pair)
+            held, counts = self.sentences(
+                f"results/eval/prepared/nmt/{pair}/valid.tsv", None, "nmt_heldout_sentences"
+            )
+            test, _ = self.sentences(
+                f"results/eval/prepared/nmt/{pair}/test.tsv", None, "nmt_heldout_sentences"
+            )
+            if t.max_steps > 0:
+                train_tokens = t.max_steps * t.batch_size * per
+            else:  # epochs over the kept share: a cap of the corpus (max_pairs) or its estimate
+                kept, _ = self.curation_pairs(pair)
+                train_tokens = float(t.epochs) * kept * per
+            # validation loss at every evaluation (forward), the test set translated at beam_size (forward)
+            eval_tokens = t.evaluations * held * per + test * per * t.beam_size
+            tokens = n_runs * (train_tokens + EVAL_COST * eval_tokens)
+            disk = n_runs * (4 * params if params else 0)
+            out.append(self.task("nmt", f"nmt/{pair}", n_runs, t.max_steps * t.batch_size, "pairs seen", tokens, disk,
+                                 "steps" if t.max_steps > 0 else counts, exact=False))  # fmt: skip
+        return out
+
+    def nmt_parameters(self, t) -> int | None:
+        if t.backend == "scratch":  # a Marian Transformer: shared embeddings, encoder and decoder layers
+            h, f, n = t.hidden, t.ffn, t.layers
+            return t.vocab_size * h + n * (4 * h * h + 2 * h * f) + n * (8 * h * h + 2 * h * f)
+        model = t.model or ""
+        local = self.root / model / "model.safetensors"
+        if local.is_file():
+            return safetensors_parameters(local)
+        return KNOWN_NMT_PARAMETERS.get(model)
+
+    def curation_pairs(self, pair: str) -> tuple[float, str]:
+        rel = f"results/eval/prepared/curation/{pair}/pairs.tsv"
+        if self.root.joinpath(rel).is_file():
+            return count_lines(self.root / rel), "lines"
+        cap = (self.config.get("curation") or {}).get("max_pairs")
+        if cap:
+            return float(cap), "max_pairs"
+        if self.gen is not None:
+            return float(self.gen["noisy_pairs"]), "generate"
+        return float(self.est["curation_pairs"]), "estimate"
+
+    def embedding(self) -> list[Task]:
+        emb = self.config["embedding"]
+        per = min(self.sps + 2, int(emb.get("max_length") or 128))
+        rows = self.rows()
+        out = []
+        hidden_bytes = 4 * self.hidden_size()
+        for e, spec in (self.config["mining"].get("evalsets") or {}).items():  # every row's seeds
+            jobs = sum(self.row_seeds(r) for r in rows)
+            gen = None
+            if self.gen is not None:
+                g = self.gen
+                gen = g["news_documents"] * (
+                    (g["news_aligned_min"] + g["news_aligned_max"]) / 2
+                    + (g["news_extra_min"] + g["news_extra_max"]) / 2
+                )
+            n, counts = 0.0, "lines"
+            for pair in spec["pairs"]:
+                for lang in pair.split("-"):
+                    c, how = self.sentences(
+                        f"results/eval/prepared/{e}/{pair}/{lang}.tsv", gen, "eval_sentences"
+                    )
+                    n, counts = n + c, how
+            out.append(self.task("embedding", f"embed/{e}", jobs, n, "sentences", EVAL_COST * jobs * n * per,
+                                 jobs * n * hidden_bytes, counts))  # fmt: skip
+        for pair in (self.config.get("curation") or {}).get("corpora") or {}:
+            n, counts = self.curation_pairs(pair)
+            n *= 2  # both sides
+            jobs = len(rows)  # the first seed's models only
+            out.append(self.task("embedding", f"embed/curation/{pair}", jobs, n, "sentences",
+                                 EVAL_COST * jobs * n * per, jobs * n * hidden_bytes, counts))  # fmt: skip
+        return out
+
+    def hidden_size(self) -> int:
+        """Floats per embedding: the base model's hidden size (every row is stored as float32)."""
+        from lem.standin import SIZES
+
+        bm = self.config["base_model"]
+        cfg = self.root / base_model_dir(self.config) / "config.json"
+        if cfg.is_file():
+            return int(json.loads(cfg.read_text(encoding="utf-8"))["hidden_size"])
+        if bm["source"] == "scratch":
+            from lem.pretrain import ModelSettings
+
+            return ModelSettings.from_dict(bm.get("model")).hidden_size
+        if bm["source"] == "stand_in":
+            return SIZES[bm["stand_in"]["size"]]["hidden_size"]
+        return SIZES["base"]["hidden_size"]  # a known hub architecture (model_size has checked it)
+
+    def annotation(self) -> list[Task]:
+        out = []
+        gpus = int(self.config["resources"].get("gpu_annotation", 0))
+        for lang in self.config["languages"]:
+            s = self.config["annotation"].get(lang, {})
+            neural = any(
+                isinstance(task, dict)
+                and task.get("backend") in ("hf_ner", "stanza")
+                and task.get("device", "auto") != "cpu"
+                for task in (s.get("pos"), s.get("ner"))
+            )
+            if not neural or gpus == 0:
+                continue
+            mono = self.counter.mono(lang)
+            n = float(mono.train + mono.valid)
+            counts = mono.source
+            for pair in self.config["pairs"]:
+                if lang in pair.split("-"):
+                    para = self.counter.para(pair)
+                    n += para.train + para.valid
+            per = min(self.sps + 2, 512)
+            tokens = EVAL_COST * n * per
+            out.append(self.task("annotation", f"annotate/{lang}", 1, n, "sentences", tokens,
+                                 n * per * BYTES_PER_ANNOTATED_TOKEN, counts))  # fmt: skip
+        return out
+
+    def all(self) -> list[Task]:
+        return self.ner() + self.sentiment() + self.nmt() + self.embedding() + self.annotation()
 
 
 # --- output -------------------------------------------------------------------------------------------------
@@ -555,6 +851,35 @@ COLUMNS = [  # header, width, cell
 ]
 
 
+TASK_COLUMNS = [  # header, width, cell
+    ("other GPU jobs", -22, lambda t: t["name"]),
+    ("jobs", 5, lambda t: f"{t['jobs']:,}"),
+    ("items/job", 10, lambda t: f"{t['items']:,}"),
+    ("unit", -10, lambda t: t["unit"]),
+    ("tokens", 9, lambda t: human(t["tokens"])),
+    ("tokens/s", 8, lambda t: f"{t['tokens_per_second']:,.0f}"),
+    ("basis", -9, lambda t: t["basis"]),
+    ("GPU-h", 8, lambda t: hours(t["gpu_hours"])),
+    ("disk", 9, lambda t: gigabytes(t["disk_bytes"])),
+    ("counts", -10, lambda t: t["counts"]),
+]
+
+
+def fixed_width(columns: list, records: list[dict], total: list[str]) -> list[str]:
+    """Header, rule, one line per record, rule, total; the first column as wide as its longest cell."""
+    width = max([len(columns[0][2](r)) for r in records] + [len(total[0])])
+    columns = [(columns[0][0], -max(width, len(columns[0][0])), columns[0][2]), *columns[1:]]
+
+    def row(cells: list[str]) -> str:
+        parts = [c.ljust(-w) if w < 0 else c.rjust(w) for c, (_, w, _) in zip(cells, columns, strict=True)]
+        return "  ".join(parts).rstrip()
+
+    rule = row(["-" * abs(w) for _, w, _ in columns])
+    lines = [row([h for h, _, _ in columns]), rule]
+    lines += [row([cell(r) for _, _, cell in columns]) for r in records]
+    return [*lines, rule, row(total)]
+
+
 def table(plan: dict[str, Any], title: str = "") -> str:
     """The plan as a fixed-width table, totals and notes."""
     import textwrap
@@ -583,18 +908,29 @@ def table(plan: dict[str, Any], title: str = "") -> str:
     total = [total_name, "", "", "", human(t["tokens"]), f"{t['steps']:,}", "", f"{t['evaluations']:,}", "",
              gigabytes(t["peak_disk_bytes"]), hours(t["gpu_hours"]), ""]  # fmt: skip
     lines += [rule, row(total), ""]
+    tasks = plan.get("tasks") or []
+    if tasks:
+        other = [f"total ({t['other_jobs']:,} jobs)", "", "", "", human(sum(x["tokens"] for x in tasks)), "", "",
+                 hours(t["other_gpu_hours"]), gigabytes(t["other_disk_bytes"]), ""]  # fmt: skip
+        lines += [*fixed_width(TASK_COLUMNS, tasks, other), ""]
     lines += wrap(
-        f"GPU time: {hours(t['gpu_hours'])} GPU-hours = {t['gpu_hours'] / 24:,.1f} GPU-days on one GPU "
-        f"(evaluation included: {human(t['eval_tokens'])} tokens at a third of the cost)"
+        f"GPU time: {hours(t['gpu_hours'])} GPU-hours of pre-training (evaluation included: "
+        f"{human(t['eval_tokens'])} tokens at a third of the cost) + {hours(t['other_gpu_hours'])} of the other "
+        f"{t['other_jobs']:,} GPU jobs = {hours(t['all_gpu_hours'])} GPU-hours = {t['all_gpu_hours'] / 24:,.1f} "
+        "GPU-days on one GPU, one job at a time"
     )
     lines += wrap(
         f"disk: {gigabytes(t['final_disk_bytes'])} of models at the end; peak "
-        f"{gigabytes(t['peak_disk_bytes'])} with one training job at a time (its checkpoints on top)"
+        f"{gigabytes(t['peak_disk_bytes'])} with one training job at a time (its checkpoints on top); the other "
+        f"jobs leave {gigabytes(t['other_disk_bytes'])} (models, embeddings, annotations)"
     )
     lines += wrap(
         "columns: sub/ex = subwords per example; ckpts = checkpoints kept / at most on disk; peak disk = "
         "the job's checkpoints + its model; counts: features (exact), lines (files of the run), madlad "
-        "(sources.madlad.sizes), generate (corpus.generate), estimate (plan.estimates)"
+        "(sources.madlad.sizes), generate (corpus.generate), estimate (plan.estimates); other GPU jobs: "
+        "items/job = examples (training), sentences embedded or annotated, or pairs seen (NMT: max_steps x "
+        "batch_size); tokens = the work of all its jobs at the training rate (forward passes count a third); "
+        "basis of tokens/s: measured, estimate (lem.plan.THROUGHPUT) or plan.throughput.<kind>"
     )
     for note in plan["notes"]:
         lines += wrap(f"note: {note}")
@@ -649,5 +985,13 @@ STAGE = Stage(
             arg("--schema", default=str(SCHEMA), help="the config schema"),
             arg("--out", nargs="*", default=[], help=".txt (the table), .tsv and/or .json files"),
         ), errors=(PlanError,)),
+        Verb("power", "seeds (and documents) a mining comparison needs for a given power, from a finished run",
+             cmd_power, (
+            arg("--results", default="results", help="the run's results folder (its mining metrics files)"),
+            arg("--mining", nargs="*", default=[], help="mining metrics files (default: all under --results)"),
+            arg("--difference", type=float, default=0.05, help="the true F1 difference to detect"),
+            arg("--power", type=float, default=0.8, help="the power asked for"),
+            arg("--alpha", type=float, default=0.05, help="the test's level (two-sided)"),
+        ), errors=(PowerError,)),
     ),
 )  # fmt: skip
