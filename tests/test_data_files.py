@@ -88,3 +88,39 @@ def test_conll_split_keeps_sentence_blocks_whole(tmp_path):
     assert all(b.count("\n") == 1 for b in train + valid)
     assert split_conll(f, 0.1, seed=4) == (train, valid)
     assert sorted(train + valid) == sorted(f"w{i}\tNN\tO\nx{i}\tVB\tO" for i in range(20))
+
+
+def test_mono_text_from_a_list_of_files(tmp_path):
+    """`corpus.files.mono.<lang>` as a list: the files read in order and concatenated (`lem data mono
+    --input a b`), the stats summed with each file's; a file of the list with no sentence fails naming it."""
+    from lem.data.parallel import read_mono_files
+    from lem.inputs import InputError
+
+    a, b, empty = tmp_path / "a.txt", tmp_path / "b.txt", tmp_path / "empty.txt"
+    a.write_bytes("\ufeffone\r\ntwo\r\n".encode())
+    b.write_text("three\n\none\n", encoding="utf-8")
+    empty.write_text("\n \n", encoding="utf-8")
+    sents, stats = read_mono_files([a, b])
+    assert sents == ["one", "two", "three", "one"]
+    assert stats["sentences"] == 4 and stats["empty"] == 1 and stats["files"][str(b)]["sentences"] == 2
+    assert read_mono_files(str(a))[0] == ["one", "two"]  # one path, as before
+    with pytest.raises(InputError, match=rf"^{empty}: expected one sentence per line, got no sentence"):
+        read_mono_files([a, empty])
+    out = tmp_path / "mono.txt"
+    assert data_main(["mono", "--input", str(b), str(a), "--out", str(out)]) == 0
+    assert out.read_text(encoding="utf-8") == "three\none\none\ntwo\n"
+
+
+def test_schema_takes_mono_files_as_a_path_or_a_list():
+    from pathlib import Path
+
+    import yaml
+    from snakemake.utils import validate
+
+    repo = Path(__file__).resolve().parents[1]
+    cfg = yaml.safe_load((repo / "config" / "config.yaml").read_text(encoding="utf-8"))
+    schema = str(repo / "workflow" / "schemas" / "config.schema.yaml")
+    for mono in ({"en": "en.txt"}, {"en": ["a.txt", "b.txt"]}):
+        validate({**cfg, "corpus": {"source": "files", "files": {"mono": mono, "para": {}}}}, schema)
+    with pytest.raises(Exception, match="mono"):
+        validate({**cfg, "corpus": {"source": "files", "files": {"mono": {"en": []}, "para": {}}}}, schema)

@@ -30,9 +30,9 @@ def cmd_lines(a: argparse.Namespace) -> None:
 
 
 def cmd_mono(a: argparse.Namespace) -> None:
-    from lem.data.parallel import read_mono, write_lines
+    from lem.data.parallel import read_mono_files, write_lines
 
-    write_lines(read_mono(a.input)[0], a.out)
+    write_lines(read_mono_files(a.input)[0], a.out)
 
 
 def cmd_pairs(a: argparse.Namespace) -> None:
@@ -139,8 +139,8 @@ STAGE = Stage(
             arg("--out", required=True),
             arg("--stats", default=None, help="optional JSON file for the defect counts"),
         )),
-        Verb("mono", "a one-sentence-per-line text file, cleaned (BOM, CRLF, blanks)", cmd_mono, (
-            arg("--input", required=True),
+        Verb("mono", "one-sentence-per-line text files, cleaned (BOM, CRLF, blanks), concatenated", cmd_mono, (
+            arg("--input", nargs="+", required=True, help="one or more files, read in this order"),
             arg("--out", required=True),
         )),
         Verb("pairs", "merge src<TAB>tgt files, drop duplicates, seeded train/valid split", cmd_pairs, (

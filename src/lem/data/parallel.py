@@ -15,7 +15,9 @@ import logging
 import os
 import time
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from lem.files import atomic_path
 from lem.inputs import MAX_LINE_CHARS, InputError, decode, long_line_message, shown, split_lines
@@ -111,6 +113,26 @@ def read_mono(path: str | os.PathLike) -> tuple[list[str], dict[str, int]]:
         raise InputError(f"{path}: expected one sentence per line, got no sentence ({stats})")
     log.info("mono %s: %s", path, stats)
     return out, stats
+
+
+def read_mono_files(
+    paths: str | os.PathLike | Sequence[str | os.PathLike],
+) -> tuple[list[str], dict[str, Any]]:
+    """Sentences of one or more one-sentence-per-line files (`corpus.files.mono.<lang>`: a path or a list),
+    each read by `read_mono` (a file left with no sentence fails naming it), concatenated in the order
+    given, duplicates kept as in one file; the stats summed, with each file's under `files`."""
+    paths = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
+    if not paths:
+        raise InputError("mono text: expected at least one file, got none")
+    out: list[str] = []
+    total: Counter[str] = Counter()
+    per_file = {}
+    for path in paths:
+        sents, stats = read_mono(path)
+        out.extend(sents)
+        total.update(stats)
+        per_file[str(path)] = stats
+    return out, {**dict(sorted(total.items())), "files": per_file}
 
 
 def write_lines(lines: list[str], out: str | os.PathLike) -> None:
