@@ -73,7 +73,8 @@ BAD = [
     # evaluation sets, sentiment datasets and curation corpora name configured pairs
     Bad({"mining.evalsets.news_gen.pairs": ["si-en", "en-ta"]}, "mining.evalsets.news_gen.pairs", "'en-ta' is not a configured pair; configured: si-en, si-ta, ta-en"),
     Bad({"pairs": ["si-en"], "languages": ["en", "si"], "curation.corpora": {"si-en": "x.tsv"}}, "mining.evalsets.news_gen.pairs", "'si-ta' is not a configured pair; configured: si-en"),
-    Bad({"pairs": ["si-en", "si-ta", "ta-en", "en-si"], "mining.evalsets.news_gen.pairs": ["en-si"]}, "mining.evalsets.news_gen.pairs", "'en-si': the news benchmark has si-en, si-ta, ta-en"),
+    Bad({"pairs": ["si-en", "si-ta", "en-ta"], "mining.evalsets.news_gen.pairs": ["en-ta"]}, "mining.evalsets.news_gen.pairs", "'en-ta': the news benchmark has si-en, si-ta, ta-en"),
+    Bad({"pairs": ["si-en", "si-ta", "ta-en", "en-si"]}, "pairs", "'en-si' and si-en join the same two languages: expected each pair once"),
     Bad({"mining.evalsets.news_gen.pairs": ["si-en", "si-en"]}, "mining.evalsets.news_gen.pairs", "'si-en' is listed twice"),
     Bad({"sentiment.datasets.cmcs_gen.pair": "en-si"}, "sentiment.datasets.cmcs_gen.pair", "'en-si' is not a configured pair"),
     Bad({"sentiment.datasets.cmcs.pair": "ta-si"}, "sentiment.datasets.cmcs.pair", "'ta-si' is not a configured pair", "paper.yaml"),
@@ -128,15 +129,40 @@ BAD = [
     Bad({"sentiment.seeds": []}, "sentiment.seeds", "[]: expected a non-empty list"),
     Bad({"sentiment.seeds": [-1]}, "sentiment.seeds", "[-1]: expected a non-empty list of distinct integers >= 0"),
     Bad({"sentiment.datasets.cmcs_gen.prepare.delimiter": ";;"}, "sentiment.datasets.cmcs_gen.prepare", "delimiter must be one character"),
+    # issue 24: silently wrong before (an empty share list planned no_filter alone; a long sentiment length was capped)
+    Bad({"curation.settings.keep_fractions": []}, "curation.settings.keep_fractions", "[]: expected at least one share in (0, 1]"),
+    Bad({"sentiment.training.max_length": 4096}, "sentiment.training.max_length", "4096 exceeds the base model's 64 tokens"),
+    Bad({"base_model.path": MODEL, "sentiment.training.max_length": 4096}, "sentiment.training.max_length", "4096 exceeds the base model's 512 tokens", "paper.yaml"),
+    # issue 24: what the model's architecture fixes, checked at load (a traceback after the training before)
+    Bad({"embedding.layer": 99}, "embedding.layer", "99: the base model has 2 layers (base_model.model), so hidden states 0..2"),
+    Bad({"embedding.layer": -4}, "embedding.layer", "-4: the base model has 2 layers"),
+    Bad({"base_model.path": MODEL, "embedding.layer": 13}, "embedding.layer", "13: the base model has 12 layers", "paper.yaml"),
+    Bad({"base_model.model.num_attention_heads": 3}, "base_model.model.num_attention_heads", "3 does not divide hidden_size 128"),
+    Bad({"mining.settings": {"index": "ivfpq", "candidates": "knn", "pq_m": 7}}, "mining.settings.pq_m", "7 does not divide the embedding dimension 128"),
+    Bad({"base_model.path": MODEL, "mining.settings.index": "ivfpq", "mining.settings.candidates": "knn", "mining.settings.pq_m": 7}, "mining.settings.pq_m", "7 does not divide the embedding dimension 768", "paper.yaml"),
+    Bad({"seed": -5}, "seed", "-5: expected an integer seed in 0..4294967295"),
+    Bad({"seed": 2**70}, "seed", f"{2**70}: expected an integer seed in 0..4294967295"),
+    Bad({"pretrain.seeds": [1, 2**40]}, "pretrain.seeds", f"{2**40}: expected an integer seed"),
+    # issue 24: a raw KeyError in common.smk or an input function before
+    Bad({"base_model": {"source": "pretrained"}}, "base_model", "`source: pretrained` needs `path` (a local model folder) or `hub`"),
+    Bad({"sentiment.datasets.cmcs.input": "raw:nothere.csv"}, "sentiment.datasets.cmcs.input", "'raw:nothere.csv': no source 'nothere.csv' in sources.files", "paper.yaml"),
+    Bad({"sentiment.datasets.cmcs.input": "raw:../../etc/passwd"}, "sentiment.datasets.cmcs.input", "expected raw:<name> with <name> a source of sources.files", "paper.yaml"),
+    Bad({"sources.multiner.dir": "unpacked:nothere.zip"}, "sources.multiner.dir", "no source 'nothere.zip' in sources.files", "paper.yaml"),
+    Bad({"sources.multiner.dir": "unpacked:multiner.zip/../../x"}, "sources.multiner.dir", "no '..', '.' or empty segment", "paper.yaml"),
+    Bad({"ner_model": DELETE}, "annotation_eval.annotators.hf_ner.ner.path", "is the NER model trained in the pipeline, but `ner_model` is not configured"),
+    # issue 24: accepted before, acting as -1 (no cap)
+    Bad({"base_model.training.max_steps": 0}, "base_model.training.max_steps", "max_steps must be -1 (train for `epochs`) or an integer >= 1, got 0"),
+    Bad({"curation.nmt.settings.max_steps": 0}, "curation.nmt.settings.max_steps", "max_steps=0: expected an integer (> 0"),
 ]
 # fmt: on
 
 
 @pytest.fixture(scope="module")
 def model(tmp_path_factory) -> Path:
-    """A pretrained model folder as far as lengths go: xlm-roberta-base's 514 positions."""
+    """A pretrained model folder as far as the checks go: xlm-roberta-base's 514 positions, 12 layers of 768."""
     folder = tmp_path_factory.mktemp("model")
-    (folder / "config.json").write_text(json.dumps({"max_position_embeddings": 514}))
+    shape = {"num_hidden_layers": 12, "hidden_size": 768, "num_attention_heads": 12}
+    (folder / "config.json").write_text(json.dumps({"max_position_embeddings": 514, **shape}))
     return folder
 
 
@@ -203,6 +229,10 @@ REAL = [  # (key, start of the words): a pair, a language's annotation (a KeyErr
     ("curation.corpora", "'en-ta'"),
     ("embedding.max_length", "128"),
     ("curation.settings.keep_fractions", "keep_fractions=[1.5]"),
+    ("curation.settings.keep_fractions", "[]"),  # issue 24: the rows below were accepted or a KeyError
+    ("seed", "-5"),
+    ("base_model", "`source: pretrained`"),
+    ("sentiment.datasets.cmcs.input", "expected raw:<name>"),
 ]
 
 
@@ -220,3 +250,31 @@ def test_snakemake_stops_before_any_job(which, tmp_path, model):
     assert f"{bad.key}" in out and bad.words in out, out
     assert "Job stats" not in out and "rule " not in out, out
     assert not (tmp_path / "results").exists() and not (tmp_path / "logs").exists()
+
+
+def test_free_text_with_single_quotes_reaches_the_commands_unchanged(tmp_path):
+    """Before: any apostrophe in the config stopped planning for every target (as_json refused it); now it
+    is written as the JSON escape \\u0027 inside the single-quoted argument, so the command reads it back."""
+    import shlex
+
+    cfg = yaml.safe_load((REPO / "config" / "config.yaml").read_text(encoding="utf-8"))
+    note = "Tom's file; it's $(not run) `either`"
+    cfg["sources"] = {
+        "files": {"x.csv": {"url": "https://example.org/x.csv", "allow_unpinned": True, "note": note}}
+    }
+    (tmp_path / "c.yaml").write_text(yaml.safe_dump(cfg))
+    cmd = [
+        *SNAKEMAKE,
+        "-p",
+        "--directory",
+        str(tmp_path),
+        f"--configfile={tmp_path / 'c.yaml'}",
+        "results/plan.txt",
+    ]
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out
+    [line] = [x.removeprefix("Shell command: ") for x in out.splitlines() if "lem plan cost" in x]
+    args = shlex.split(line)
+    received = json.loads(args[args.index("--config-json") + 1])
+    assert received["sources"]["files"]["x.csv"]["note"] == note

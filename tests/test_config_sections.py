@@ -228,6 +228,7 @@ def test_a_base_model_max_length_other_than_pretrains_is_reported(capsys):
     cfg = copy.deepcopy(CONFIGS["config.yaml"])
     cfg["pretrain"]["max_length"] = 48
     cfg["embedding"]["max_length"] = 48  # at most the model's positions (lem.config_check)
+    cfg["sentiment"]["training"]["max_length"] = 48  # likewise
     assert loaded(cfg) is None
     err = capsys.readouterr().err
     assert "warning: base_model.model.max_length: 64 is ignored" in err and "pretrain.max_length (48)" in err

@@ -23,10 +23,15 @@ sets, sentiment datasets and curation corpora name configured pairs; every liste
 sentiment seeds are distinct; a reference encoder's row is no variant's name, a laser one has a LASER code per
 language, a hub model is pinned; `embedding.max_length` and `pretrain.max_length` fit the base model's
 positions (read from its `config.json` once the folder exists; a scratch model is built for
-`pretrain.max_length`):
+`pretrain.max_length`), as does a `sentiment.training.max_length` that is set; what the base model's
+architecture fixes (`embedding.layer` one of its hidden states, heads that divide the hidden size,
+`mining.settings.pq_m` a divisor of the embedding dimension: `model_shape`); seeds in numpy's range; at least one
+curation share; a pretrained base model names its folder; `raw:` / `unpacked:` specs name a source of
+`sources.files`, with no `..`:
 
     curation.corpora: 'en-ta' is not a configured pair; configured: si-en, si-ta, ta-en (`pairs`)
     embedding.max_length: 128 exceeds the base model's 64 tokens (...); at most 64
+    embedding.layer: 99: the base model has 2 layers (base_model.model), so hidden states 0..2 (...)
 """
 
 from __future__ import annotations
@@ -534,6 +539,14 @@ def _check_pairs(config: dict[str, Any]) -> None:
     repeated = sorted({p for p in pairs if pairs.count(p) > 1})
     if repeated:
         raise ConfigError(f"pairs: {repeated[0]!r} is listed twice: expected distinct pairs")
+    for pair in pairs:
+        src, _, tgt = str(pair).partition("-")
+        if f"{tgt}-{src}" in pairs[: pairs.index(pair)]:
+            raise ConfigError(
+                f"pairs: {pair!r} and {tgt}-{src!s} join the same two languages: expected each pair once (its "
+                "data, models and scores are the same in both directions; the direction of NMT is "
+                "curation.nmt.settings.reverse)"
+            )
 
 
 def _check_pair_uses(config: dict[str, Any]) -> None:
@@ -671,6 +684,160 @@ def model_positions(config: dict[str, Any]) -> tuple[int, str] | None:
     return positions - 2, f"{path}: max_position_embeddings {positions} - 2"
 
 
+class ModelShape(NamedTuple):
+    """What the base model's architecture fixes for the settings of later stages."""
+
+    layers: int  # transformer layers (hidden states: layers + 1, the embeddings first)
+    hidden: int  # hidden size: the dimension of a sentence embedding (mean or CLS pooling)
+    heads: int
+    where: str  # where these come from, for a message
+
+
+def model_shape(config: dict[str, Any]) -> ModelShape | None:
+    """The base model's layers, hidden size and heads: `base_model.model` (over lem.pretrain.ModelSettings'
+    defaults) for a scratch model, its `config.json` once a pretrained or stand-in model's folder exists;
+    None before that (or when the section itself is refused: its own check says so)."""
+    folder = base_model_folder(config)
+    if folder is None:
+        model = (config.get("base_model") or {}).get("model") or {}
+        defaults = {f.name: f.default for f in dataclasses.fields(SECTION["base_model.model"].cls)}
+        values = [
+            model.get(k, defaults[k]) for k in ("num_hidden_layers", "hidden_size", "num_attention_heads")
+        ]
+        if not all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in values):
+            return None
+        return ModelShape(*values, "base_model.model")
+    path = Path(folder) / "config.json"
+    try:
+        cfg = json.loads(path.read_text(encoding="utf-8"))
+        values = [cfg[k] for k in ("num_hidden_layers", "hidden_size", "num_attention_heads")]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None  # not there yet (or not a model config): the job that loads it reports it
+    if not all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in values):
+        return None
+    return ModelShape(*values, str(path))
+
+
+def _check_model_shape(config: dict[str, Any]) -> None:
+    """What the base model's architecture allows: heads divide the hidden size (scratch model),
+    `embedding.layer` is one of its hidden states, `mining.settings.pq_m` (index ivfpq) divides the
+    embedding dimension. Before, each failed only at its job, after the training before it (a traceback
+    from transformers or a FAISS assertion)."""
+    shape = model_shape(config)
+    if shape is None:
+        return
+    if shape.where == "base_model.model" and shape.hidden % shape.heads:
+        raise ConfigError(
+            f"base_model.model.num_attention_heads: {shape.heads} does not divide hidden_size {shape.hidden}; "
+            "expected a divisor of it (each head takes hidden_size / num_attention_heads)"
+        )
+    layer = (config.get("embedding") or {}).get("layer")
+    n_hidden = shape.layers + 1
+    if isinstance(layer, int) and not isinstance(layer, bool) and not -n_hidden <= layer < n_hidden:
+        raise ConfigError(
+            f"embedding.layer: {layer}: the base model has {shape.layers} layers ({shape.where}), so hidden "
+            f"states 0..{n_hidden - 1} (0: the embeddings; -1: the last, down to -{n_hidden})"
+        )
+    mining = (config.get("mining") or {}).get("settings") or {}
+    pq_m = mining.get("pq_m", 64)
+    if mining.get("index") == "ivfpq" and isinstance(pq_m, int) and pq_m >= 1 and shape.hidden % pq_m:
+        raise ConfigError(
+            f"mining.settings.pq_m: {pq_m} does not divide the embedding dimension {shape.hidden} (the hidden "
+            f"size, {shape.where}); expected a divisor of it (index ivfpq splits each vector into pq_m parts)"
+        )
+
+
+SEED_MAX = 2**32 - 1  # numpy's seeds (np.random.default_rng, RandomState) and torch's manual_seed
+
+
+def _check_seed_range(config: dict[str, Any]) -> None:
+    """Every seed fits numpy's range 0..2**32-1 (`seed: -5` failed in `split_gold` with a numpy traceback)."""
+    seeds = [("seed", config.get("seed"))]
+    for key in ("pretrain", "sentiment"):
+        listed = (config.get(key) or {}).get("seeds")
+        if isinstance(listed, list):
+            seeds += [(f"{key}.seeds", s) for s in listed]
+    for key, value in seeds:
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= SEED_MAX:
+            raise ConfigError(f"{key}: {value!r}: expected an integer seed in 0..{SEED_MAX} (numpy's range)")
+
+
+def _check_keep_fractions(config: dict[str, Any]) -> None:
+    """curation.settings.keep_fractions: at least one share (an empty list planned the no_filter NMT run
+    alone, without a word)."""
+    settings = (config.get("curation") or {}).get("settings") or {}
+    if settings.get("keep_fractions", None) == []:
+        raise ConfigError(
+            "curation.settings.keep_fractions: []: expected at least one share in (0, 1] (the top share of "
+            "each ranking scored and used to train NMT); leave the key out for the default [0.25, 0.5]"
+        )
+
+
+def _check_base_model(config: dict[str, Any]) -> None:
+    """`base_model.source: pretrained` names its model: a local `path` or a pinned `hub` model."""
+    bm = config.get("base_model") or {}
+    if bm.get("source") == "pretrained" and "path" not in bm and "hub" not in bm:
+        raise ConfigError(
+            "base_model: `source: pretrained` needs `path` (a local model folder) or `hub` ({repo, revision}); "
+            "got neither"
+        )
+
+
+SOURCE_PREFIXES = (
+    "raw:",
+    "unpacked:",
+)  # lem.data.download: resources/raw/<name>, resources/unpacked/<name>/...
+FREE_TEXT = ("note", "description")
+NER_MODEL = (
+    "results/ner/model"  # rule train_ner's output  # keys whose values are prose, never read as a path
+)
+
+
+def _strings(node: Any, path: str) -> Iterator[tuple[str, str]]:
+    """(config key, value) of every string value under `node`, free text excepted."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key not in FREE_TEXT:
+                yield from _strings(value, f"{path}.{key}" if path else str(key))
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            yield from _strings(value, f"{path}[{i}]")
+    elif isinstance(node, str):
+        yield path, node
+
+
+def _check_source_refs(config: dict[str, Any]) -> None:
+    """`raw:<name>` and `unpacked:<name>/<path>` name a source of `sources.files` (before: a KeyError in an
+    input function, and `raw:../../etc/passwd` read that file), with a relative path inside the archive; a
+    file under results/ner/model needs the NER model trained in the pipeline (`ner_model`)."""
+    files = ((config.get("sources") or {}).get("files")) or {}
+    for key, value in _strings(config, ""):
+        if key.startswith("sources.files."):
+            continue
+        ner = value == NER_MODEL or value.startswith(f"{NER_MODEL}/")
+        if ner and not isinstance(config.get("ner_model"), dict):
+            raise ConfigError(
+                f"{key}: {value!r} is the NER model trained in the pipeline, but `ner_model` is not configured"
+            )
+        prefix = next((p for p in SOURCE_PREFIXES if value.startswith(p)), None)
+        if prefix is None:
+            continue
+        name, _, inner = value[len(prefix) :].partition("/")
+        if prefix == "raw:" and inner:
+            name = value[len(prefix) :]
+        parts = inner.split("/") if inner else []
+        if not NAME_RE.fullmatch(name) or name in (".", "..") or any(p in ("", ".", "..") for p in parts):
+            raise ConfigError(
+                f"{key}: {value!r}: expected {prefix}<name>{'/<path inside the archive>' if prefix == 'unpacked:' else ''} "
+                "with <name> a source of sources.files and no '..', '.' or empty segment"
+            )
+        if name not in files:
+            known = ", ".join(files) or "none"
+            raise ConfigError(f"{key}: {value!r}: no source {name!r} in sources.files (configured: {known})")
+
+
 def _check_controls(config: dict[str, Any]) -> None:
     """`controls.lexical`: `generated` (the generated corpus only) or {pair: dictionary file} naming mined
     pairs only (a mined pair without one is marked "no dictionary", lem.controls.lexical_dictionaries);
@@ -736,7 +903,8 @@ def _check_references(config: dict[str, Any]) -> None:
 
 
 def _check_lengths(config: dict[str, Any]) -> None:
-    """embedding.max_length and pretrain.max_length fit the base model's positions."""
+    """embedding.max_length, pretrain.max_length and (when set) sentiment.training.max_length fit the base
+    model's positions (a set sentiment length beyond them was capped without a word)."""
     known = model_positions(config)
     if known is None:
         return
@@ -745,6 +913,9 @@ def _check_lengths(config: dict[str, Any]) -> None:
     lengths = {
         "pretrain.max_length": (config.get("pretrain") or {}).get("max_length", 100),
         "embedding.max_length": (config.get("embedding") or {}).get("max_length", embed_default),
+        "sentiment.training.max_length": ((config.get("sentiment") or {}).get("training") or {}).get(
+            "max_length"
+        ),
     }
     for key, value in lengths.items():
         if isinstance(value, int) and value > limit:
@@ -764,11 +935,16 @@ def check_config(config: dict[str, Any]) -> None:
     _check_pair_uses(config)
     _check_corpus_files(config)
     _check_seeds(config)
+    _check_seed_range(config)
+    _check_keep_fractions(config)
+    _check_base_model(config)
+    _check_source_refs(config)
     _check_epochs(config)
     for use in _uses(config):
         build(SECTION[use.section], use.path, use.data, use.before, use.after, use.sources)
     _check_crf_models(config)
     _check_lengths(config)
+    _check_model_shape(config)
     _check_controls(config)
     _check_references(config)
 

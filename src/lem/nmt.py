@@ -88,7 +88,7 @@ class NMTSettings:
     reverse: bool = False
     # the training recipe
     max_length: int = 64  # subwords per side (source and target each); also the longest translation
-    epochs: float = 30.0  # used when max_steps <= 0
+    epochs: float = 30.0  # used when max_steps is -1
     max_steps: int = 1000  # > 0: this many optimizer steps, whatever the kept share (the same compute)
     batch_size: int = 32
     eval_batch_size: int = 64
@@ -152,7 +152,8 @@ class NMTSettings:
             integer(key, 1)
         for key in ("beam_size", "evaluations", "bootstrap_samples", "bootstrap_seed"):
             integer(key, 1)
-        if isinstance(self.max_steps, bool) or not isinstance(self.max_steps, int):
+        steps = self.max_steps
+        if isinstance(steps, bool) or not isinstance(steps, int) or (steps < 1 and steps != -1):
             raise bad("max_steps", "an integer (> 0: a number of steps; -1: use epochs)")
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
             raise bad("seed", "an integer >= 0")

@@ -77,6 +77,9 @@ class TrainSettings:
             problems.append(f"loss_positions {self.loss_positions!r} not in {LOSS_POSITIONS}")
         if self.precision not in PRECISIONS:
             problems.append(f"precision {self.precision!r} not in {PRECISIONS}")
+        steps = self.max_steps
+        if isinstance(steps, bool) or not isinstance(steps, int) or (steps < 1 and steps != -1):
+            problems.append(f"max_steps must be -1 (train for `epochs`) or an integer >= 1, got {steps!r}")
         workers = self.dataloader_num_workers
         if not isinstance(workers, int) or isinstance(workers, bool) or workers < 0:
             problems.append(f"dataloader_num_workers must be an integer >= 0, got {workers!r}")
