@@ -23,6 +23,7 @@ from lem.nmt import (
     run_nmt,
     score,
     select_top,
+    stale_temporaries,
     train_scratch,
     translate,
 )
@@ -119,6 +120,27 @@ def test_same_seed_same_model_and_hypotheses(tmp_path):
     assert outs[0] == outs[1]
 
 
+def test_a_rerun_removes_the_temporary_folder_of_a_killed_run(tmp_path):
+    """kill -9 left `.keep0.25.<random>/` beside the output (a partly trained model at paper scale); the rerun
+    removed nothing. Now it removes those of its own output, and no other job's."""
+    pairs = transliteration_pairs(40, 4)
+    train, valid = write_tsv(tmp_path / "train.tsv", pairs), write_tsv(tmp_path / "valid.tsv", pairs[:8])
+    test = write_tsv(tmp_path / "test.tsv", pairs[:5])
+    runs = tmp_path / "nmt/lem/si-en"
+    stale = runs / ".keep0.25.k3x_9q0z"
+    (stale / "keep0.25/work").mkdir(parents=True)
+    (stale / "keep0.25/work/partial.bin").write_bytes(b"x")
+    others = [runs / ".keep0.255.k3x_9q0z", runs / ".keep0.25.tsv.k3x_9q0z", runs / ".keep0.5.ab12cd34"]
+    for other in others:
+        other.mkdir()
+    settings = NMTSettings.from_dict({**TINY, "max_steps": 2, "evaluations": 1})
+    assert stale_temporaries(runs / "keep0.25") == [stale]
+    run_nmt(train, valid, test, settings, runs / "keep0.25", {"variant": "lem", "pair": "si-en"})
+    assert (runs / "keep0.25/metrics.json").exists() and not stale.exists()
+    assert all(other.exists() for other in others)
+    assert sorted(p.name for p in runs.iterdir()) == sorted(["keep0.25", *(o.name for o in others)])
+
+
 def test_score_signatures_and_paired_bootstrap(tmp_path):
     refs = [b for _, b in transliteration_pairs(60, 6)]
     perfect = score(refs, refs, "si")
@@ -174,6 +196,8 @@ def test_score_signatures_and_paired_bootstrap(tmp_path):
             "revision='main'",
         ),
         ({"lang_codes": {"si": 3}}, "lang_codes="),
+        ({"max_steps": 0}, r"max_steps=0: expected an integer \(> 0"),  # acted as -1 (epochs) before
+        ({"max_steps": -2}, "max_steps=-2"),
     ],
 )
 def test_settings_errors_name_the_key(data, message):

@@ -34,6 +34,7 @@ import logging
 import os
 import random
 import re
+import shutil
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -817,6 +818,17 @@ def paired_bootstrap(baseline_hyps: Sequence[str], system_hyps_by_name: Mapping[
 # --- one run per (variant, kept share) ------------------------------------------------------------------------
 
 
+def stale_temporaries(out: str | os.PathLike) -> list[Path]:
+    """The hidden folders `lem.files.atomic_path` made beside `out` (`.<name>.<8 characters of mkdtemp>`)
+    that a killed run left behind: at paper scale one holds a partly trained NLLB model. Only the job that
+    writes `out` calls this (Snakemake runs one at a time), so none of them is in use."""
+    out = Path(out)
+    pattern = re.compile(rf"\.{re.escape(out.name)}\.[a-z0-9_]{{8}}")
+    if not out.parent.is_dir():
+        return []
+    return sorted(p for p in out.parent.iterdir() if p.is_dir() and pattern.fullmatch(p.name))
+
+
 def run_nmt(train_tsv: str | os.PathLike, valid_tsv: str | os.PathLike,
             test_tsv: str | os.PathLike | Sequence[str | os.PathLike], settings: NMTSettings,
             out_dir: str | os.PathLike, keys: dict[str, str] | None = None, *,
@@ -836,6 +848,9 @@ def run_nmt(train_tsv: str | os.PathLike, valid_tsv: str | os.PathLike,
     test_pairs = read_test_set(test_tsv)
     if s.reverse:
         train_pairs, valid_pairs, test_pairs = flip(train_pairs), flip(valid_pairs), flip(test_pairs)
+    for stale in stale_temporaries(out_dir):
+        log.info("nmt: removing %s, the temporary folder of an interrupted run", stale)
+        shutil.rmtree(stale, ignore_errors=True)
     with atomic_path(out_dir) as tmp:
         tmp.mkdir()
         summary = train(train_pairs, valid_pairs, s, tmp / "model", src_lang=src_lang, tgt_lang=tgt_lang)
