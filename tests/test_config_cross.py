@@ -195,17 +195,44 @@ def test_the_shipped_configs_pass(name):
 
 
 def test_lengths_of_a_model_not_there_yet_are_not_checked(tmp_path, monkeypatch):
-    """A pretrained or stand-in model is checked once its folder exists (fetched, built); before, nothing
-    is said."""
+    """A pretrained model is checked once its folder exists (fetched); before, nothing is said (the job that
+    loads it does)."""
+    monkeypatch.chdir(tmp_path)
+    cfg = copy.deepcopy(CONFIGS["paper.yaml"])
+    cfg["embedding"]["max_length"] = 4096
+    cfg["embedding"]["layer"] = 13
+    check_config(copy.deepcopy(cfg))  # resources/hf/FacebookAI/xlm-roberta-base/<commit> does not exist here
+    hub = cfg["base_model"]["hub"]
+    folder = tmp_path / "resources/hf" / hub["repo"] / hub["revision"]
+    folder.mkdir(parents=True)
+    shape = {"num_hidden_layers": 12, "hidden_size": 768, "num_attention_heads": 12}
+    (folder / "config.json").write_text(json.dumps({"max_position_embeddings": 514, **shape}))
+    with pytest.raises(ConfigError, match=r"^embedding\.max_length: 4096 exceeds the base model's 512"):
+        check_config(copy.deepcopy(cfg))
+    cfg["embedding"]["max_length"] = 256
+    with pytest.raises(
+        ConfigError, match=r"^embedding\.layer: 13: the base model has 12 layers \(resources/hf/"
+    ):
+        check_config(cfg)
+
+
+def test_a_stand_in_model_is_checked_before_it_is_built(tmp_path, monkeypatch):
+    """Its architecture is lem.standin.SIZES[size]: known at planning."""
     monkeypatch.chdir(tmp_path)
     cfg = copy.deepcopy(CONFIGS["gpu-smoke.yaml"])
     cfg["embedding"]["max_length"] = 4096
-    check_config(copy.deepcopy(cfg))  # resources/hf/lem-stand-in/... does not exist here
-    folder = tmp_path / "resources/hf/lem-stand-in/xlm-roberta-base/random"
-    folder.mkdir(parents=True)
-    (folder / "config.json").write_text(json.dumps({"max_position_embeddings": 514}))
-    with pytest.raises(ConfigError, match=r"^embedding\.max_length: 4096 exceeds the base model's 512"):
-        check_config(cfg)
+    with pytest.raises(
+        ConfigError, match=r"^embedding\.max_length: 4096 exceeds the base model's 512 tokens \(base_model"
+    ):
+        check_config(copy.deepcopy(cfg))
+    cfg["embedding"]["max_length"] = 256
+    cfg["embedding"]["layer"] = 13
+    with pytest.raises(
+        ConfigError, match=r"^embedding\.layer: 13: the base model has 12 layers \(base_model\.stand_in"
+    ):
+        check_config(copy.deepcopy(cfg))
+    cfg["embedding"]["layer"] = -13
+    check_config(cfg)
 
 
 def test_masking_of_the_shipped_variants_still_aliases():

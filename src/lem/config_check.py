@@ -666,6 +666,20 @@ def base_model_folder(config: dict[str, Any]) -> str | None:
     return None
 
 
+def _stand_in_architecture(config: dict[str, Any]) -> dict[str, Any] | None:
+    """A stand-in base model's architecture before it is built (lem.standin.SIZES: known at planning), with
+    `where` naming it; None for any other source."""
+    bm = config.get("base_model") or {}
+    if bm.get("source") != "stand_in":
+        return None
+    from lem.standin import SIZES
+
+    size = (bm.get("stand_in") or {}).get("size", "base")
+    if size not in SIZES:
+        return None
+    return {**SIZES[size], "where": f"base_model.stand_in.size {size} (lem.standin.SIZES)"}
+
+
 def model_positions(config: dict[str, Any]) -> tuple[int, str] | None:
     """Tokens per sequence the base model takes (its positions less the two XLM-R reserves) and where that
     comes from; None when unknown here (a pretrained or stand-in model not fetched or built yet)."""
@@ -678,7 +692,10 @@ def model_positions(config: dict[str, Any]) -> tuple[int, str] | None:
     try:
         positions = json.loads(path.read_text(encoding="utf-8"))["max_position_embeddings"]
     except (OSError, ValueError, KeyError, TypeError):
-        return None  # not there yet (or not a model config): the training job reports it
+        arch = _stand_in_architecture(config)
+        if arch is None:
+            return None  # not there yet (or not a model config): the training job reports it
+        positions, path = arch["max_position_embeddings"], arch["where"]
     if isinstance(positions, bool) or not isinstance(positions, int):
         return None
     return positions - 2, f"{path}: max_position_embeddings {positions} - 2"
@@ -707,12 +724,18 @@ def model_shape(config: dict[str, Any]) -> ModelShape | None:
         if not all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in values):
             return None
         return ModelShape(*values, "base_model.model")
-    path = Path(folder) / "config.json"
+    path: Path | str = Path(folder) / "config.json"
     try:
-        cfg = json.loads(path.read_text(encoding="utf-8"))
+        cfg = json.loads(Path(path).read_text(encoding="utf-8"))
         values = [cfg[k] for k in ("num_hidden_layers", "hidden_size", "num_attention_heads")]
     except (OSError, ValueError, KeyError, TypeError):
-        return None  # not there yet (or not a model config): the job that loads it reports it
+        cfg = _stand_in_architecture(config)
+        if cfg is None:
+            return None  # not there yet (or not a model config): the job that loads it reports it
+        values, path = (
+            [cfg[k] for k in ("num_hidden_layers", "hidden_size", "num_attention_heads")],
+            cfg["where"],
+        )
     if not all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in values):
         return None
     return ModelShape(*values, str(path))
