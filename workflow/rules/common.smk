@@ -9,11 +9,21 @@ from snakemake.utils import validate
 
 validate(config, schema="../schemas/config.schema.yaml", set_default=True)
 
-from lem.config_check import base_training, check_config, pretrain_seeds, stage_training
+from lem.config_check import (
+    ConfigError,
+    base_training,
+    check_config,
+    pretrain_seeds,
+    stage_training,
+)
 
 # Every section is built into the settings dataclass of the `lem` verb that reads it, merged as the rules
-# pass it: an unknown key, a wrong type or a value the dataclass refuses stops here, naming the key.
-check_config(config)
+# pass it: an unknown key, a wrong type or a value the dataclass refuses stops here, naming the key (in one
+# line: the traceback of a refusal would only show lem.config_check's code).
+try:
+    check_config(config)
+except ConfigError as _err:
+    raise WorkflowError(f"config: {_err}") from None
 
 from lem.data.download import unpinned_hub_sources, unpinned_url_sources
 
@@ -110,7 +120,8 @@ def training_threads():
 def as_json(obj):
     """A config section as JSON that the rules put between single quotes (`'{params.settings}'`; params: a
     change reruns the rule). A single quote can only sit inside a JSON string, where `\\u0027` is the same
-    character: any free text (a note, a name, a label) passes unchanged, and the argument stays one word."""
+    character: any free text (a note, a name, a label) passes unchanged, and the argument stays one word.
+    """
     return json.dumps(obj, sort_keys=True).replace("'", "\\u0027")
 
 
