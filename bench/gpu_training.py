@@ -22,11 +22,18 @@ count. The last line reads
 `train_tokens_per_s=... bare_tokens_per_s=... train_vs_bare_ratio=... mfu=... device=...`.
 
     python bench/gpu_training.py [--steps N] [--layers L] [--batch-size B] [--workers W] [--threads T]
+
+`--concurrent N`: N processes on the same device (one GPU), each running the training stage alone on its own
+copy of the batches, started together (each waits until all have built their model): the aggregate tokens/s
+= all timed tokens / (the last timed step's end - the first timed window's start), and each job's own rate;
+the use of a GPU by several training jobs at once (`resources.gpu_share`). Last line:
+`concurrent=N aggregate_tokens_per_s=... per_job_tokens_per_s=... device=...`. `--json PATH` writes the figures.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import tempfile
 import time
@@ -201,12 +208,15 @@ def pipeline_stage(rows, valid, batches, tok, args, device: str, loss_positions:
         tokens += int(b["attention_mask"].sum())
         flops += 6 * n_nonemb * b["input_ids"].numel() + 6 * HIDDEN * V * head
     seconds = marks[args.steps - 1] - marks[args.warm]
+    to_wall = time.time() - time.perf_counter()  # comparable across the processes of --concurrent
+    window = (marks[args.warm] + to_wall, marks[args.steps - 1] + to_wall)
     del model
     if device == "cuda":
         import torch
 
         torch.cuda.empty_cache()
-    return {"tokens_per_s": tokens / seconds, "flops_per_s": flops / seconds, "seconds": seconds}
+    return {"tokens_per_s": tokens / seconds, "flops_per_s": flops / seconds, "seconds": seconds,
+            "tokens": tokens, "start": window[0], "end": window[1]}  # fmt: skip
 
 
 def masking():
@@ -225,7 +235,15 @@ def main() -> None:
     p.add_argument("--threads", type=int, default=None, help="torch threads on the CPU (default: all cores)")
     p.add_argument("--compile", action="store_true", help="the stage's compile: true")
     p.add_argument("--passes", type=int, default=1, help="median of this many passes")
+    p.add_argument(
+        "--concurrent", type=int, default=0, help="N training jobs at once on the device (aggregate)"
+    )
+    p.add_argument("--json", help="write the figures to this JSON file")
+    p.add_argument("--worker", type=int, default=None, help=argparse.SUPPRESS)  # rank of a --concurrent job
+    p.add_argument("--barrier", help=argparse.SUPPRESS)
     args = p.parse_args()
+    if args.concurrent and args.worker is None:
+        return concurrent(args)
 
     import os
 
@@ -256,6 +274,12 @@ def main() -> None:
         collate.mask([rows[i] for i in order[b * args.batch_size : (b + 1) * args.batch_size]], b)
         for b in range(args.steps)
     ]
+    if args.worker is not None:  # one job of --concurrent: wait for all, then the training stage alone
+        Path(args.barrier, f"ready.{args.worker}").touch()
+        while len(list(Path(args.barrier).glob("ready.*"))) < args.concurrent:
+            time.sleep(0.05)
+        print(json.dumps(pipeline_stage(rows, valid, batches, tok, args, device, "labelled")))
+        return None
     peak, peak_note = peak_flops(device)
     res: dict[str, list[dict]] = {k: [] for k in ("train", "bare", "bare_full_head")}
     res["loss_path"] = [bare_loop(batches, args.layers, device, labelled=True, warm=args.warm, step=False)]
@@ -286,8 +310,64 @@ def main() -> None:
         print(f"loss path ({what}): LM head on the labelled positions {med(key):.1f} tokens/s vs on every position "
               f"{med(full):.1f}: {med(key) / med(full):.2f}x")  # fmt: skip
     mfu = med("train", "flops_per_s") / peak
+    if args.json:
+        figures = {key: med(key) for key in res} | {"mfu": mfu, "device": device, "name": device_name(device),
+                   "layers": args.layers, "batch_size": args.batch_size, "steps": args.steps}  # fmt: skip
+        Path(args.json).write_text(json.dumps(figures, indent=1) + "\n")
     print(f"train_tokens_per_s={med('train'):.1f} bare_tokens_per_s={med('bare'):.1f} "
           f"train_vs_bare_ratio={med('train') / med('bare'):.3f} mfu={mfu:.4f} device={device}")  # fmt: skip
+    return None
+
+
+def device_name(device: str) -> str:
+    import torch
+
+    return torch.cuda.get_device_name(0) if device == "cuda" else "cpu"
+
+
+def concurrent(args: argparse.Namespace) -> None:
+    """`--concurrent N`: N copies of this script as jobs (`--worker i`) started together; their figures."""
+    import subprocess
+    import sys
+
+    n = args.concurrent
+    barrier = tempfile.mkdtemp(prefix="lem-gpu-bench-barrier-")
+    passed = [f"--{k.replace('_', '-')}={v}" for k, v in vars(args).items()
+              if v is not None and k in ("steps", "warm", "layers", "batch_size", "workers", "threads")]  # fmt: skip
+    if args.compile:
+        passed.append("--compile")
+    procs = [
+        subprocess.Popen(
+            [sys.executable, __file__, *passed, f"--concurrent={n}", f"--worker={i}", f"--barrier={barrier}"],
+            stdout=subprocess.PIPE,
+            text=True,
+        )  # fmt: skip
+        for i in range(n)
+    ]
+    outs = [p.communicate()[0] for p in procs]
+    if any(p.returncode for p in procs):
+        raise SystemExit(
+            f"bench/gpu_training.py --concurrent {n}: a job failed (exit codes {[p.returncode for p in procs]})"
+        )
+    jobs = [json.loads(o.strip().splitlines()[-1]) for o in outs]
+    span = max(j["end"] for j in jobs) - min(j["start"] for j in jobs)
+    aggregate = sum(j["tokens"] for j in jobs) / span
+    per_job = statistics.median(j["tokens_per_s"] for j in jobs)
+    overlap = min(j["end"] for j in jobs) - max(j["start"] for j in jobs)
+    import torch
+
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    each = ", ".join(f"{j['tokens_per_s']:.0f}" for j in jobs)
+    print(f"{n} training jobs at once on {device_name(device)}: each {each} "
+          f"tokens/s over its own window; aggregate {aggregate:.0f} tokens/s over {span:.1f} s "
+          f"(all {n} running together for {max(overlap, 0):.1f} s of it)")  # fmt: skip
+    if args.json:
+        figures = {"concurrent": n, "aggregate_tokens_per_s": aggregate, "per_job_tokens_per_s": per_job,
+                   "jobs": jobs, "device": device, "name": device_name(device)}  # fmt: skip
+        Path(args.json).write_text(json.dumps(figures, indent=1) + "\n")
+    print(
+        f"concurrent={n} aggregate_tokens_per_s={aggregate:.1f} per_job_tokens_per_s={per_job:.1f} device={device}"
+    )
 
 
 if __name__ == "__main__":

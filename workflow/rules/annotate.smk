@@ -1,3 +1,6 @@
+from lem.gpu_share import training_resources
+
+
 rule annotate_mono:
     input:
         text="results/corpus/guarded/mono/{lang}.txt",
@@ -117,9 +120,7 @@ rule train_ner:
         "../../envs/annotate.yaml"
     threads: training_threads()
     resources:
-        gpu=config["resources"]["gpu_training"],
-        mem_mb=config["resources"]["mem_mb_training"],
-        runtime=config["resources"]["runtime_training"],
+        **training_resources(config["resources"]),  # lem.gpu_share: a GPU, or a share of one
     params:
         settings=lambda w: as_json(
             {"seed": config["seed"], **config["ner_model"].get("settings", {})}

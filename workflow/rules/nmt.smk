@@ -5,6 +5,9 @@
 # row with mlm_tlm at the same share, and mlm_tlm with base.
 
 
+from lem.gpu_share import training_resources
+
+
 rule nmt_heldout:
     input:
         lambda w: pair_source(config["curation"]["nmt"][w.split][w.pair])[0],
@@ -68,9 +71,7 @@ rule nmt_run:
         "../../envs/train.yaml"
     threads: 1
     resources:
-        gpu=config["resources"]["gpu_training"],
-        mem_mb=config["resources"]["mem_mb_training"],
-        runtime=config["resources"]["runtime_training"],
+        **training_resources(config["resources"]),  # lem.gpu_share: a GPU, or a share of one
     params:
         settings=nmt_settings(),
         keys_json=lambda w: metrics_keys(

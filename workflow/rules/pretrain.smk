@@ -1,3 +1,5 @@
+from lem.gpu_share import training_resources
+
 if config["tokenizer"]["source"] == "train":
 
     rule train_tokenizer:
@@ -80,9 +82,7 @@ if config["base_model"]["source"] == "scratch":
             "../../envs/train.yaml"
         threads: training_threads()
         resources:
-            gpu=config["resources"]["gpu_training"],
-            mem_mb=config["resources"]["mem_mb_training"],
-            runtime=config["resources"]["runtime_training"],
+            **training_resources(config["resources"]),  # lem.gpu_share: a GPU, or a share of one
         params:
             settings=lambda w: base_settings(w.seed),
             checkpoints="results/checkpoints/base/seed{seed}",
@@ -148,9 +148,7 @@ rule pretrain_mono:
         "../../envs/train.yaml"
     threads: training_threads()
     resources:
-        gpu=config["resources"]["gpu_training"],
-        mem_mb=config["resources"]["mem_mb_training"],
-        runtime=config["resources"]["runtime_training"],
+        **training_resources(config["resources"]),  # lem.gpu_share: a GPU, or a share of one
     params:
         settings=lambda w: stage_settings(w.scope, w.tvariant, "mono", w.seed),
         checkpoints="results/checkpoints/{tvariant}/{scope}/seed{seed}/mono",
@@ -176,9 +174,7 @@ rule pretrain_para:
         "../../envs/train.yaml"
     threads: training_threads()
     resources:
-        gpu=config["resources"]["gpu_training"],
-        mem_mb=config["resources"]["mem_mb_training"],
-        runtime=config["resources"]["runtime_training"],
+        **training_resources(config["resources"]),  # lem.gpu_share: a GPU, or a share of one
     params:
         settings=lambda w: stage_settings(w.scope, w.tvariant, "para", w.seed),
         checkpoints="results/checkpoints/{tvariant}/{scope}/seed{seed}/para",

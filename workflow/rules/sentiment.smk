@@ -1,3 +1,6 @@
+from lem.gpu_share import training_resources
+
+
 rule sentiment:
     input:
         model=lambda w: model_for(
@@ -16,9 +19,7 @@ rule sentiment:
         "../../envs/train.yaml"
     threads: 1
     resources:
-        gpu=config["resources"]["gpu_training"],
-        mem_mb=config["resources"]["mem_mb_training"],
-        runtime=config["resources"]["runtime_training"],
+        **training_resources(config["resources"]),  # lem.gpu_share: a GPU, or a share of one
     params:
         settings=as_json(config["sentiment"]["training"]),
         keys_json=lambda w: metrics_keys(

@@ -1,0 +1,130 @@
+"""Training jobs sharing a GPU (`resources.gpu_share`, lem.gpu_share): the resources every training rule asks
+for, and two training jobs run side by side under the sharing resource writing the files they write one
+after the other."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from lem.gpu_share import slots_argument, training_resources
+
+REPO = Path(__file__).resolve().parents[1]
+TRAINING_RULES = {"pretrain_base", "pretrain_mono", "pretrain_para", "train_ner", "sentiment", "nmt_run"}
+BASE = {"mem_mb_training": 32000, "runtime_training": 2880}
+
+
+def test_one_gpu_per_job_unless_shared():
+    assert training_resources({**BASE, "gpu_training": 1}) == {"gpu": 1, "mem_mb": 32000, "runtime": 2880}
+    assert training_resources({**BASE, "gpu_training": 1, "gpu_share": 1})["gpu"] == 1
+    shared = training_resources({**BASE, "gpu_training": 1, "gpu_share": 4})
+    assert shared == {"gpu": 0, "gpu_slots": 1, "mem_mb": 32000, "runtime": 2880}
+    assert training_resources({**BASE, "gpu_training": 0, "gpu_share": 4})["gpu"] == 0  # CPU: nothing shared
+    assert "gpu_slots" not in training_resources({**BASE, "gpu_training": 0, "gpu_share": 4})
+    with pytest.raises(ValueError, match=r"resources\.gpu_share=2 .* resources\.gpu_training: 1, not 2"):
+        training_resources({**BASE, "gpu_training": 2, "gpu_share": 2})
+    assert slots_argument({"gpu_share": 4}) == "gpu=1 gpu_slots=4"
+    assert slots_argument({"gpu_share": 4}, gpus=2) == "gpu=2 gpu_slots=8"
+    assert slots_argument({}) == "gpu=1"
+
+
+def dry_run_resources(tmp_path: Path, overlay: str) -> dict[str, set[str]]:
+    """rule -> the distinct `resources:` lines of its jobs in a dry run of the embedded default + overlay."""
+    (tmp_path / "overlay.yaml").write_text(overlay)
+    cmd = [sys.executable, "-m", "snakemake", "-n", "--cores", "2", "--snakefile", str(REPO / "Snakefile"),
+           "--directory", str(tmp_path / "run"), "--configfile", str(REPO / "config" / "config.yaml"),
+           str(tmp_path / "overlay.yaml")]  # fmt: skip
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    found: dict[str, set[str]] = {}
+    for block in re.split(r"\n(?=(?:local)?rule \w+:)", proc.stdout):
+        m = re.match(r"(?:local)?rule (\w+):", block)
+        res = re.search(r"resources: (.*)", block)
+        if m and res:
+            found.setdefault(m.group(1), set()).add(res.group(1))
+    return found
+
+
+def test_every_training_rule_asks_for_a_slot_when_shared(tmp_path):
+    found = dry_run_resources(tmp_path, "resources: {gpu_training: 1, gpu_share: 3, threads_training: 1}\n")
+    assert TRAINING_RULES <= set(found), sorted(TRAINING_RULES - set(found))  # all in the embedded default
+    for rule, lines in found.items():
+        for line in lines:
+            if rule in TRAINING_RULES:
+                assert "gpu=0" in line and "gpu_slots=1" in line, (rule, line)
+            else:
+                assert "gpu_slots" not in line, (rule, line)
+    plain = dry_run_resources(tmp_path, "resources: {gpu_training: 1}\n")
+    for rule in TRAINING_RULES & set(plain):
+        assert all("gpu=1" in line and "gpu_slots" not in line for line in plain[rule]), rule
+
+
+SNAKEFILE = """
+from lem.gpu_share import training_resources
+
+rule all:
+    input: expand("out/{job}.npy", job=["a", "b"])
+
+rule train:
+    output: "out/{job}.npy", seen="out/{job}.seen"
+    resources: **training_resources(config["resources"])
+    params: wait=config["wait"]
+    shell: "{python} {script} {wildcards.job} {output[0]} {output.seen} {params.wait}"
+"""
+
+TRAIN = """
+import sys, time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+job, out, seen, wait = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3]), float(sys.argv[4])
+Path(f"started.{job}").touch()
+other = "b" if job == "a" else "a"
+t = time.time()
+while not Path(f"started.{other}").exists() and time.time() - t < wait:
+    time.sleep(0.05)
+seen.write_text(str(Path(f"started.{other}").exists()))
+torch.manual_seed({"a": 1, "b": 2}[job])
+torch.set_num_threads(1)
+model = torch.nn.Linear(16, 4)
+opt = torch.optim.AdamW(model.parameters(), lr=0.01)
+x, y = torch.randn(64, 16), torch.randn(64, 4)
+for _ in range(200):
+    opt.zero_grad()
+    torch.nn.functional.mse_loss(model(x), y).backward()
+    opt.step()
+np.save(out, torch.cat([p.detach().flatten() for p in model.parameters()]).numpy())
+"""
+
+
+def test_two_training_jobs_side_by_side_write_the_files_they_write_in_turn(tmp_path):
+    """Under `gpu_share: 2` and `--resources gpu=1 gpu_slots=2`, Snakemake runs both training jobs at once
+    (each sees the other start); with one slot they run in turn; the trained weights are the same bytes."""
+    (tmp_path / "train.py").write_text(TRAIN)
+    (tmp_path / "Snakefile").write_text(
+        textwrap.dedent(SNAKEFILE)
+        .replace("{python}", sys.executable)
+        .replace("{script}", str(tmp_path / "train.py"))
+    )
+    outputs = {}
+    for slots, wait in ((2, 60), (1, 1)):
+        run = tmp_path / f"slots{slots}"
+        run.mkdir()
+        cmd = [sys.executable, "-m", "snakemake", "--cores", "2", "--snakefile", str(tmp_path / "Snakefile"),
+               "--directory", str(run), "--resources", "gpu=1", f"gpu_slots={slots}",
+               "--config", "resources={'gpu_training': 1, 'gpu_share': 2, 'mem_mb_training': 100, "
+               "'runtime_training': 5}", f"wait={wait}"]  # fmt: skip
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        seen = {job: (run / f"out/{job}.seen").read_text() for job in "ab"}
+        # side by side: each saw the other start; in turn: only the second saw the first's marker
+        assert sorted(seen.values()) == (["True", "True"] if slots == 2 else ["False", "True"]), (slots, seen)
+        outputs[slots] = {job: (run / f"out/{job}.npy").read_bytes() for job in "ab"}
+    assert outputs[2] == outputs[1]
