@@ -143,6 +143,8 @@ BAD = [
     Bad({"seed": -5}, "seed", "-5: expected an integer seed in 0..4294967295"),
     Bad({"seed": 2**70}, "seed", f"{2**70}: expected an integer seed in 0..4294967295"),
     Bad({"pretrain.seeds": [1, 2**40]}, "pretrain.seeds", f"{2**40}: expected an integer seed"),
+    Bad({"sentiment.datasets.cmcs_gen.prepare.seed": -1}, "sentiment.datasets.cmcs_gen.prepare.seed", "-1: expected an integer seed"),
+    Bad({"curation.nmt.settings.bootstrap_seed": 2**32}, "curation.nmt.settings.bootstrap_seed", f"{2**32}: expected an integer seed"),
     # issue 24: a raw KeyError in common.smk or an input function before
     Bad({"base_model": {"source": "pretrained"}}, "base_model", "`source: pretrained` needs `path` (a local model folder) or `hub`"),
     Bad({"sentiment.datasets.cmcs.input": "raw:nothere.csv"}, "sentiment.datasets.cmcs.input", "'raw:nothere.csv': no source 'nothere.csv' in sources.files", "paper.yaml"),

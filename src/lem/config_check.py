@@ -774,12 +774,23 @@ SEED_MAX = 2**32 - 1  # numpy's seeds (np.random.default_rng, RandomState) and t
 
 
 def _check_seed_range(config: dict[str, Any]) -> None:
-    """Every seed fits numpy's range 0..2**32-1 (`seed: -5` failed in `split_gold` with a numpy traceback)."""
-    seeds = [("seed", config.get("seed"))]
-    for key in ("pretrain", "sentiment"):
-        listed = (config.get(key) or {}).get("seeds")
-        if isinstance(listed, list):
-            seeds += [(f"{key}.seeds", s) for s in listed]
+    """Every seed fits numpy's range 0..2**32-1 (`seed: -5` failed in `split_gold` with a numpy traceback):
+    the run's `seed`, every key named `seed` or `*_seed` in any section, every item of a `seeds` list."""
+    seeds: list[tuple[str, Any]] = []
+
+    def walk(node: Any, path: str) -> None:
+        if not isinstance(node, dict):
+            return
+        for key, value in node.items():
+            where = f"{path}.{key}" if path else str(key)
+            if key == "seed" or (isinstance(key, str) and key.endswith("_seed")):
+                seeds.append((where, value))
+            elif key == "seeds" and isinstance(value, list):
+                seeds.extend((where, v) for v in value)
+            else:
+                walk(value, where)
+
+    walk(config, "")
     for key, value in seeds:
         if value is None:
             continue
