@@ -307,3 +307,44 @@ def test_free_text_with_single_quotes_reaches_the_commands_unchanged(tmp_path):
     args = shlex.split(line)
     received = json.loads(args[args.index("--config-json") + 1])
     assert received["sources"]["files"]["x.csv"]["note"] == note
+
+
+def test_a_hub_model_is_checked_by_a_job_before_any_training(tmp_path, model, capsys):
+    """On the run that fetches a hub model, its facts are not known at planning: `lem data check-model`
+    (rule check_base_model) checks them, and the first training jobs wait for it."""
+    from lem.cli import command
+
+    data_main = command("data")
+    cfg = copy.deepcopy(CONFIGS["paper.yaml"])
+    cfg["base_model"] = {"source": "pretrained", "path": str(model)}
+    out = tmp_path / "check.json"
+    args = ["check-model", "--config-json", json.dumps(cfg), "--out", str(out)]
+    assert data_main(args) == 0
+    assert json.loads(out.read_text()) == {
+        "model": str(model), "layers": 12, "hidden": 768, "heads": 12, "where": str(model / "config.json"),
+        "tokens": 512,
+    }  # fmt: skip
+    cfg["embedding"]["layer"] = 13
+    assert (
+        data_main(["check-model", "--config-json", json.dumps(cfg), "--out", str(tmp_path / "bad.json")]) == 1
+    )
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err.startswith("lem data check-model: embedding.layer: 13: the base model has 12 layers")
+    cfg["base_model"]["path"] = str(tmp_path / "not-there")
+    assert (
+        data_main(["check-model", "--config-json", json.dumps(cfg), "--out", str(tmp_path / "bad.json")]) == 1
+    )
+    assert "not-there/config.json: expected a model config" in capsys.readouterr().err
+    assert not (tmp_path / "bad.json").exists()
+
+    proc = subprocess.run(
+        [*SNAKEMAKE, "--directory", str(tmp_path), f"--configfile={REPO / 'config' / 'paper.yaml'}"],
+        capture_output=True, text=True, cwd=tmp_path,
+    )  # fmt: skip
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out
+    blocks = out.split("\nrule ")
+    assert any(b.startswith("check_base_model:") for b in blocks)
+    mono = [b for b in blocks if b.startswith("pretrain_mono:")]
+    ner = [b for b in blocks if b.startswith("train_ner:")]
+    assert mono and ner and all("results/checks/base_model.json" in b for b in mono + ner)

@@ -983,6 +983,23 @@ def check_config(config: dict[str, Any]) -> None:
     _check_references(config)
 
 
+def check_base_model(config: dict[str, Any]) -> dict[str, Any]:
+    """The checks of the settings that depend on the base model (`_check_lengths`, `_check_model_shape`),
+    for a model fetched after planning (a hub model: `lem data check-model`, the job between its fetch and
+    any training). Returns what was read; raises ConfigError naming the key, or the model's config.json
+    when it cannot be read."""
+    folder = base_model_folder(config)
+    shape, positions = model_shape(config), model_positions(config)
+    if shape is None or positions is None:
+        raise ConfigError(
+            f"base_model: {folder}/config.json: expected a model config with num_hidden_layers, hidden_size, "
+            "num_attention_heads and max_position_embeddings (integers >= 1)"
+        )
+    _check_lengths(config)
+    _check_model_shape(config)
+    return {"model": folder, **shape._asdict(), "tokens": positions[0]}
+
+
 def pretrain_seeds(config: dict[str, Any]) -> list[int]:
     """The pre-training seeds (`pretrain.seeds`, else the run's `seed`): one model per seed and trained variant."""
     return list((config.get("pretrain") or {}).get("seeds") or [config["seed"]])

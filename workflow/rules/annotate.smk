@@ -108,6 +108,7 @@ rule train_crf:
 rule train_ner:
     input:
         base=lambda w: ner_base_model(),
+        model_check=base_model_checked(),
         train=lambda w: config["ner_model"]["train"],
         valid=lambda w: config["ner_model"].get("valid", []),
     output:

@@ -218,6 +218,33 @@ def model_for(variant, pair, seed):
     if variant == "base":
         return base_model_dir(seed)
     return f"results/models/{MODEL_OF[variant]}/{scope_of(pair)}/seed{seed}/para"
+BASE_MODEL_CHECK = "results/checks/base_model.json"
+
+
+def base_model_checked():
+    """The check of the settings against a hub base model fetched by this run (download.smk,
+    check_base_model), an input of the first training jobs that read the model (ancient: rerunning the
+    check retrains nothing); none for other models, whose facts are known at planning.
+    """
+    bm = config["base_model"]
+    if bm["source"] == "pretrained" and "path" not in bm:
+        return [ancient(BASE_MODEL_CHECK)]
+    return []
+
+
+def base_model_settings():
+    """The settings that depend on the base model, and the model itself (lem.config_check.check_base_model):
+    a change of another section does not rerun the check.
+    """
+    return {
+        "base_model": config["base_model"],
+        "pretrain": {"max_length": config["pretrain"]["max_length"]},
+        "embedding": config["embedding"],
+        "mining": {"settings": config["mining"]["settings"]},
+        "sentiment": {"training": config["sentiment"]["training"]},
+    }
+
+
 
 
 def row_seeds(row):

@@ -191,3 +191,20 @@ if (
             "lem data fetch-hf --repo {params.repo:q} --revision {params.revision:q} --kind model "
             "--include '*.json' '*.safetensors' 'sentencepiece.bpe.model' {params.unpinned:q} "
             "--out {output:q} > {log:q} 2>&1"
+
+    # What the settings need of the model (layers, hidden size, heads, positions) is checked at planning
+    # once the model is here; on the run that fetches it, this job checks it before any training job.
+    rule check_base_model:
+        input:
+            base_model_dir(),
+        output:
+            BASE_MODEL_CHECK,
+        log:
+            "logs/download/check_base_model.log",
+        conda:
+            "../../envs/core.yaml"
+        threads: 1
+        params:
+            config=as_json(base_model_settings()),
+        shell:
+            "lem data check-model --config-json '{params.config}' --out {output:q} > {log:q} 2>&1"

@@ -138,6 +138,8 @@ rule pretrain_mono:
         # The annotation coverage check gates training (a zero share of a masked entity type fails
         # there, before GPU hours are spent); ancient: rerunning the check alone retrains nothing.
         coverage=ancient("results/annotate/coverage.json"),
+        # so does the check of the settings against a hub model fetched by this run
+        model_check=base_model_checked(),
     output:
         directory("results/models/{tvariant}/{scope}/seed{seed}/mono"),
     log:

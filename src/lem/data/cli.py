@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from lem.stage import Stage, UsageError, Verb, arg
+from lem.stage import Stage, UsageError, Verb, arg, json_object
 
 
 def cmd_news(a: argparse.Namespace) -> None:
@@ -112,6 +112,13 @@ def cmd_leakage(a: argparse.Namespace) -> None:
     write_report(guard(a.train, a.eval, a.out_clean, a.settings), a.report)
 
 
+def cmd_check_model(a: argparse.Namespace) -> None:
+    from lem.config_check import check_base_model
+    from lem.files import write_json
+
+    write_json(a.out, check_base_model(a.config_json))
+
+
 DOWNLOAD_ERRORS = ("lem.data.download:FetchError", "lem.data.download:UnpinnedError")
 LANG = arg("--lang", required=True, choices=["en", "si", "ta"])
 SEED = arg("--seed", type=int, default=13)
@@ -183,6 +190,10 @@ STAGE = Stage(
             arg("--include", nargs="*", default=None, help="allow patterns (e.g. '*.json' '*.safetensors')"),
             arg("--allow-unpinned", action="store_true", help="accept a branch or tag (its commit is recorded)"),
         ), errors=DOWNLOAD_ERRORS),
+        Verb("check-model", "check the config against the fetched base model, before any training", cmd_check_model, (
+            arg("--config-json", type=json_object, required=True, help="the run's config (as the workflow has it)"),
+            arg("--out", required=True, help="JSON record: the model's layers, hidden size, heads, tokens"),
+        ), errors=("lem.config_check:ConfigError",)),
         Verb("madlad", "MADLAD-400 sentence extraction with the paper's filters", cmd_madlad, (
             LANG,
             arg("--out", required=True),
