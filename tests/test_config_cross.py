@@ -348,3 +348,18 @@ def test_a_hub_model_is_checked_by_a_job_before_any_training(tmp_path, model, ca
     mono = [b for b in blocks if b.startswith("pretrain_mono:")]
     ner = [b for b in blocks if b.startswith("train_ner:")]
     assert mono and ner and all("results/checks/base_model.json" in b for b in mono + ner)
+
+
+@pytest.mark.parametrize("section", ["curation", "sentiment", "base_model"])
+def test_an_optional_section_left_out_plans(section, tmp_path):
+    """Before: a raw KeyError in common.smk. Now the schema's defaults: no curation or sentiment job, a model
+    trained from scratch."""
+    cfg = yaml.safe_load((REPO / "config" / "config.yaml").read_text(encoding="utf-8"))
+    del cfg[section]
+    (tmp_path / "c.yaml").write_text(yaml.safe_dump(cfg))
+    cmd = [*SNAKEMAKE, "--directory", str(tmp_path), f"--configfile={tmp_path / 'c.yaml'}"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0 and "KeyError" not in out, out
+    gone = {"curation": "rule curate:", "sentiment": "rule sentiment:", "base_model": None}[section]
+    assert gone is None or gone not in out
