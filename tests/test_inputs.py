@@ -8,6 +8,7 @@ type ever leaves a loader."""
 from __future__ import annotations
 
 import gzip
+import json
 import subprocess
 import sys
 import tempfile
@@ -213,7 +214,7 @@ def test_given_valid_pairs_that_repeat_training_pairs_are_dropped(
     train, vfile = write(tmp_path, "t.tsv", "a\tb\nc\td\n"), write(tmp_path, "v.tsv", valid)
     out_train, out_valid = tmp_path / "o1", tmp_path / "o2"
     args = ["pairs", "--inputs", str(train), "--valid-input", str(vfile), "--out-train", str(out_train),
-            "--out-valid", str(out_valid)]  # fmt: skip
+            "--out-valid", str(out_valid), "--stats", str(tmp_path / "stats.json")]  # fmt: skip
     if kept is None:
         assert data_main(args) == 1
         last = capsys.readouterr().err.strip().splitlines()[-1]
@@ -226,6 +227,8 @@ def test_given_valid_pairs_that_repeat_training_pairs_are_dropped(
     assert out_valid.read_text().splitlines() == kept
     assert out_train.read_text().splitlines() == ["a\tb", "c\td"]
     assert ("1 of 2 validation pairs repeat a training pair" in caplog.text) == (dropped == 1)
+    stats = json.loads((tmp_path / "stats.json").read_text())
+    assert (stats["valid_repeating_train_dropped"], stats["valid"], stats["train"]) == (dropped, 1, 2)
 
 
 def test_a_benchmark_whose_gold_matches_nothing_fails_naming_folder_site_and_pair(tmp_path, capsys):

@@ -55,6 +55,7 @@ else:
         output:
             train="results/corpus/para/{pair}.train.tsv",
             valid="results/corpus/para/{pair}.valid.tsv",
+            stats="results/corpus/para/{pair}.stats.json",
         log:
             "logs/corpus/para_{pair}.log",
         conda:
@@ -68,7 +69,7 @@ else:
         shell:
             "lem data pairs --inputs {input.train:q} --valid-input {input.valid:q} "
             "--valid-size {params.valid_size:q} --seed {params.seed:q} "
-            "--out-train {output.train:q} --out-valid {output.valid:q} > {log:q} 2>&1"
+            "--out-train {output.train:q} --out-valid {output.valid:q} --stats {output.stats:q} > {log:q} 2>&1"
 
 
 rule prepare_news:

@@ -41,11 +41,15 @@ def cmd_pairs(a: argparse.Namespace) -> None:
     if not a.valid_input and a.valid_size < 1:
         raise UsageError("give validation pair files (--valid-input) or --valid-size > 0")
     if a.valid_input:
-        train, valid, _ = given_valid_split(a.inputs, a.valid_input)
+        train, valid, stats = given_valid_split(a.inputs, a.valid_input)
     else:
-        train, valid, _ = merge_and_split(a.inputs, a.valid_size, a.seed)
+        train, valid, stats = merge_and_split(a.inputs, a.valid_size, a.seed)
     write_pairs(train, a.out_train)
     write_pairs(valid, a.out_valid)
+    if a.stats:
+        from lem.files import write_json
+
+        write_json(a.stats, stats)
 
 
 def cmd_conll_text(a: argparse.Namespace) -> None:
@@ -155,6 +159,7 @@ STAGE = Stage(
             arg("--valid-size", type=int, default=0, help="pairs held out (0: use --valid-input)"),
             arg("--valid-input", nargs="*", default=None, help="given validation pair files"),
             SEED, OUT_TRAIN, OUT_VALID,
+            arg("--stats", default=None, help="optional JSON file: pairs read, duplicates and repeated valid pairs dropped"),
         )),
         Verb("conll-text", "sentences of a CoNLL file as text lines (tokens joined by spaces)", cmd_conll_text, (
             arg("--input", required=True),
