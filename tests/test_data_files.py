@@ -78,6 +78,27 @@ def test_unpack_refuses_escaping_members(tmp_path):
     assert not (tmp_path / "escape.txt").exists() and not (tmp_path / "out").exists()
 
 
+@pytest.mark.parametrize(
+    "member", [("../escape.txt", tarfile.REGTYPE), ("dev", tarfile.CHRTYPE), ("link", tarfile.SYMTYPE)]
+)
+def test_unpack_refuses_an_escaping_tar_member_in_one_line(tmp_path, capsys, member):
+    """Before: a 15-28-line tarfile traceback; now one line naming the archive (issue 24)."""
+    from lem.cli import command
+
+    name, kind = member
+    t = tmp_path / "evil.tar"
+    with tarfile.open(t, "w") as tf:
+        info = tarfile.TarInfo(name)
+        info.type = kind
+        if kind == tarfile.SYMTYPE:
+            info.linkname = "/etc/passwd"
+        tf.addfile(info, io.BytesIO(b""))
+    assert command("data")(["unpack", "--archive", str(t), "--out", str(tmp_path / "out")]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"lem data unpack: {t}: "), err
+    assert not (tmp_path / "out").exists()
+
+
 def test_conll_split_keeps_sentence_blocks_whole(tmp_path):
     from lem.data.ner import split_conll
 

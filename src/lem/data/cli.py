@@ -173,7 +173,7 @@ STAGE = Stage(
         Verb("unpack", "extract a zip or tar archive safely into a folder", cmd_unpack, (
             arg("--archive", required=True),
             arg("--out", required=True),
-        )),
+        ), errors=DOWNLOAD_ERRORS),
         Verb("multiner", "multiNER 3-way parallel CoNLL into a seeded split", cmd_multiner, (
             arg("--dir", required=True),
             arg("--out-dir", required=True),

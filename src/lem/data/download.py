@@ -463,9 +463,13 @@ def unpack(archive: str | os.PathLike, out: str | os.PathLike) -> Path:
                 z.extractall(tmp)
         elif tarfile.is_tarfile(archive):
             with tarfile.open(archive) as t:
-                t.extractall(
-                    tmp, filter="data"
-                )  # the "data" filter refuses absolute paths, links out, devices
+                try:  # the "data" filter refuses absolute paths, links out, devices
+                    t.extractall(tmp, filter="data")
+                except tarfile.FilterError as err:
+                    raise FetchError(
+                        f"{archive}: {err} (refused: an archive may hold only files, folders and links inside "
+                        f"{out})"
+                    ) from None
         else:
             raise FetchError(f"{archive}: not a zip or tar archive")
     log.info("unpacked %s into %s", archive, out)
