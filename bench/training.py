@@ -7,13 +7,23 @@ calls the same collator, forward (the same loss path), backward, AdamW and sched
 start from the same weights and see the same examples in the same order; tokens are the non-padding input
 tokens. One thread by default; median of several passes. The last line reads `train_vs_bare_ratio=<float>`.
 
+`--numerics` is `resources.cpu_numerics` (`lem.numerics`): `portable` (what `lem` jobs run by default: CPU
+kernels pinned at AVX2), `native` (the CPU's own kernels, or the environment's), or `compare`: both, each in
+its own process (the kernels are chosen when torch loads), ending with `portable_vs_native_ratio=<float>`
+(ours, tokens/s).
+
     python bench/training.py [--steps 60] [--passes 3] [--threads 1] [--hidden 128 --layers 2] [--workers 0]
+                             [--numerics portable|native|compare]
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import re
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -63,7 +73,15 @@ def main() -> None:
     p.add_argument("--sentences", type=int, default=1500)
     p.add_argument("--workers", type=int, default=0, help="ours: dataloader_num_workers")
     p.add_argument("--loss-positions", default="labelled", choices=["labelled", "all"])
+    p.add_argument("--numerics", default="portable", choices=["portable", "native", "compare"])
     args = p.parse_args()
+    if args.numerics == "compare":
+        compare_numerics()
+        return
+    os.environ["LEM_CPU_NUMERICS"] = args.numerics
+    from lem.numerics import pin_numerics
+
+    pin_numerics()  # before torch loads, as the `lem` command does
 
     import torch
     import torch.nn.functional as F
@@ -149,10 +167,25 @@ def main() -> None:
     print(f"model: XLM-R architecture, hidden {args.hidden}, {args.layers} layers, vocab {len(tokenizer)}, "
           f"{n_params / 1e6:.2f}M parameters; batch {args.batch_size}, max length {args.max_length}, "
           f"{args.threads} thread(s), {len(batches)} steps ({warm} untimed), median of {args.passes}; "
-          f"loss on {args.loss_positions} positions, ours with {args.workers} DataLoader worker(s)")  # fmt: skip
+          f"loss on {args.loss_positions} positions, ours with {args.workers} DataLoader worker(s); "
+          f"cpu_numerics {args.numerics}, kernel level {torch.backends.cpu.get_cpu_capability()}")  # fmt: skip
     for k in ("bare", "ours"):
         print(f"{k:>5}: {med[k]:9.0f} tokens/s   passes: {', '.join(f'{x:.0f}' for x in results[k])}")
     print(f"train_vs_bare_ratio={med['ours'] / med['bare']:.3f}")
+
+
+def compare_numerics() -> None:
+    """This benchmark under `portable`, then under `native`, one process each (the same arguments
+    otherwise), and the ratio of ours' median throughputs."""
+    argv = [a for a in sys.argv[1:] if a not in {"--numerics", "compare", "--numerics=compare"}]
+    ours = {}
+    for mode in ("portable", "native"):
+        out = subprocess.run([sys.executable, __file__, *argv, "--numerics", mode], check=True,
+                             capture_output=True, text=True).stdout  # fmt: skip
+        kept = [line for line in out.splitlines() if not line.startswith("{")]  # not the Trainer's summaries
+        print("\n".join([f"== {mode}", *kept]), flush=True)
+        ours[mode] = float(re.search(r"ours:\s+([\d.]+) tokens/s", out).group(1))
+    print(f"portable_vs_native_ratio={ours['portable'] / ours['native']:.3f}")
 
 
 if __name__ == "__main__":

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import platform
+import re
 import shutil
 import signal
 import subprocess
@@ -18,6 +20,7 @@ from safetensors.numpy import load_file
 from lem.annotate.run import annotate_file
 from lem.annotate.settings import AnnotateSettings
 from lem.features import build_pair_features
+from lem.numerics import cpu_flags, is_x86
 from lem.pretrain import (
     ModelSettings,
     TrainSettings,
@@ -181,6 +184,49 @@ def test_para_set_smaller_than_one_checkpoint_interval_is_still_selected(tiny, t
     size = sum(f.stat().st_size for f in (tmp_path / "ckpt" / on_disk[-1]).rglob("*") if f.is_file())
     assert sel["checkpoints"]["checkpoint_bytes"] >= size > 0
     assert sel["checkpoints"]["peak_bytes"] == 3 * sel["checkpoints"]["checkpoint_bytes"]
+
+
+def dispatch_run(tiny: dict[str, Path], run: Path, mode: str, outer_level: str) -> dict:
+    """A training job run under `resources.cpu_numerics` `mode` by a caller whose environment forces PyTorch's
+    kernel dispatch to `outer_level`: its weights (bytes) and its records, wall-clock fields left out."""
+    env = {**os.environ, "LEM_CPU_NUMERICS": mode, "ATEN_CPU_CAPABILITY": outer_level}
+    subprocess.run(train_cmd(tiny, run, keep_checkpoints=False), check=True, capture_output=True, env=env)
+    model = run / "model"
+
+    def timeless(record: dict) -> dict:  # and the checkpoints' sizes: their trainer_state.json holds timings
+        return {
+            k: timeless(v) if isinstance(v, dict) else v
+            for k, v in record.items()
+            if not re.search(r"seconds|runtime|per_second|_bytes$", k)
+        }
+
+    return {
+        "weights": (model / "model.safetensors").read_bytes(),
+        "selection": timeless(json.loads((model / "selection.json").read_text())),
+        "train_log": [
+            timeless(json.loads(line)) for line in (model / "train_log.jsonl").read_text().splitlines()
+        ],
+        "masking_stats": (model / "masking_stats.json").read_text(),
+    }
+
+
+def test_weights_and_metrics_do_not_depend_on_the_callers_kernel_dispatch(tiny, tmp_path):
+    """Under `portable` (the default), a caller's ATEN_CPU_CAPABILITY=default or =avx2 gives byte-identical
+    weights and the same records: the `lem` command pins its own level before torch loads, as it would on
+    another CPU. Under `native` the caller's level stands, and on an AVX2 CPU the weights differ: what the pin
+    is for (and what makes this test able to fail)."""
+    runs = {
+        (mode, level): dispatch_run(tiny, tmp_path / f"{mode}-{level}", mode, level)
+        for mode in ("portable", "native")
+        for level in ("default", "avx2")
+    }
+    portable_default, portable_avx2 = runs["portable", "default"], runs["portable", "avx2"]
+    assert portable_default["weights"] == portable_avx2["weights"]
+    assert portable_default == portable_avx2
+    if is_x86(platform.machine()) and {"avx2", "fma"} <= cpu_flags():
+        assert runs["native", "default"]["weights"] != runs["native", "avx2"]["weights"], (
+            "without the pin the two kernel levels trained the same weights: this test no longer shows the pin"
+        )
 
 
 def test_checkpoints_of_other_settings_are_not_resumed(tmp_path):

@@ -3,6 +3,8 @@
 Each stage module declares `STAGE = lem.stage.Stage(...)`; this file lists them and imports only the one a
 command names, so that `lem --help` and light stages stay fast. `docs/contracts.md` documents every verb;
 tests/test_cli.py checks it, and every `lem` call of the workflow's rules, against these declarations.
+Every command first pins the CPU's numeric code paths as `LEM_CPU_NUMERICS` says (`lem.numerics`), before
+anything loads torch.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import importlib
 import sys
 from collections.abc import Callable, Sequence
 
+from lem.numerics import pin_numerics
 from lem.stage import Stage
 
 STAGES: dict[str, tuple[str, str]] = {
@@ -61,6 +64,11 @@ def commands_markdown() -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        pin_numerics()  # first: before any stage imports torch (resources.cpu_numerics, lem.numerics)
+    except ValueError as err:
+        print(f"lem: {err}", file=sys.stderr)
+        return 2
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] in {"-h", "--help"}:
         print(usage())

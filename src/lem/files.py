@@ -103,11 +103,16 @@ def software_versions() -> dict[str, str | None]:
 
 def run_provenance() -> dict[str, Any]:
     """The `provenance` field of every metrics file: the command that wrote it, the sha256 of the settings it
-    received (`record_job_settings`; None when called outside a `lem` command) and the software versions."""
+    received (`record_job_settings`; None when called outside a `lem` command), the software versions and the
+    hardware (`lem.numerics.hardware_provenance`: CPU, SIMD flags, `cpu_numerics` and the levels pinned,
+    PyTorch's kernel level, BLAS, threads; the GPU when one was used)."""
+    from lem.numerics import hardware_provenance
+
     return {
         "command": _JOB.get("command"),
         "settings_sha256": _JOB.get("settings_sha256"),
         "versions": software_versions(),
+        "hardware": hardware_provenance(),
     }
 
 

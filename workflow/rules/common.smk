@@ -25,6 +25,12 @@ try:
 except ConfigError as _err:
     raise WorkflowError(f"config: {_err}") from None
 
+from lem.numerics import export_mode
+
+# Every `lem` job pins the CPU's kernels (portable) or leaves them (native) as its environment says
+# (lem.numerics): set here for the jobs of this run, and again by each SLURM job, which reads this file too.
+export_mode(config["resources"]["cpu_numerics"])
+
 from lem.data.download import unpinned_hub_sources, unpinned_url_sources
 
 # Hub sources must name a commit and URL files a sha256 (or say allow_unpinned): refused here, before any job.
