@@ -390,3 +390,27 @@ def test_fuzz_a_loader_raises_only_input_errors(target):
 
 def test_fuzz_covers_every_loader():
     assert set(LOADERS) <= set(TARGETS) and len(TARGETS) >= 30
+
+
+def test_a_full_disk_is_one_line_not_a_traceback(tmp_path, capsys, monkeypatch):
+    """Before: a 15-28-line traceback (lem.stage: a full disk is no bug)."""
+    import errno
+
+    import lem.data.parallel
+
+    def full(*_args, **_kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device", str(tmp_path / "out.txt"))
+
+    monkeypatch.setattr(lem.data.parallel, "write_lines", full)
+    text = write(tmp_path, "ta.txt", "one\n")
+    assert data_main(["mono", "--input", str(text), "--out", str(tmp_path / "out.txt")]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert "Traceback" not in "\n".join(err) and err[-1] == (
+        f"lem data mono: no space left on the device writing {tmp_path / 'out.txt'} (No space left on device): "
+        "free space, then rerun"
+    )
+    monkeypatch.setattr(
+        lem.data.parallel, "write_lines", lambda *a: (_ for _ in ()).throw(OSError(errno.EIO, "I/O"))
+    )
+    with pytest.raises(OSError):  # any other OSError is not a refusal: its traceback stays
+        data_main(["mono", "--input", str(text), "--out", str(tmp_path / "out.txt")])

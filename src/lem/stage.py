@@ -13,12 +13,14 @@ command names (so `lem --help` stays fast). What every command shares lives here
 - threads: `threads=True` adds `--threads N` and applies it (`lem.training.set_threads`) before `run`;
 - logging: `setup_logging`, one format, to stderr (the rules send it to the job's log);
 - errors: the exception types a verb declares (default: bad or missing input files) become one line
-  `lem <stage> <verb>: <message>` and exit status 1; anything else is a bug and keeps its traceback.
+  `lem <stage> <verb>: <message>` and exit status 1, as does a full disk (ENOSPC, EDQUOT); anything else
+  is a bug and keeps its traceback.
 """
 
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import logging
 import sys
@@ -190,7 +192,20 @@ class Stage:
         except errors as err:
             print(f"{prog}: {err}", file=sys.stderr)
             return 1
+        except OSError as err:
+            if err.errno not in FULL_DISK:
+                raise
+            # a full disk (or quota) is no bug: one line; the job's outputs are atomic, so a rerun starts clean
+            where = f" writing {err.filename}" if err.filename else ""
+            print(
+                f"{prog}: no space left on the device{where} ({err.strerror}): free space, then rerun",
+                file=sys.stderr,
+            )
+            return 1
         return int(status or 0)
+
+
+FULL_DISK = (errno.ENOSPC, errno.EDQUOT)
 
 
 class UsageError(ValueError):
