@@ -57,7 +57,23 @@ def test_finetune_keeps_the_best_epoch_and_is_reproducible(data, tmp_path):
     argv = ["--model", str(data["model"]), "--train", str(data["train"]), "--valid", str(data["valid"]),
             "--test", str(data["test"]), "--seed", "1", "--threads", "1", "--out", str(out),
             "--settings", json.dumps({"epochs": 3, "batch_size": 16, "learning_rate": 0.002, "max_length": 40})]  # fmt: skip
+    stale = tmp_path / ".m.json.work" / "checkpoint-3"  # what a killed job left: the rerun removes it
+    stale.mkdir(parents=True)
     assert command("sentiment")(["finetune", *argv]) == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.json"]
     b = json.loads(out.read_text())
     for key in ("macro_f1", "accuracy", "valid_macro_f1", "per_class_f1"):
         assert b[key] == a[key], key
+
+
+def test_a_max_length_beyond_the_model_is_refused_before_training(data, tmp_path, capsys):
+    """Before: capped without a word (config sentiment.training.max_length: 4096 on a 40-token model)."""
+    out = tmp_path / "m.json"
+    argv = ["finetune", "--model", str(data["model"]), "--train", str(data["train"]), "--valid", str(data["valid"]),
+            "--test", str(data["test"]), "--seed", "1", "--out", str(out), "--settings", '{"max_length": 4096}']  # fmt: skip
+    assert command("sentiment")(argv) == 1
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err.startswith(
+        "lem sentiment finetune: --settings max_length (config sentiment.training.max_length): 4096"
+    )
+    assert "at most 40" in err and not out.exists() and not (tmp_path / ".m.json.work").exists()

@@ -82,7 +82,13 @@ def macro_f1_report(gold: list[int], pred: list[int], names: list[str]) -> dict[
 
 
 def finetune(
-    model_dir: str, train_tsv: str, valid_tsv: str, test_tsv: str, settings: SentimentSettings, seed: int
+    model_dir: str,
+    train_tsv: str,
+    valid_tsv: str,
+    test_tsv: str,
+    settings: SentimentSettings,
+    seed: int,
+    work_dir: str | Path | None = None,
 ) -> dict:
     from datasets import Dataset
     from transformers import AutoModelForSequenceClassification, AutoTokenizer, DataCollatorWithPadding
@@ -138,7 +144,12 @@ def finetune(
             )["macro_f1"]
         }
 
-    work = Path(tempfile.mkdtemp(prefix="lem-sentiment-"))
+    if work_dir is None:
+        work = Path(tempfile.mkdtemp(prefix="lem-sentiment-"))
+    else:  # a fixed folder: what a killed run left there (checkpoints) is removed by the rerun
+        work = Path(work_dir)
+        shutil.rmtree(work, ignore_errors=True)
+        work.mkdir(parents=True)
     try:
         args = training.training_arguments(
             work,
@@ -197,8 +208,15 @@ def finetune(
     return report
 
 
+def work_folder(out: str | Path) -> Path:
+    """The checkpoints' folder of the job that writes `out`: hidden beside it, not in the system's temporary
+    folder, where a killed job's checkpoints stayed; the rerun of the job removes it first."""
+    out = Path(out)
+    return out.parent / f".{out.name}.work"
+
+
 def cmd_finetune(a: argparse.Namespace) -> None:
-    report = finetune(a.model, a.train, a.valid, a.test, a.settings, a.seed)
+    report = finetune(a.model, a.train, a.valid, a.test, a.settings, a.seed, work_folder(a.out))
     write_json(a.out, with_keys(report, a.keys))
 
 
