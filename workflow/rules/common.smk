@@ -218,12 +218,6 @@ def base_model_dir(seed=None):
     return f"resources/hf/{bm['hub']['repo']}/{bm['hub']['revision']}"
 
 
-def model_for(variant, pair, seed):
-    """The model folder that represents `variant` for language pair `pair` and pre-training seed `seed` (an
-    alias's: the model of the first-listed variant with the same masking)."""
-    if variant == "base":
-        return base_model_dir(seed)
-    return f"results/models/{MODEL_OF[variant]}/{scope_of(pair)}/seed{seed}/para"
 BASE_MODEL_CHECK = "results/checks/base_model.json"
 
 
@@ -251,6 +245,12 @@ def base_model_settings():
     }
 
 
+def model_for(variant, pair, seed):
+    """The model folder that represents `variant` for language pair `pair` and pre-training seed `seed` (an
+    alias's: the model of the first-listed variant with the same masking)."""
+    if variant == "base":
+        return base_model_dir(seed)
+    return f"results/models/{MODEL_OF[variant]}/{scope_of(pair)}/seed{seed}/para"
 
 
 def row_seeds(row):
