@@ -20,6 +20,7 @@ This module imports no numeric library (it runs before them; Python 3.8 too, for
 from __future__ import annotations
 
 import functools
+import json
 import logging
 import os
 import platform
@@ -221,7 +222,8 @@ def _loaded_blas() -> list[dict[str, Any]]:
     except ImportError:
         return []
     keep = ("internal_api", "version", "architecture", "threading_layer", "num_threads")
-    return [{k: lib[k] for k in keep if k in lib} for lib in threadpool_info()]
+    libs = [{k: lib[k] for k in keep if k in lib} for lib in threadpool_info()]
+    return sorted(libs, key=lambda lib: json.dumps(lib, sort_keys=True))  # not in the order they loaded
 
 
 def _numpy_blas() -> str | None:
