@@ -9,8 +9,9 @@ kernel), so the `lem` command sets them first thing, before anything imports tor
 - `portable` (the default): on x86-64 every library at AVX2 + FMA (`PORTABLE_X86`; Intel since Haswell,
   2013, AMD since Excavator, 2015), on arm64 at NEON without SVE (`PORTABLE_ARM64`), whatever the caller's
   environment says. An x86-64 CPU without AVX2 gets the baseline (`BASELINE_X86`), with a warning: its
-  numbers are not those of other x86 machines. The x86-64 baseline for every machine was measured at half
-  the training throughput of AVX2 (bench/training.py, README), and AVX2 costs nothing against AVX-512 there.
+  numbers are not those of other x86 machines. AVX2 rather than the baseline for every x86-64 CPU: the
+  baseline trained at 0.42-0.63x the throughput of AVX2 (bench/training.py, README), and AVX2 had no
+  measurable cost against AVX-512 there.
 - `native`: the environment is left as it is (each library takes the best kernels of the CPU, or what the
   caller's environment asks for).
 
