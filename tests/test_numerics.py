@@ -102,3 +102,24 @@ def test_metrics_provenance_records_the_hardware():
     if numerics.is_x86(hw["machine"]):
         assert hw["cpu"] and "sse2" in hw["isa"]
     json.dumps(hw)  # written as JSON
+
+
+def test_a_job_that_used_a_gpu_records_its_model_and_driver(monkeypatch):
+    """No GPU here: torch's answers are those of a process that used one (the branch runs, its fields are
+    there; the driver is read from /proc/driver/nvidia/version or nvidia-smi, None when neither is there)."""
+    import torch
+
+    driver = numerics.gpu_driver()  # this machine's, read for real
+    assert driver is None or driver[0].isdigit()
+    monkeypatch.setattr(torch.cuda, "is_initialized", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda i: "NVIDIA H100 80GB HBM3")
+    monkeypatch.setattr(torch.backends.cudnn, "version", lambda: 91000)
+    monkeypatch.setattr(numerics, "gpu_driver", lambda: "570.86.15")
+    numerics.hardware_provenance.cache_clear()
+    try:
+        gpu = numerics.hardware_provenance()["gpu"]
+    finally:
+        numerics.hardware_provenance.cache_clear()
+    assert gpu == {"devices": ["NVIDIA H100 80GB HBM3"], "driver": "570.86.15", "cuda": torch.version.cuda,
+                   "cudnn": 91000}  # fmt: skip
