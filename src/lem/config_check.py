@@ -761,13 +761,35 @@ def _check_model_shape(config: dict[str, Any]) -> None:
             f"embedding.layer: {layer}: the base model has {shape.layers} layers ({shape.where}), so hidden "
             f"states 0..{n_hidden - 1} (0: the embeddings; -1: the last, down to -{n_hidden})"
         )
+
+
+LASER_DIM = 1024  # LASER3's sentence embeddings (lem.refenc, backend laser)
+
+
+def _check_pq_m(config: dict[str, Any]) -> None:
+    """`mining.settings.pq_m` (index ivfpq) divides the dimension of every row that is mined: the base model's
+    hidden size (when known), `controls.dim` (a control row), LASER's 1024 (a laser reference encoder)."""
     mining = (config.get("mining") or {}).get("settings") or {}
     pq_m = mining.get("pq_m", 64)
-    if mining.get("index") == "ivfpq" and isinstance(pq_m, int) and pq_m >= 1 and shape.hidden % pq_m:
-        raise ConfigError(
-            f"mining.settings.pq_m: {pq_m} does not divide the embedding dimension {shape.hidden} (the hidden "
-            f"size, {shape.where}); expected a divisor of it (index ivfpq splits each vector into pq_m parts)"
-        )
+    if mining.get("index") != "ivfpq" or not isinstance(pq_m, int) or isinstance(pq_m, bool) or pq_m < 1:
+        return
+    dims: list[tuple[int, str]] = []
+    shape = model_shape(config)
+    if shape is not None:
+        dims.append((shape.hidden, f"the hidden size, {shape.where}"))
+    controls = config.get("controls") or {}
+    if controls.get("lexical") or controls.get("random"):
+        dims.append((controls.get("dim", 256), "controls.dim, the control rows"))
+    for name, spec in (config.get("reference_encoders") or {}).items():
+        settings = (spec or {}).get("settings") or {}
+        if (spec or {}).get("enabled", True) and settings.get("backend") == "laser":
+            dims.append((LASER_DIM, f"LASER3's, reference_encoders.{name}"))
+    for dim, where in dims:
+        if isinstance(dim, int) and dim % pq_m:
+            raise ConfigError(
+                f"mining.settings.pq_m: {pq_m} does not divide the embedding dimension {dim} ({where}); expected a "
+                "divisor of it (index ivfpq splits each vector into pq_m parts)"
+            )
 
 
 SEED_MAX = 2**32 - 1  # numpy's seeds (np.random.default_rng, RandomState) and torch's manual_seed
@@ -979,6 +1001,7 @@ def check_config(config: dict[str, Any]) -> None:
     _check_crf_models(config)
     _check_lengths(config)
     _check_model_shape(config)
+    _check_pq_m(config)
     _check_controls(config)
     _check_references(config)
 
@@ -997,6 +1020,7 @@ def check_base_model(config: dict[str, Any]) -> dict[str, Any]:
         )
     _check_lengths(config)
     _check_model_shape(config)
+    _check_pq_m(config)
     return {"model": folder, **shape._asdict(), "tokens": positions[0]}
 
 
