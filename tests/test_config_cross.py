@@ -141,7 +141,7 @@ BAD = [
     Bad({"mining.settings": {"index": "ivfpq", "candidates": "knn", "pq_m": 7}}, "mining.settings.pq_m", "7 does not divide the embedding dimension 128"),
     Bad({"base_model.path": MODEL, "mining.settings.index": "ivfpq", "mining.settings.candidates": "knn", "mining.settings.pq_m": 7}, "mining.settings.pq_m", "7 does not divide the embedding dimension 768", "paper.yaml"),
     Bad({"mining.settings": {"index": "ivfpq", "candidates": "knn", "pq_m": 32}, "base_model.model.hidden_size": 128, "controls.dim": 200}, "mining.settings.pq_m", "32 does not divide the embedding dimension 200 (controls.dim, the control rows)"),
-    Bad({"base_model.path": MODEL, "mining.settings.index": "ivfpq", "mining.settings.candidates": "knn", "mining.settings.pq_m": 48}, "mining.settings.pq_m", "48 does not divide the embedding dimension 1024 (LASER3's, reference_encoders.laser)", "paper.yaml"),
+    Bad({"base_model.path": MODEL, "mining.settings.index": "ivfpq", "mining.settings.candidates": "knn", "mining.settings.pq_m": 96, "controls.dim": 384}, "mining.settings.pq_m", "96 does not divide the embedding dimension 1024 (LASER3's, reference_encoders.laser)", "paper.yaml"),
     Bad({"seed": -5}, "seed", "-5: expected an integer seed in 0..4294967295"),
     Bad({"seed": 2**70}, "seed", f"{2**70}: expected an integer seed in 0..4294967295"),
     Bad({"pretrain.seeds": [1, 2**40]}, "pretrain.seeds", f"{2**40}: expected an integer seed"),
