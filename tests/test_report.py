@@ -179,7 +179,11 @@ def test_chance_and_ceiling_are_shown_under_their_tables(tmp_path):
 @pytest.mark.parametrize(
     "variant,value,message",
     [
-        ("control_lexical", 0.2, "the positive control .* not clearly above chance"),
+        (
+            "control_lexical",
+            0.2,
+            r"the positive control \(control_lexical\) is not clearly above chance: .*< 0\.550",
+        ),
         ("control_random", 0.6, "the negative control .* above chance"),
     ],
 )
@@ -199,6 +203,38 @@ def test_a_control_that_misbehaves_fails_the_report(tmp_path, variant, value, me
     with pytest.raises(ControlError, match=message):
         build_report([path], [], [], [variant], tmp_path / "report")
     assert not (tmp_path / "report" / "summary.tsv").exists()  # nothing written from an untrustworthy chain
+
+
+def test_the_positive_control_must_also_beat_chance_by_its_test(tmp_path):
+    """controls.positive_lift per evaluation set and positive_alpha: a lexical control above the lift but with
+    too few mined pairs to tell from chance fails; with enough it passes, and the verdict line is logged."""
+    from lem.controls import PositiveBar
+    from lem.report import ControlError, check_controls
+
+    low = {"precision": 0.1, "recall": 0.1, "f1": 0.1}
+    for n_pred, passes in ((4, False), (40, True)):
+        prf = {
+            "precision": 0.75,
+            "recall": 0.75,
+            "f1": 0.75,
+            "n_pred": n_pred,
+            "n_gold": n_pred,
+            "n_correct": 0.75 * n_pred,
+        }
+        metrics = {
+            "intersection": prf,
+            "chance": {"intersection": low},
+            "ceiling": {"intersection": {**low, "f1": 1.0}},
+        }
+        summary = pd.DataFrame([{"task": "mining", "metric": "intersection_f1", "variant": "control_lexical",
+                                 "dataset": "news", "pair": "si-en", "mean": 0.75, "chance": 0.1, "ceiling": 1.0}])  # fmt: skip
+        bar = PositiveBar({"news": 0.5}, alpha=0.001)
+        if passes:
+            (line,) = check_controls(summary, bar, control_metrics={("news", "si-en"): metrics})
+            assert "control_lexical intersection F1 0.750 >= 0.550" in line
+        else:
+            with pytest.raises(ControlError, match=r"p = .* >= alpha 0\.001"):
+                check_controls(summary, bar, control_metrics={("news", "si-en"): metrics})
 
 
 def test_a_reference_encoder_row_can_be_a_positive_control(tmp_path):

@@ -18,6 +18,8 @@ from pathlib import Path
 import pandas as pd
 
 from lem import evidence, figures
+from lem.controls import PositiveBar, lexical_control_lines, positive_control_verdict
+from lem.data.news import gold_counts_markdown
 from lem.files import atomic_path, write_text
 from lem.stage import Stage, Verb, arg, json_object
 
@@ -83,16 +85,20 @@ def collect(
     variants: list[str] | None = None,
     items: evidence.Items | None = None,
     nmt: list[str] = (),
+    controls: dict | None = None,
 ) -> pd.DataFrame:
     """One row per (variant, task, dataset, pair, metric, seed) value, keyed by each file's `keys` (a file's
     variant must be one of `variants` when given); `coverage` (the annotation coverage JSON) adds task
     `coverage`, one row per language (as `pair`) and entity-type share. `items`, when given, collects each
-    run's per-item rows for the paired tests (lem.evidence)."""
+    run's per-item rows for the paired tests (lem.evidence); `controls`, when given, takes the metrics of each
+    positive-control row (`control_lexical`) by (dataset, pair), for its verdict."""
     rows = []
     for path in mining:
         key, data = _read("mining", path, variants)
         if items is not None:
             items.add_mining(key, data, path)
+        if controls is not None and key["variant"] == "control_lexical":
+            controls[(key["dataset"], key["pair"])] = data
         for direction, metric in MINING_METRICS:
             if direction in data:
                 rows.append(
@@ -250,6 +256,8 @@ def markdown(
     comparisons: pd.DataFrame | None = None,
     alpha: float = 0.05,
     nmt_compare: list[dict] = (),
+    news_stats: list[str] = (),
+    control_notes: list[str] = (),
 ) -> str:
     comparisons = pd.DataFrame() if comparisons is None else comparisons
     marks = evidence.marks(comparisons)
@@ -281,6 +289,16 @@ def markdown(
         table = _pivot_markdown(summary, task, metric, variants, marks, tested)
         if table:
             sections += [f"## {title}", "", table, ""]
+            if task == "mining" and metric == "intersection_f1" and control_notes:
+                sections += ["Positive control (`control_lexical`): " + "; ".join(control_notes) + ".", ""]
+    gold = gold_counts_markdown(news_stats)
+    if gold:
+        sections += [
+            "## Mining benchmarks: gold alignments (read, kept, repaired and dropped per reason)",
+            "",
+            *gold,
+            "",
+        ]
     sections += nmt_markdown(summary, variants, nmt_compare)
     sections += evidence.comparisons_markdown(comparisons, alpha)
     ann = summary[summary.task == "annotation"]
@@ -423,17 +441,22 @@ class ControlError(ValueError):
 
 def check_controls(
     summary: pd.DataFrame,
-    positive_lift: float = 0.5,
+    positive: PositiveBar | None = None,
     negative_lift: float = 0.25,
     references: dict[str, float] | None = None,
+    control_metrics: dict[tuple[str, str], dict] | None = None,
 ) -> list[str]:
     """The controls' verdicts on mining intersection F1, per dataset and pair: the positive control
-    (`control_lexical`) must reach chance + positive_lift x (ceiling - chance), the negative control
-    (`control_random`) must stay below chance + negative_lift x (ceiling - chance), and a reference encoder
-    row given in `references` (row -> its lift; config reference_encoders.<name>.positive_lift) is a positive
-    control with its own lift. Raises ControlError naming the cell otherwise; returns one line per check passed."""
+    (`control_lexical`) must pass `lem.controls.positive_control_verdict` (chance + lift x (ceiling - chance),
+    lift per evaluation set, and above chance by a one-sided test at `positive.alpha`; its metrics file in
+    `control_metrics`), the negative control (`control_random`) must stay below chance + negative_lift x
+    (ceiling - chance), and a reference encoder row given in `references` (row -> its lift; config
+    reference_encoders.<name>.positive_lift) is a positive control with its own lift. Raises ControlError
+    naming the cell otherwise; returns one line per check passed."""
     part = summary[(summary.task == "mining") & (summary.metric == "intersection_f1")]
     references = references or {}
+    positive = positive or PositiveBar()
+    control_metrics = control_metrics or {}
     lines = []
     for row in part.itertuples():
         if row.variant not in ("control_lexical", "control_random", *references):
@@ -454,14 +477,19 @@ def check_controls(
                 )
             lines.append(f"{row.dataset} {row.pair}: reference {row.variant} {row.mean:.3f} >= {bar:.3f}")
         elif row.variant == "control_lexical":
-            bar = row.chance + positive_lift * span
-            if row.mean < bar:
+            metrics = control_metrics.get((row.dataset, row.pair))
+            if metrics is None:
                 raise ControlError(
-                    f"mining {row.dataset} {row.pair}: the positive control (control_lexical) scores intersection F1 "
-                    f"{row.mean:.3f}, not clearly above chance {row.chance:.3f} (needs {bar:.3f}): the "
-                    "embed -> mine -> evaluate chain is broken, or the dictionary does not cover the text"
+                    f"mining {row.dataset} {row.pair}: control_lexical has no metrics file given"
                 )
-            lines.append(f"{row.dataset} {row.pair}: positive control {row.mean:.3f} >= {bar:.3f}")
+            ok, line = positive_control_verdict(metrics, row.dataset, row.pair, positive)
+            if not ok:
+                raise ControlError(
+                    f"mining {row.dataset} {row.pair}: the positive control (control_lexical) is not clearly "
+                    f"above chance: {line}: the embed -> mine -> evaluate chain is broken, or the dictionary "
+                    "does not cover the text"
+                )
+            lines.append(line)
         else:
             bar = row.chance + negative_lift * span
             if row.mean > bar:
@@ -488,23 +516,22 @@ def build_report(
     config: dict | None = None,
     nmt: list[str] = (),
     nmt_compare: list[str] = (),
+    news_stats: list[str] = (),
 ) -> pd.DataFrame:
     """Every output of the report in `out_dir`: summary.tsv / .md / .html, comparisons.tsv, the figures
     (overview, mining, and with `models`: masking and training) and, with `config`, config.json (the run's
     configuration, for the Snakemake report)."""
     cov = json.loads(Path(coverage).read_text(encoding="utf-8")) if coverage else None
-    items = evidence.Items()
-    values = collect(mining, sentiment, curation, annotation, cov, variants, items, nmt)
+    items, control_metrics = evidence.Items(), {}
+    values = collect(mining, sentiment, curation, annotation, cov, variants, items, nmt, control_metrics)
     nmt_comparisons = [_read("nmt_compare", path, None)[1] for path in nmt_compare]
     summary = summarise(values)
     sig = {"alpha": 0.05, **(significance or {})}
     comparisons = evidence.compare(items, variants, sig["alpha"])
     controls = controls or {}
+    positive = PositiveBar(controls.get("positive_lift", 0.5), controls.get("positive_alpha", 0.01))
     for line in check_controls(
-        summary,
-        controls.get("positive_lift", 0.5),
-        controls.get("negative_lift", 0.25),
-        controls.get("references"),
+        summary, positive, controls.get("negative_lift", 0.25), controls.get("references"), control_metrics
     ):
         log.info("controls: %s", line)
     order = {v: i for i, v in enumerate(variants)}
@@ -517,7 +544,11 @@ def build_report(
         summary.to_csv(tmp, sep="\t", index=False, float_format="%.6f")
     with atomic_path(out_dir / "comparisons.tsv") as tmp:
         comparisons.to_csv(tmp, sep="\t", index=False, float_format="%.6f")
-    md = markdown(summary, variants, cov, comparisons, sig["alpha"], nmt_comparisons)
+    notes = lexical_control_lines(
+        ((config or {}).get("controls") or {}).get("lexical"),
+        ((config or {}).get("mining") or {}).get("evalsets", {}),
+    )
+    md = markdown(summary, variants, cov, comparisons, sig["alpha"], nmt_comparisons, news_stats, notes)
     write_text(out_dir / "summary.md", md)
     write_text(out_dir / "summary.html", figures.markdown_html(md, "LEM pipeline: results"))
     figure(summary, variants, out_dir / "overview.png")
@@ -588,6 +619,7 @@ def cmd_build(a: argparse.Namespace) -> None:
         {
             "positive_lift": a.positive_lift,
             "negative_lift": a.negative_lift,
+            "positive_alpha": a.positive_alpha,
             "references": a.reference_controls,
         },
         a.models,
@@ -595,6 +627,7 @@ def cmd_build(a: argparse.Namespace) -> None:
         a.config,
         a.nmt,
         a.nmt_compare,
+        a.news_stats,
     )
     out = Path(a.out_dir).resolve()
     print(
@@ -615,8 +648,13 @@ STAGE = Stage(
             arg("--nmt-compare", nargs="*", default=[], help="paired bootstraps of lem nmt compare"),
             arg("--coverage", default=None, help="the annotation coverage JSON (results/annotate/coverage.json)"),
             arg("--variants", nargs="+", required=True, help="row order of the tables"),
-            arg("--positive-lift", type=float, default=0.5,
-                help="the positive control must reach chance + lift x (ceiling - chance)"),
+            arg("--positive-lift", type=json.loads, default=0.5,
+                help="the positive control must reach chance + lift x (ceiling - chance): a number or JSON "
+                "{evalset: lift}"),
+            arg("--positive-alpha", type=float, default=0.01,
+                help="and beat chance by a one-sided test at this level (lem.controls.chance_p_value)"),
+            arg("--news-stats", nargs="*", default=[],
+                help="stats.json of each prepared news evaluation set (gold read, kept, repaired, dropped)"),
             arg("--negative-lift", type=float, default=0.25,
                 help="the negative control must stay below chance + lift x (ceiling - chance)"),
             arg("--reference-controls", type=json_object, default=None,

@@ -7,6 +7,11 @@ rule report:
         nmt_compare=nmt_compare_outputs(),
         annotation=annotation_eval_outputs(),
         coverage="results/annotate/coverage.json",
+        news_stats=[
+            f"results/eval/prepared/{e}/{p}/stats.json"
+            for e, spec in config["mining"]["evalsets"].items()
+            for p in spec["pairs"]
+        ],
         models=[spec.split("=", 1)[1] for spec in report_models()],
     output:
         tsv=report(
@@ -66,13 +71,14 @@ rule report:
     params:
         variants=ROWS,
         models=report_models(),
-        positive_lift=config["controls"]["positive_lift"],
+        positive_lift=as_json(config["controls"]["positive_lift"]),
+        positive_alpha=config["controls"]["positive_alpha"],
         negative_lift=config["controls"]["negative_lift"],
         config=as_json(config),
         references=as_json(reference_controls()),
     shell:
-        "lem report build --mining {input.mining:q} --sentiment {input.sentiment:q} --curation {input.curation:q} --nmt {input.nmt:q} --nmt-compare {input.nmt_compare:q} --annotation {input.annotation:q} "
-        "--coverage {input.coverage:q} --positive-lift {params.positive_lift} --negative-lift {params.negative_lift} "
+        "lem report build --mining {input.mining:q} --sentiment {input.sentiment:q} --curation {input.curation:q} --nmt {input.nmt:q} --nmt-compare {input.nmt_compare:q} --annotation {input.annotation:q} --news-stats {input.news_stats:q} "
+        "--coverage {input.coverage:q} --positive-lift '{params.positive_lift}' --positive-alpha {params.positive_alpha} --negative-lift {params.negative_lift} "
         "--models {params.models:q} --config '{params.config}' "
         "--reference-controls '{params.references}' "
         '--variants {params.variants:q} --out-dir "$(dirname {output.tsv:q})" 2> {log:q}'
