@@ -128,3 +128,28 @@ def test_two_training_jobs_side_by_side_write_the_files_they_write_in_turn(tmp_p
         assert sorted(seen.values()) == (["True", "True"] if slots == 2 else ["False", "True"]), (slots, seen)
         outputs[slots] = {job: (run / f"out/{job}.npy").read_bytes() for job in "ab"}
     assert outputs[2] == outputs[1]
+
+
+def test_gpu_check_refuses_at_once_without_a_gpu(tmp_path):
+    """scripts/gpu-check.sh on a machine (or a test run) that sees no GPU: one line saying so, exit 2, no
+    output file, nothing started."""
+    import os
+    import shutil
+    import time
+
+    cases = [{"CUDA_VISIBLE_DEVICES": ""}]  # what tests/conftest.py sets: no GPU visible, even on a GPU node
+    if shutil.which("nvidia-smi", path="/usr/bin:/bin") is None:
+        cases.append({"CUDA_VISIBLE_DEVICES": "0", "PATH": "/usr/bin:/bin"})  # no nvidia-smi at all
+    for env in cases:
+        t = time.monotonic()
+        proc = subprocess.run(
+            ["bash", str(REPO / "scripts" / "gpu-check.sh"), str(tmp_path / "out.json")],
+            capture_output=True, text=True, env={**os.environ, **env}, cwd=tmp_path,
+        )  # fmt: skip
+        assert proc.returncode == 2, proc.stderr
+        assert proc.stdout == "" and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+        assert (
+            proc.stderr.startswith("scripts/gpu-check.sh: no GPU here (")
+            and "run it on a GPU node" in proc.stderr
+        )
+        assert time.monotonic() - t < 5 and not (tmp_path / "out.json").exists()
