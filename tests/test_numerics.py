@@ -123,3 +123,11 @@ def test_a_job_that_used_a_gpu_records_its_model_and_driver(monkeypatch):
         numerics.hardware_provenance.cache_clear()
     assert gpu == {"devices": ["NVIDIA H100 80GB HBM3"], "driver": "570.86.15", "cuda": torch.version.cuda,
                    "cudnn": 91000}  # fmt: skip
+
+
+def test_nothing_loads_torch_or_numpy_before_the_pin():
+    """`lem` pins in `main`, after its module imports: those must not load a numeric library (which would
+    choose its kernels before the pin, silently)."""
+    probe = "import sys, lem.cli; print(sorted(m for m in ('torch', 'numpy', 'faiss') if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
