@@ -978,7 +978,7 @@ STAGE = Stage(
     "plan",
     __doc__.splitlines()[0],
     (
-        Verb("cost", "steps, evaluations, checkpoint disk and GPU-hours of every training job", cmd_cost, (
+        Verb("cost", "steps, evaluations, disk and GPU-hours of every training job; items, GPU-hours and disk of every other GPU job", cmd_cost, (
             arg("--configfile", nargs="+", help="config file(s), merged in order as by snakemake"),
             arg("--config-json", type=json_object, help="the config as one JSON object (what the `plan` rule passes)"),
             arg("--directory", default=".", help="the run's working directory (where results/ is)"),
