@@ -299,3 +299,14 @@ def test_other_jobs_count_the_runs_files_and_take_measured_throughput(tmp_path):
     assert emb["tokens"] == pytest.approx(emb["jobs"] * 240 * per / 3)
     assert emb["gpu_hours"] == pytest.approx(emb["tokens"] / 5000 / 3600)
     assert not any(t["kind"] == "annotation" for t in plan["tasks"])  # lexicon backends: CPU jobs
+
+
+def test_jobs_sharing_a_gpu_run_longer_and_the_plan_says_what_the_rate_must_be(tmp_path):
+    config = load_config([PAPER])
+    alone = make_plan(config, tmp_path)
+    config["resources"]["gpu_share"] = 4
+    shared = make_plan(config, tmp_path)
+    assert shared["totals"]["gpu_hours"] == alone["totals"]["gpu_hours"]  # the GPU's time at the given rate
+    assert any("resources.gpu_share = 4" in n and "--concurrent 4" in n for n in shared["notes"])
+    longest = max(j["gpu_hours"] for j in alone["jobs"])
+    assert f"{4 * longest:.1f} h" in " ".join(shared["notes"])  # each job takes 4 x as long

@@ -514,13 +514,22 @@ def make_plan(config: dict[str, Any], root: str | Path = ".") -> dict[str, Any]:
     totals["all_gpu_hours"] = totals["gpu_hours"] + totals["other_gpu_hours"]
     notes = []
     runtime = int(config["resources"]["runtime_training"])
-    long_jobs = [j for j in jobs if j.gpu_hours * 60 > runtime]
+    # sharing a GPU (lem.gpu_share): N jobs at once, each N x as long as its share of the GPU's time
+    share = int(config["resources"].get("gpu_share", 1)) if int(config["resources"]["gpu_training"]) else 1
+    long_jobs = [j for j in jobs if j.gpu_hours * share * 60 > runtime]
     if long_jobs:
         worst = max(long_jobs, key=lambda j: j.gpu_hours)
+        hours_ = worst.gpu_hours * share
         notes.append(
             f"{len(long_jobs)} of {len(jobs)} jobs need more than resources.runtime_training ({runtime} min); "
-            f"the longest, {worst.name}, {worst.gpu_hours:.1f} h, needs {math.ceil(worst.gpu_hours * 60 / runtime)} "
+            f"the longest, {worst.name}, {hours_:.1f} h, needs {math.ceil(hours_ * 60 / runtime)} "
             "allocations: it resumes from its last checkpoint after a time-out when resubmitted (--retries)"
+        )
+    if share > 1:
+        notes.append(
+            f"resources.gpu_share = {share}: {share} training jobs share a GPU, so the GPU-hours are the GPU's time "
+            f"only when plan.tokens_per_second is the aggregate rate of {share} jobs on one GPU (bench/gpu_training.py "
+            f"--concurrent {share}, scripts/gpu-check.sh); each job then runs {share} x its GPU-hours"
         )
     aliases = {v: m for v, m in model_of.items() if v != m}
     if aliases:
