@@ -191,6 +191,25 @@ def test_a_zero_share_of_an_enabled_type_fails_naming_language_and_type(english,
         )
 
 
+def test_the_workflow_passes_the_types_alone(english, tmp_path, capsys):
+    """`--types` (the workflow's: the types the trained variants mask, so that a variant removed changes no
+    parameter of the coverage job) requires the same shares as the variants that mask them."""
+    no_ner = {"en": {"pos": english["settings"]["pos"]}}
+    s = CoverageSettings(sample=10)
+    with pytest.raises(
+        CoverageError, match=r"en: NE share is 0\.0000 .*because a trained LEM variant masks ne"
+    ):
+        annotation_coverage({"en": english["text"]}, no_ner, {}, s, types=["ne", "noun"])
+    cov = annotation_coverage({"en": english["text"]}, no_ner, {}, s, types=["verb", "noun"])
+    assert cov["enabled"] == {"noun": [], "verb": []}  # canonical order
+    out = tmp_path / "coverage.json"
+    argv = ["coverage", "--langs", "en", "--texts", str(english["text"]), "--settings", json.dumps(no_ner),
+            "--types", "ne", "--out", str(out)]  # fmt: skip
+    assert main(argv) == 1 and "en: NE share is 0.0000" in capsys.readouterr().err and not out.exists()
+    assert main([*argv[:-4], "--types", "--out", str(out)]) == 0  # no LEM variant: nothing required
+    assert json.loads(out.read_text())["enabled"] == {}
+
+
 def test_penn_read_as_upos_is_caught(english, tmp_path):
     """The original defect, reproduced with a lexicon declared in the wrong tag set: English nouns and verbs
     vanish, and the check names them."""

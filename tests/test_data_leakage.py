@@ -50,3 +50,42 @@ def test_real_multiner_vs_nlpc_overlap(shared_data: Path, tmp_path: Path) -> Non
           str(tmp_path / "ner" / "ta.test.conll"), "--report", str(tmp_path / "r.json")])  # fmt: skip
     r = json.loads((tmp_path / "r.json").read_text())["train"][str(tmp_path / "gov.tsv")]
     assert r["normalised_overlap"] > 0 and r["dropped"] == r["normalised_overlap"]
+
+
+def guarded_run(tmp_path: Path) -> tuple[list[str], Path]:
+    """A guard run against one evaluation set: the guarded training text and the guard's report."""
+    (tmp_path / "mono.txt").write_text("The road closed.\nRain in the hills.\nA new line.\n")
+    (tmp_path / "old.tsv").write_text("id\tdoc\ttext\nen_1_0\t1\tThe road closed.\n")
+    clean = str(tmp_path / "mono.clean.txt")
+    main(["leakage", "--train", str(tmp_path / "mono.txt"), "--eval", str(tmp_path / "old.tsv"),
+          "--out-clean", clean, "--report", str(tmp_path / "leakage.json")])  # fmt: skip
+    assert json.loads((tmp_path / "leakage.json").read_text())["evals"] == [str(tmp_path / "old.tsv")]
+    return [clean], tmp_path / "leakage.json"
+
+
+def test_a_set_the_guard_was_built_with_passes_unread(tmp_path: Path) -> None:
+    train, report = guarded_run(tmp_path)
+    out = tmp_path / "checked.json"
+    args = ["leakage-check", "--name", "mining/old", "--eval", str(tmp_path / "old.tsv"), "--train", *train]
+    assert main([*args, "--guard-report", str(report), "--out", str(out)]) == 0
+    checked = json.loads(out.read_text())
+    assert (checked["guarded"], checked["checked"], checked["overlap"]) == (
+        [str(tmp_path / "old.tsv")],
+        [],
+        0,
+    )
+
+
+def test_a_set_added_later_is_checked_and_refused_by_name_when_it_overlaps(tmp_path: Path, capsys) -> None:
+    train, report = guarded_run(tmp_path)
+    (tmp_path / "clean.tsv").write_text("id\tdoc\ttext\nen_2_0\t2\tSnow on the coast.\n")
+    (tmp_path / "leaky.tsv").write_text("id\tdoc\ttext\nen_3_0\t3\train in the hills\n")
+    out = tmp_path / "checked.json"
+    base = ["leakage-check", "--train", *train, "--guard-report", str(report), "--out", str(out)]
+    assert main([*base, "--name", "mining/clean", "--eval", str(tmp_path / "clean.tsv")]) == 0
+    assert json.loads(out.read_text())["checked"] == [str(tmp_path / "clean.tsv")]
+    out.unlink()
+    assert main([*base, "--name", "mining/leaky", "--eval", str(tmp_path / "leaky.tsv")]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "evaluation set 'mining/leaky'" in err[0] and "shares 1 sentence(s)" in err[0]
+    assert str(report) in err[0] and not out.exists()

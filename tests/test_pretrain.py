@@ -140,6 +140,40 @@ def test_killed_run_resumes_to_the_uninterrupted_result(tiny, tmp_path):
         assert abs(a[k] - b[k]).max() < 1e-6, k
 
 
+def test_sigint_saves_a_checkpoint_stops_promptly_and_resumes_to_the_same_result(tiny, tmp_path):
+    """SIGINT to the training command alone (as Snakemake forwards it: lem.interrupt), which was started
+    with SIGINT ignored (a background job of a non-interactive shell): it saves a checkpoint at the end of
+    its step and exits 130 within seconds, leaving no output; the rerun resumes from that checkpoint."""
+    straight, stopped = tmp_path / "straight", tmp_path / "stopped"
+    training = {"max_steps": 600, "checkpoint_every": 200, "logging_steps": 200}
+    subprocess.run(train_cmd(tiny, straight, **training), check=True, capture_output=True)
+    proc = subprocess.Popen(train_cmd(tiny, stopped, **training), stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))  # fmt: skip
+    deadline = time.time() + 300
+    while not list((stopped / "ckpt").glob("checkpoint-*/trainer_state.json")):
+        assert proc.poll() is None, "the run ended before it could be interrupted"
+        assert time.time() < deadline, "no checkpoint within 300 s"
+        time.sleep(0.02)
+    sent = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert time.monotonic() - sent < 20, "the interrupted run did not stop promptly"
+    assert proc.returncode == 130 and err.strip().splitlines()[-1].endswith(": interrupted"), err[-2000:]
+    assert not (stopped / "model").exists(), "an interrupted run must leave no output"
+    steps = [int(n.split("-")[1]) for n in checkpoints_on_disk(stopped)]
+    assert "checkpoint of step" in err and 0 < max(steps) < 600, (steps, err[-2000:])
+    assert (stopped / "ckpt" / f"checkpoint-{max(steps)}" / "optimizer.pt").exists()
+    resumed = subprocess.run(train_cmd(tiny, stopped, **training), check=True, capture_output=True, text=True)
+    sel = json.loads((stopped / "model" / "selection.json").read_text())
+    ref = json.loads((straight / "model" / "selection.json").read_text())
+    assert sel["resumed"] and sel["best_step"] == ref["best_step"], resumed.stderr[-2000:]
+    a = load_file(str(stopped / "model" / "model.safetensors"))
+    b = load_file(str(straight / "model" / "model.safetensors"))
+    for k in a:
+        assert abs(a[k] - b[k]).max() < 1e-6, k
+
+
 def test_checkpoints_of_an_upstream_model_that_changed_are_not_resumed(tiny, tmp_path):
     """The base model is retrained under other settings at the same path: its old checkpoints must not be
     resumed (the fingerprint hashes what --init and --features hold, not their names)."""

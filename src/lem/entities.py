@@ -23,6 +23,8 @@ Tag-set decisions (docs/annotation-quality.md repeats them):
 
 from __future__ import annotations
 
+import re
+
 from lem.text import is_punct
 
 # --- entity flags -----------------------------------------------------------------------------------------
@@ -47,7 +49,22 @@ UPOS = {"NOUN": NOUN, "PROPN": NOUN, "VERB": VERB}
 
 # The native POS tag set of each language (contract: en Penn, si UCSC, ta UPOS): the default of a tagger
 # whose tag set is not otherwise known (a plain `word tag` lexicon, the generated world's gold tags).
+LANG_CODE = re.compile(r"[a-z]{2,3}")  # a language code: any, declared in the config with its resources
 NATIVE_TAGSET = {"en": "penn", "si": "ucsc", "ta": "upos"}
+
+
+def native_tagset(lang: str) -> str:
+    """The POS tag set a language's tsv / tnt lexicon or CoNLL gold is read in when the settings name none
+    (en Penn, si UCSC, ta UPOS); any other language code must name its own (`pos.tagset`)."""
+    try:
+        return NATIVE_TAGSET[lang]
+    except KeyError:
+        raise ValueError(
+            f"language {lang!r} has no default POS tag set (en, si and ta have one): set its pos.tagset "
+            "(annotation.<lang>.pos.tagset, or the command's --tagset / --gold-tagset) to penn, ucsc or upos"
+        ) from None
+
+
 COARSE = {"penn": PENN, "ucsc": UCSC, "upos": UPOS}
 TAGSETS = tuple(COARSE)
 
@@ -90,7 +107,7 @@ def coarse_class(tag: str, tagset: str) -> str:
 def coarse_for_lang(tag: str, lang: str) -> str:
     """The coarse class of a tag of the language's *native* tag set (en Penn, si UCSC, ta UPOS). Annotation
     does not use this: it maps with the tag set the POS tagger declares (`Annotator.pos_tagset`)."""
-    return coarse_class(tag, NATIVE_TAGSET[lang])
+    return coarse_class(tag, native_tagset(lang))
 
 
 def ner_type(label: str) -> str | None:

@@ -28,6 +28,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from lem.interrupt import restore_default as restore_default_sigint
+
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 
@@ -40,6 +42,15 @@ def setup_logging(level: int = logging.INFO) -> None:
         handler._lem = True  # type: ignore[attr-defined]
         root.addHandler(handler)
     root.setLevel(level)
+
+
+def lang_code(text: str) -> str:
+    """argparse `type=` of a language code: 2 or 3 lower-case letters (any language the config declares)."""
+    from lem.entities import LANG_CODE
+
+    if not LANG_CODE.fullmatch(text):
+        raise argparse.ArgumentTypeError(f"not a language code (2 or 3 lower-case letters): {text!r}")
+    return text
 
 
 def json_object(text: str) -> dict[str, Any]:
@@ -165,6 +176,7 @@ class Stage:
         args = parser.parse_args(argv)
         verb = self.verb(args.verb)
         prog = f"lem {self.name} {verb.name}"
+        restore_default_sigint()  # Ctrl-C stops the command even when started with SIGINT ignored
         setup_logging()
         if verb.settings is not None and args.settings is not None:
             try:
@@ -192,6 +204,10 @@ class Stage:
         except errors as err:
             print(f"{prog}: {err}", file=sys.stderr)
             return 1
+        except KeyboardInterrupt:
+            # Ctrl-C (lem.interrupt): outputs are atomic, a training run saved a checkpoint to resume from
+            print(f"{prog}: interrupted", file=sys.stderr)
+            return 130
         except OSError as err:
             if err.errno not in FULL_DISK:
                 raise

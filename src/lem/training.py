@@ -598,6 +598,8 @@ def make_trainer(
     (dropout draws) that follows it."""
     if loss_positions not in LOSS_POSITIONS:
         raise ValueError(f"loss_positions {loss_positions!r} not in {LOSS_POSITIONS}")
+    from lem.interrupt import checkpoint_on_interrupt
+
     labelled = loss_positions == "labelled" and use_labelled_positions_loss(model)
     trainer = _trainer_class()(
         model=model,
@@ -607,7 +609,7 @@ def make_trainer(
         data_collator=data_collator,
         processing_class=tokenizer,
         compute_metrics=compute_metrics,
-        callbacks=list(callbacks) or None,
+        callbacks=[*callbacks, checkpoint_on_interrupt()],  # Ctrl-C: a checkpoint, then stop (lem.interrupt)
         train_batches=train_batches,
         rng_neutral_eval=rng_neutral_eval,
     )

@@ -72,11 +72,11 @@ rule annotation_coverage:
     params:
         langs=LANGS,
         settings=as_json({lang: config["annotation"][lang] for lang in LANGS}),
-        variants=as_json({v: config["pretrain"]["variants"][v] for v in TRAINED}),
+        types=masked_types(),  # the types alone: a variant removed reruns no annotation
         check=as_json({"seed": config["seed"], **config["annotation_coverage"]}),
     shell:
         "lem annotate coverage --langs {params.langs:q} --texts {input.texts:q} "
-        "--settings '{params.settings}' --variants '{params.variants}' --check '{params.check}' "
+        "--settings '{params.settings}' --types {params.types:q} --check '{params.check}' "
         "--out {output:q} > {log:q} 2>&1"
 
 

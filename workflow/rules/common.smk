@@ -31,6 +31,12 @@ from lem.numerics import export_mode
 # (lem.numerics): set here for the jobs of this run, and again by each SLURM job, which reads this file too.
 export_mode(config["resources"]["cpu_numerics"])
 
+from lem.interrupt import forward_to_jobs
+
+# Ctrl-C, or a SIGINT sent to Snakemake alone, reaches the running jobs too: the local executor only waits
+# for them, and a training job saves a checkpoint and stops (lem.interrupt).
+forward_to_jobs()
+
 from lem.data.download import unpinned_hub_sources, unpinned_url_sources
 
 # Hub sources must name a commit and URL files a sha256 (or say allow_unpinned): refused here, before any job.
@@ -360,26 +366,95 @@ def para_text(pair, split):
     return f"results/corpus/para/{pair}.valid.tsv"
 
 
-def eval_text_files():
-    """Every evaluation text the pre-training data must not contain (the leakage guard's input)."""
-    files = []
-    for name, spec in config["mining"].get("evalsets", {}).items():
-        for pair in spec["pairs"]:
-            files += [
-                f"results/eval/prepared/{name}/{pair}/{lang}.tsv"
-                for lang in src_tgt(pair)
-            ]
-    for name in config["sentiment"].get("datasets", {}):
-        files += [
+def evalsets():
+    """Every evaluation set as (kind, name): mining sets, sentiment sets, curation corpora, NMT sets."""
+    return (
+        [("mining", name) for name in config["mining"].get("evalsets", {})]
+        + [("sentiment", name) for name in config["sentiment"].get("datasets", {})]
+        + [("curation", pair) for pair in config["curation"].get("corpora", {})]
+        + [("nmt", pair) for pair in config["curation"]["nmt"]["pairs"]]
+    )
+
+
+def evalset_files(kind, name):
+    """The text of evaluation set `name` of `kind` that the pre-training data must not contain."""
+    if kind == "mining":
+        return [
+            f"results/eval/prepared/{name}/{pair}/{lang}.tsv"
+            for pair in config["mining"]["evalsets"][name]["pairs"]
+            for lang in src_tgt(pair)
+        ]
+    if kind == "sentiment":
+        return [
             f"results/eval/prepared/sentiment/{name}/{split}.tsv"
             for split in ("valid", "test")
         ]
-    files += [
-        f"results/eval/prepared/curation/{pair}/pairs.tsv"
-        for pair in config["curation"].get("corpora", {})
+    if kind == "curation":
+        return [f"results/eval/prepared/curation/{name}/pairs.tsv"]
+    return [
+        f"results/eval/prepared/nmt/{name}/{split}.tsv" for split in ("valid", "test")
     ]
-    files += nmt_eval_files()
-    return files
+
+
+def eval_text_files():
+    """Every evaluation text the pre-training data must not contain (of every configured set)."""
+    return [f for kind, name in evalsets() for f in evalset_files(kind, name)]
+
+
+LEAKAGE_REPORT = "results/corpus/leakage.json"
+
+
+def guard_eval_files():
+    """The leakage guard's evaluation input: once the guard has run, the files it was built with (its
+    report's `evals`, those still on disk or still configured), so that adding or removing an evaluation
+    set reruns no pre-training (a set added later is checked by `leakage_check` before it is evaluated);
+    before, every configured set. Delete the report to guard the training text against the sets of now.
+    """
+    configured = eval_text_files()
+    if not Path(LEAKAGE_REPORT).exists():
+        return configured
+    from lem.data.leakage import guarded_evals
+
+    return [
+        f for f in guarded_evals(LEAKAGE_REPORT) if Path(f).exists() or f in configured
+    ]
+
+
+def evalset_langs(kind, name):
+    if kind == "mining":
+        pairs = config["mining"]["evalsets"][name]["pairs"]
+        return sorted({lang for pair in pairs for lang in src_tgt(pair)})
+    if kind == "sentiment":
+        return src_tgt(config["sentiment"]["datasets"][name]["pair"])
+    return src_tgt(name)
+
+
+def evalset_train(kind, name):
+    """The guarded pre-training text of the set's languages (what `leakage_check` compares it with)."""
+    langs = evalset_langs(kind, name)
+    mono = [
+        f"results/corpus/guarded/mono/{lang}.txt" for lang in LANGS if lang in langs
+    ]
+    para = [
+        f"results/corpus/guarded/para/{pair}.train.tsv"
+        for pair in PAIRS
+        if set(src_tgt(pair)) & set(langs)
+    ]
+    return mono + para
+
+
+def masked_types():
+    """The entity types the trained variants mask (annotation_coverage requires a share of each)."""
+    from lem.annotate.coverage import enabled_entity_types
+
+    return list(
+        enabled_entity_types({v: config["pretrain"]["variants"][v] for v in TRAINED})
+    )
+
+
+def leakage_checked(kind, name):
+    """The leakage check of one evaluation set: an input of the jobs that evaluate it."""
+    return f"results/eval/checked/{kind}/{name}.json"
 
 
 def nmt_eval_files():
@@ -474,10 +549,12 @@ def sentiment_outputs():
 
 
 def curation_outputs():
+    """One ranking per row and pre-training seed (a reference encoder's: the first seed's folder)."""
     return [
-        f"results/curation/{v}/{p}/metrics.json"
+        f"results/curation/{v}/seed{s}/{p}/metrics.json"
         for p in config["curation"].get("corpora", {})
         for v in CURATION_ROWS
+        for s in row_seeds(v)
     ]
 
 
@@ -514,7 +591,10 @@ def share_name(share):
     return f"{share:g}"
 
 
-NMT_CONTROLS = ["random", "no_filter"]
+# rankings no model made: random (the floor), no_filter (every pair) and, for a labelled corpus, the oracle
+NMT_CONTROLS = ["random", "no_filter"] + (
+    ["oracle"] if config["curation"]["nmt"]["oracle"] else []
+)
 
 
 def nmt_shares():
@@ -525,41 +605,21 @@ def nmt_shares():
 
 
 def nmt_runs():
-    """(ranking, pair, share) of every NMT run: each variant, each reference encoder and the random ranking at
-    each kept share, and
-    the no_filter control (every pair: share 1)."""
+    """(ranking, pair, share, seed) of every NMT run: each variant's ranking per pre-training seed, each
+    reference encoder's, and the random (and oracle) ranking at each kept share, and the no_filter control
+    (every pair: share 1); the controls once per pre-training seed too, each seed's NMT trained with that
+    seed, so that every row has one replicate per seed, paired by seed (lem.evidence)."""
     runs = []
     for pair in config["curation"]["nmt"]["pairs"]:
-        runs += [(r, pair, s) for r in CURATION_ROWS + ["random"] for s in nmt_shares()]
-        runs.append(("no_filter", pair, "1"))
+        for r in CURATION_ROWS + [c for c in NMT_CONTROLS if c != "no_filter"]:
+            seeds = row_seeds(r) if r in CURATION_ROWS else PSEEDS
+            runs += [(r, pair, sh, s) for sh in nmt_shares() for s in seeds]
+        runs += [("no_filter", pair, "1", s) for s in PSEEDS]
     return runs
 
 
 def nmt_outputs():
-    return [f"results/nmt/{r}/{p}/keep{s}/metrics.json" for r, p, s in nmt_runs()]
-
-
-def nmt_comparisons():
-    """(pair, share, baseline, systems): every row against mlm_tlm at the same share (no_filter too), and
-    mlm_tlm against base (sacrebleu's paired bootstrap)."""
-    out = []
-    for pair in config["curation"]["nmt"]["pairs"]:
-        for share in nmt_shares():
-            if "mlm_tlm" in VARIANTS:
-                others = [r for r in CURATION_ROWS + ["random"] if r != "mlm_tlm"] + [
-                    "no_filter"
-                ]
-                out.append((pair, share, "mlm_tlm", others))
-            if "mlm_tlm" in VARIANTS and "base" in VARIANTS:
-                out.append((pair, share, "base", ["mlm_tlm"]))
-    return out
-
-
-def nmt_compare_outputs():
-    return [
-        f"results/nmt/{pair}/keep{share}.vs_{baseline}.json"
-        for pair, share, baseline, _ in nmt_comparisons()
-    ]
+    return [f"{nmt_run_dir(r, p, sh, s)}/metrics.json" for r, p, sh, s in nmt_runs()]
 
 
 def nmt_hub_model():
@@ -575,30 +635,21 @@ def nmt_hub_model():
     return f"resources/hf/{model}/{s.get('revision') or 'main'}"
 
 
-def nmt_settings():
-    """`curation.nmt.settings` as `lem nmt run` gets it: a hub model replaced by its fetched folder."""
-    s = dict(config["curation"]["nmt"]["settings"])
+def nmt_settings(seed):
+    """`curation.nmt.settings` as `lem nmt run` gets it for pre-training seed `seed`: trained with that seed
+    (a replicate per seed), a hub model replaced by its fetched folder."""
+    s = {**config["curation"]["nmt"]["settings"], "seed": int(seed)}
     if nmt_hub_model():
         s.update(model=nmt_hub_model(), revision=None)
     return as_json(s)
 
 
-def nmt_run_dir(ranking, pair, share):
-    return f"results/nmt/{ranking}/{pair}/keep{share}"
+def nmt_run_dir(ranking, pair, share, seed):
+    return f"results/nmt/{ranking}/seed{seed}/{pair}/keep{share}"
 
 
 def curation_side(pair, i):
     return src_tgt(pair)[i]
-
-
-def nmt_compare_runs(pair, share, baseline):
-    (systems,) = [
-        s for p, sh, b, s in nmt_comparisons() if (p, sh, b) == (pair, share, baseline)
-    ]
-    return {
-        r: nmt_run_dir(r, pair, "1" if r == "no_filter" else share)
-        for r in [baseline] + systems
-    }
 
 
 def control_dictionary(pair):
@@ -648,18 +699,9 @@ def embed_args(input, output):
 
 
 def embed_jobs():
-    """(name, unit, variants, files, seeds) of every embed job (embed.smk): the curation corpora are
-    embedded with the first pre-training seed's models only (curation does not repeat over seeds), so where
-    a unit has them and there are more seeds, a second job `<name>_seeds` writes the other seeds' files
-    without them."""
-    jobs = []
-    for unit, (variants, files) in embed_units().items():
-        name = "embed" if unit == "all" else f"embed_{unit.replace('-', '_')}"
-        evals = [f for f in files if f[0] != "curation"]
-        if len(PSEEDS) == 1 or evals == files:
-            jobs.append((name, unit, variants, files, PSEEDS))
-        else:
-            jobs.append((name, unit, variants, files, PSEEDS[:1]))
-            if evals:
-                jobs.append((f"{name}_seeds", unit, variants, evals, PSEEDS[1:]))
-    return jobs
+    """(name, unit, variants, files, seeds) of every embed job (embed.smk): one per unit, serving every
+    pre-training seed (the curation corpora included: curation ranks with every seed's models)."""
+    return [
+        ("embed" if unit == "all" else f"embed_{unit.replace('-', '_')}", unit, variants, files, PSEEDS)
+        for unit, (variants, files) in embed_units().items()
+    ]

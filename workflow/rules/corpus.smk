@@ -119,11 +119,14 @@ rule prepare_sentiment:
         '--out-dir "$(dirname {output.train:q})" > {log:q} 2>&1'
 
 
+# The pre-training text is guarded against the evaluation sets configured when it is built (guard_eval_files);
+# every evaluation set is then checked against it before it is evaluated (leakage_check), so a set added
+# after pre-training is refused by name if it overlaps, instead of rerunning the pre-training.
 rule leakage_guard:
     input:
         mono=expand("results/corpus/mono/{lang}.txt", lang=LANGS),
         para=expand("results/corpus/para/{pair}.train.tsv", pair=PAIRS),
-        evals=eval_text_files(),
+        evals=guard_eval_files(),
     output:
         mono=expand("results/corpus/guarded/mono/{lang}.txt", lang=LANGS),
         para=expand("results/corpus/guarded/para/{pair}.train.tsv", pair=PAIRS),
@@ -139,3 +142,25 @@ rule leakage_guard:
         "lem data leakage --train {input.mono:q} {input.para:q} --eval {input.evals:q} "
         "--out-clean {output.mono:q} {output.para:q} --settings '{params.settings}' "
         "--report {output.report:q} > {log:q} 2>&1"
+
+
+rule leakage_check:
+    input:
+        evals=lambda w: evalset_files(w.kind, w.name),
+        train=lambda w: evalset_train(w.kind, w.name),
+        report=LEAKAGE_REPORT,
+    output:
+        "results/eval/checked/{kind}/{name}.json",
+    log:
+        "logs/eval/leakage_check_{kind}_{name}.log",
+    wildcard_constraints:
+        kind="mining|sentiment|curation|nmt",
+    conda:
+        "../../envs/core.yaml"
+    threads: 1
+    params:
+        settings=as_json(config["leakage"]),
+    shell:
+        "lem data leakage-check --name {wildcards.kind}/{wildcards.name} --eval {input.evals:q} "
+        "--train {input.train:q} --guard-report {input.report:q} --settings '{params.settings}' "
+        "--out {output:q} > {log:q} 2>&1"

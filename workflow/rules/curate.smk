@@ -8,11 +8,9 @@ rule prepare_curation:
         corpus=lambda w: pair_source(
             config["curation"]["corpora"][f"{w.src}-{w.tgt}"]
         )[0],
-        exclude=lambda w: [
-            f
-            for f in eval_text_files()
-            if not f.startswith("results/eval/prepared/curation/")
-        ],
+        # the NMT sets the kept pairs are scored on (other evaluation sets judge no model trained on it;
+        # excluding them too made a new mining set rerun every curation and NMT job)
+        exclude=nmt_eval_files(),
     output:
         pairs="results/eval/prepared/curation/{src}-{tgt}/pairs.tsv",
         src="results/eval/prepared/curation/{src}-{tgt}/{src}.tsv",
@@ -41,19 +39,22 @@ rule prepare_curation:
 
 rule curate:
     input:
-        # the first pre-training seed's embeddings (curation does not repeat over seeds)
+        # the embeddings of the row's model of that pre-training seed
         pairs="results/eval/prepared/curation/{pair}/pairs.tsv",
         src_sents=lambda w: f"results/eval/prepared/curation/{w.pair}/{curation_side(w.pair, 0)}.tsv",
         tgt_sents=lambda w: f"results/eval/prepared/curation/{w.pair}/{curation_side(w.pair, 1)}.tsv",
-        src_emb=lambda w: f"results/embeddings/{w.variant}/seed{PSEEDS[0]}/curation/{w.pair}/{curation_side(w.pair, 0)}.npy",
-        tgt_emb=lambda w: f"results/embeddings/{w.variant}/seed{PSEEDS[0]}/curation/{w.pair}/{curation_side(w.pair, 1)}.npy",
+        src_emb=lambda w: f"results/embeddings/{w.variant}/seed{w.seed}/curation/{w.pair}/{curation_side(w.pair, 0)}.npy",
+        tgt_emb=lambda w: f"results/embeddings/{w.variant}/seed{w.seed}/curation/{w.pair}/{curation_side(w.pair, 1)}.npy",
+        checked=lambda w: leakage_checked("curation", w.pair),
     output:
-        scores="results/curation/{variant}/{pair}/scores.tsv",
-        metrics="results/curation/{variant}/{pair}/metrics.json",
+        scores="results/curation/{variant}/seed{seed}/{pair}/scores.tsv",
+        metrics="results/curation/{variant}/seed{seed}/{pair}/metrics.json",
     log:
-        "logs/curation/{variant}/{pair}.log",
+        "logs/curation/{variant}/seed{seed}/{pair}.log",
     benchmark:
-        "benchmarks/curation/{variant}/{pair}.tsv"
+        "benchmarks/curation/{variant}/seed{seed}/{pair}.tsv"
+    wildcard_constraints:
+        variant="|".join(CURATION_ROWS),
     conda:
         "../../envs/mining.yaml"
     threads: 1
@@ -73,7 +74,7 @@ rule curate:
             }
         ),
         keys_json=lambda w: metrics_keys(
-            "curation", variant=w.variant, dataset="noisy", pair=w.pair
+            "curation", variant=w.variant, dataset="noisy", pair=w.pair, seed=w.seed
         ),
     shell:
         "lem curate rank --pairs {input.pairs:q} --src-emb {input.src_emb:q} --tgt-emb {input.tgt_emb:q} "
@@ -81,18 +82,18 @@ rule curate:
         "--keys '{params.keys_json}' --out-scores {output.scores:q} --out-metrics {output.metrics:q} > {log:q} 2>&1"
 
 
-rule curate_random:
+rule curate_control:
     input:
         pairs="results/eval/prepared/curation/{pair}/pairs.tsv",
     output:
-        "results/curation/random/{pair}/scores.tsv",
+        "results/curation/{kind}/seed{seed}/{pair}/scores.tsv",
     log:
-        "logs/curation/random/{pair}.log",
+        "logs/curation/{kind}/seed{seed}/{pair}.log",
+    wildcard_constraints:
+        kind="random|oracle",
     conda:
         "../../envs/core.yaml"
     threads: 1
-    params:
-        seed=config["seed"],
     shell:
-        "lem curate control --pairs {input.pairs:q} --kind random --seed {params.seed} "
+        "lem curate control --pairs {input.pairs:q} --kind {wildcards.kind} --seed {wildcards.seed} "
         "--out {output:q} > {log:q} 2>&1"

@@ -5,6 +5,7 @@ rule mine:
         tgt_emb="results/embeddings/{variant}/seed{seed}/{evalset}/{src}-{tgt}/{tgt}.npy",
         tgt_sents="results/eval/prepared/{evalset}/{src}-{tgt}/{tgt}.tsv",
         gold="results/eval/prepared/{evalset}/{src}-{tgt}/gold.tsv",
+        checked=lambda w: leakage_checked("mining", w.evalset),
     output:
         pairs="results/mining/{variant}/seed{seed}/{evalset}/{src}-{tgt}.tsv",
         metrics="results/mining/{variant}/seed{seed}/{evalset}/{src}-{tgt}.metrics.json",

@@ -1,8 +1,10 @@
-# NMT on the curated corpus (config `curation.nmt`): for each pair of `curation.nmt.pairs`, each variant's (and
-# reference encoder's) ranking and the random ranking keep their top share (`curation.settings.keep_fractions`), `no_filter` keeps
-# every pair; one NMT run each (the same recipe, `curation.nmt.settings`) translates the test set and
-# scores BLEU and chrF (sacrebleu, signatures in metrics.json); sacrebleu's paired bootstrap compares every
-# row with mlm_tlm at the same share, and mlm_tlm with base.
+# NMT on the curated corpus (config `curation.nmt`): for each pair of `curation.nmt.pairs` and pre-training
+# seed, each variant's (and reference encoder's) ranking, the random ranking and (labelled corpora,
+# `curation.nmt.oracle`) the oracle ranking keep their top share (`curation.settings.keep_fractions`),
+# `no_filter` keeps every pair; one NMT run each (the same recipe, `curation.nmt.settings`, trained with the
+# pre-training seed) translates the test set and scores BLEU and chrF (sacrebleu, signatures in
+# metrics.json). The report compares the rows by a paired test over seeds (lem.evidence), once the oracle
+# beats random.
 
 
 from lem.gpu_share import training_resources
@@ -29,15 +31,15 @@ rule nmt_heldout:
 rule nmt_select:
     input:
         ranking=lambda w: (
-            f"results/curation/random/{w.pair}/scores.tsv"
+            f"results/curation/random/seed{w.seed}/{w.pair}/scores.tsv"
             if w.ranking == "no_filter"
-            else f"results/curation/{w.ranking}/{w.pair}/scores.tsv"
+            else f"results/curation/{w.ranking}/seed{w.seed}/{w.pair}/scores.tsv"
         ),
         pairs="results/eval/prepared/curation/{pair}/pairs.tsv",
     output:
-        "results/nmt/{ranking}/{pair}/keep{share}.train.tsv",
+        "results/nmt/{ranking}/seed{seed}/{pair}/keep{share}.train.tsv",
     log:
-        "logs/nmt/{ranking}/{pair}/select_{share}.log",
+        "logs/nmt/{ranking}/seed{seed}/{pair}/select_{share}.log",
     wildcard_constraints:
         ranking="|".join(CURATION_ROWS + NMT_CONTROLS),
         share=r"[0-9.]+",
@@ -51,19 +53,20 @@ rule nmt_select:
 
 rule nmt_run:
     input:
-        train="results/nmt/{ranking}/{pair}/keep{share}.train.tsv",
+        train="results/nmt/{ranking}/seed{seed}/{pair}/keep{share}.train.tsv",
         valid="results/eval/prepared/nmt/{pair}/valid.tsv",
         test="results/eval/prepared/nmt/{pair}/test.tsv",
+        checked=lambda w: leakage_checked("nmt", w.pair),
         model=[nmt_hub_model()] if nmt_hub_model() else [],
     output:
-        metrics="results/nmt/{ranking}/{pair}/keep{share}/metrics.json",
-        hyps="results/nmt/{ranking}/{pair}/keep{share}/hypotheses.txt",
-        refs="results/nmt/{ranking}/{pair}/keep{share}/references.txt",
-        model=directory("results/nmt/{ranking}/{pair}/keep{share}/model"),
+        metrics="results/nmt/{ranking}/seed{seed}/{pair}/keep{share}/metrics.json",
+        hyps="results/nmt/{ranking}/seed{seed}/{pair}/keep{share}/hypotheses.txt",
+        refs="results/nmt/{ranking}/seed{seed}/{pair}/keep{share}/references.txt",
+        model=directory("results/nmt/{ranking}/seed{seed}/{pair}/keep{share}/model"),
     log:
-        "logs/nmt/{ranking}/{pair}/keep{share}.log",
+        "logs/nmt/{ranking}/seed{seed}/{pair}/keep{share}.log",
     benchmark:
-        "benchmarks/nmt/{ranking}/{pair}/keep{share}.tsv"
+        "benchmarks/nmt/{ranking}/seed{seed}/{pair}/keep{share}.tsv"
     wildcard_constraints:
         ranking="|".join(CURATION_ROWS + NMT_CONTROLS),
         share=r"[0-9.]+",
@@ -73,48 +76,19 @@ rule nmt_run:
     resources:
         **training_resources(config["resources"]),  # lem.gpu_share: a GPU, or a share of one
     params:
-        settings=nmt_settings(),
+        settings=lambda w: nmt_settings(w.seed),
         keys_json=lambda w: metrics_keys(
-            "nmt", variant=w.ranking, dataset="curation", pair=w.pair, share=w.share
+            "nmt",
+            variant=w.ranking,
+            dataset="curation",
+            pair=w.pair,
+            share=w.share,
+            seed=w.seed,
         ),
     shell:
         "lem nmt run --train {input.train:q} --valid {input.valid:q} --test {input.test:q} "
         "--pair {wildcards.pair:q} --settings '{params.settings}' --keys '{params.keys_json}' "
         '--out-dir "$(dirname {output.metrics:q})" > {log:q} 2>&1'
-
-
-rule nmt_compare:
-    input:
-        lambda w: [
-            f"{d}/metrics.json"
-            for d in nmt_compare_runs(w.pair, w.share, w.baseline).values()
-        ],
-    output:
-        "results/nmt/{pair}/keep{share}.vs_{baseline}.json",
-    log:
-        "logs/nmt/{pair}/keep{share}.vs_{baseline}.log",
-    wildcard_constraints:
-        baseline="|".join(VARIANTS),
-        share=r"[0-9.]+",
-    conda:
-        "../../envs/core.yaml"
-    threads: 1
-    params:
-        runs=lambda w: [
-            f"{r}={d}"
-            for r, d in nmt_compare_runs(w.pair, w.share, w.baseline).items()
-        ],
-        settings=as_json(config["curation"]["nmt"]["settings"]),
-        keys_json=lambda w: metrics_keys(
-            "nmt_compare",
-            baseline=w.baseline,
-            dataset="curation",
-            pair=w.pair,
-            share=w.share,
-        ),
-    shell:
-        "lem nmt compare --runs {params.runs:q} --baseline {wildcards.baseline:q} "
-        "--settings '{params.settings}' --keys '{params.keys_json}' --out {output:q} > {log:q} 2>&1"
 
 
 if nmt_hub_model():

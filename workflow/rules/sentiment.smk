@@ -9,6 +9,7 @@ rule sentiment:
         train="results/eval/prepared/sentiment/{dataset}/train.tsv",
         valid="results/eval/prepared/sentiment/{dataset}/valid.tsv",
         test="results/eval/prepared/sentiment/{dataset}/test.tsv",
+        checked=lambda w: leakage_checked("sentiment", w.dataset),
     output:
         "results/sentiment/{variant}/seed{seed}/{dataset}/finetune{fseed}/metrics.json",
     log:

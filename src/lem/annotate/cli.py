@@ -6,7 +6,7 @@ import argparse
 import json
 
 from lem.entities import TAGSETS
-from lem.stage import Stage, Verb, arg, json_object
+from lem.stage import Stage, Verb, arg, json_object, lang_code
 
 
 def conll_for_task(path: str, fmt: str, task: str, on_error: str):
@@ -32,11 +32,11 @@ def cmd_run(a: argparse.Namespace) -> None:
 
 def cmd_train_crf(a: argparse.Namespace) -> None:
     from lem.annotate.crf import train_crf
-    from lem.entities import NATIVE_TAGSET
+    from lem.entities import native_tagset
 
     tagset = None
     if a.task == "pos":
-        tagset = a.tagset or ("upos" if a.format == "conllu" else NATIVE_TAGSET[a.lang])
+        tagset = a.tagset or ("upos" if a.format == "conllu" else native_tagset(a.lang))
         if a.format == "conllu" and tagset != "upos":
             raise ValueError(f"{a.train}: CoNLL-U training tags are UPOS (column 4), not {tagset}")
     elif a.tagset:
@@ -82,10 +82,13 @@ def cmd_coverage(a: argparse.Namespace) -> None:
         a.variants,
         CoverageSettings.from_dict(a.check),
         a.out,
+        a.types,
     )
 
 
-LANGS = ["en", "si", "ta"]
+LANG = arg(
+    "--lang", required=True, type=lang_code, help="a language code (any: its resources are the config's)"
+)
 ERRORS = (ValueError, RuntimeError)  # annotators and readers: one line naming the file or the setting
 
 STAGE = Stage(
@@ -93,7 +96,7 @@ STAGE = Stage(
     __doc__.splitlines()[0],
     (
         Verb("run", "annotate a sentence file into the word-level Parquet format", cmd_run, (
-            arg("--lang", required=True, choices=LANGS),
+            LANG,
             arg("--input", required=True, help=".txt (one sentence per line) or header-less .tsv"),
             arg("--column", type=int, default=None, help="TSV column (0-based) holding the sentence"),
             arg("--out", required=True),
@@ -101,7 +104,7 @@ STAGE = Stage(
         ), settings="lem.annotate.settings:AnnotateSettings", errors=ERRORS),
         Verb("train-crf", "train a CRF POS or NER tagger (crfsuite model file)", cmd_train_crf, (
             arg("--task", required=True, choices=["pos", "ner"]),
-            arg("--lang", required=True, choices=LANGS),
+            LANG,
             arg("--train", required=True),
             arg("--format", required=True, choices=["conllu", "conll"]),
             arg("--on-error", default="raise", choices=["raise", "skip"]),
@@ -122,19 +125,22 @@ STAGE = Stage(
         Verb("score", "POS accuracy and NER F1 of annotations against gold CoNLL word/POS/NER", cmd_score, (
             arg("--pred", required=True),
             arg("--gold", required=True),
-            arg("--lang", required=True, choices=LANGS),
+            LANG,
             arg("--gold-tagset", default=None, choices=list(TAGSETS),
                 help="tag set of the gold POS (default: native)"),
             arg("--out", default=None, help="JSON file (default: print)"),
         ), keys=True, errors=ERRORS),
         Verb("coverage", "NE / NOUN / VERB shares of each language's annotation on a sample of its text; fails "
              "on a zero share of an entity type the LEM variants mask", cmd_coverage, (
-            arg("--langs", nargs="+", required=True, choices=LANGS),
+            arg("--langs", nargs="+", required=True, type=lang_code),
             arg("--texts", nargs="+", required=True, help="one sentence file per language, in --langs order"),
             arg("--settings", type=json_object, required=True,
                 help="JSON: language -> annotation settings ({pos, ner, ...})"),
             arg("--variants", type=json_object, default={},
                 help="JSON: variant -> masking settings (the types to require come from it)"),
+            arg("--types", nargs="*", default=None, choices=["ne", "noun", "verb"],
+                help="the entity types to require, instead of those of --variants (the workflow's: the types "
+                "the trained variants mask, so that a variant removed reruns no annotation)"),
             arg("--check", type=json_object, default={}, help="JSON: {sample, min_share, seed}"),
             arg("--out", required=True),
         ), errors=ERRORS),

@@ -123,8 +123,12 @@ def check_coverage(
                     f"{lang}: {t.upper()} share is {share:.4f} ({n} of {cov['words']} words in a sample of "
                     f"{cov['sentences']} sentences of {cov['input']}; required > 0"
                     + (f" and >= {min_share}" if min_share else "")
-                    + f" because {t} is masked by {', '.join(variants)}); "
-                    f"annotation: pos {cov['pos_backend']} (tag set {cov['pos_tagset']}), ner {cov['ner_backend']}"
+                    + (
+                        f" because {t} is masked by {', '.join(variants)}); "
+                        if variants
+                        else f" because a trained LEM variant masks {t}); "
+                    )
+                    + f"annotation: pos {cov['pos_backend']} (tag set {cov['pos_tagset']}), ner {cov['ner_backend']}"
                 )
     return problems
 
@@ -135,11 +139,20 @@ def annotation_coverage(
     variants: dict[str, dict],
     s: CoverageSettings,
     out: str | os.PathLike | None = None,
+    types: list[str] | None = None,
 ) -> dict:
     """Coverage of every language in `texts` with its `settings`; written to `out` (JSON, atomically) when
-    every type the `variants` mask has a share above zero (and `s.min_share`), else CoverageError naming
-    each language and type (nothing written)."""
+    every type the `variants` mask (or, given instead, every one of `types`: the workflow passes the types
+    alone, so that adding or removing a variant that masks no new type reruns no annotation) has a share
+    above zero (and `s.min_share`), else CoverageError naming each language and type (nothing written)."""
     enabled = enabled_entity_types(variants)
+    if types is not None:
+        unknown = sorted(set(types) - set(ENTITY_TYPES))
+        if unknown:
+            raise ValueError(
+                f"annotation coverage: unknown entity type(s) {unknown}; known: {list(ENTITY_TYPES)}"
+            )
+        enabled = {t: enabled.get(t, []) for t in ENTITY_TYPES if t in types}
     missing = sorted(set(texts) - set(settings))
     if missing:
         raise ValueError(f"annotation coverage: no annotation settings for {missing}")

@@ -15,7 +15,7 @@ import pyarrow.parquet as pq
 from lem.annotate.readers import ReaderError
 from lem.annotate.schema import Annotated, annotation_schema, to_table
 from lem.annotate.settings import AnnotateSettings, TaskSettings
-from lem.entities import ENTITY_BITS, NATIVE_TAGSET, OTHER, check_tagset, coarse_map, entity_flags
+from lem.entities import ENTITY_BITS, LANG_CODE, OTHER, check_tagset, coarse_map, entity_flags, native_tagset
 from lem.files import atomic_path
 from lem.text import word_spans
 
@@ -34,7 +34,7 @@ def make_tagger(task: str, lang: str, s: TaskSettings, on_error: str = "raise"):
             return load_gazetteer(s.path, s.format, on_error)
         # A CoNLL-U lexicon holds UPOS whatever the language; a tsv / tnt file the language's native set
         # unless the settings say otherwise.
-        tagset = s.tagset or ("upos" if s.format == "conllu" else NATIVE_TAGSET[lang])
+        tagset = s.tagset or ("upos" if s.format == "conllu" else native_tagset(lang))
         return load_pos_lexicon(s.path, s.format, on_error, tagset)
     if s.backend == "sinling":
         if lang != "si":
@@ -84,14 +84,14 @@ class Annotator:
     """POS + NER for one language with the configured backends (loaded once)."""
 
     def __init__(self, lang: str, settings: AnnotateSettings) -> None:
-        if lang not in ("en", "si", "ta"):
-            raise ValueError(f"language must be en, si or ta, got {lang!r}")
+        if not LANG_CODE.fullmatch(lang):
+            raise ValueError(f"language must be a language code (2 or 3 lower-case letters), got {lang!r}")
         self.lang, self.settings = lang, settings
         self.pos = make_tagger("pos", lang, settings.pos, settings.on_error)
         self.ner = make_tagger("ner", lang, settings.ner, settings.on_error)
         # The tag set the POS backend emits decides the coarse classes (UPOS NOUN read as Penn is OTHER).
         self.pos_tagset = check_tagset(
-            self.pos.tagset if self.pos is not None else NATIVE_TAGSET[lang],
+            self.pos.tagset if self.pos is not None else native_tagset(lang),
             f"POS backend {settings.pos.backend!r}",
         )
         self._coarse = coarse_map(self.pos_tagset)

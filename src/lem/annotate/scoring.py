@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from lem.annotate.hf_ner import ner_scores
 from lem.annotate.schema import pos_tagset_of
-from lem.entities import NATIVE_TAGSET, check_tagset, coarse_class
+from lem.entities import check_tagset, coarse_class, native_tagset
 
 
 def pos_scores(gold: list[list[str]], pred: list[list[str]], gold_tagset: str, pred_tagset: str) -> dict:
@@ -27,8 +27,8 @@ def score_against_conll(
     whose words differ are counted and left out. The predicted tags are read in the tag set the table
     records (`lem.pos_tagset`, written by annotation), the gold tags in `gold_tagset` (default: the
     language's native set); the tag accuracy is reported only where both are the same set."""
-    gold_ts = check_tagset(gold_tagset or NATIVE_TAGSET[lang], "gold tag set")
-    pred_ts = check_tagset(pos_tagset_of(table) or NATIVE_TAGSET[lang], "predicted tag set")
+    gold_ts = check_tagset(gold_tagset or native_tagset(lang), "gold tag set")
+    pred_ts = check_tagset(pos_tagset_of(table) or native_tagset(lang), "predicted tag set")
     words, pos, ner = (
         table.column("words").to_pylist(),
         table.column("pos").to_pylist(),

@@ -116,6 +116,13 @@ def cmd_leakage(a: argparse.Namespace) -> None:
     write_report(guard(a.train, a.eval, a.out_clean, a.settings), a.report)
 
 
+def cmd_leakage_check(a: argparse.Namespace) -> None:
+    from lem.data.leakage import LeakageSettings, check_evalset
+    from lem.files import write_json
+
+    write_json(a.out, check_evalset(a.name, a.eval, a.train, a.guard_report, a.settings or LeakageSettings()))
+
+
 def cmd_check_model(a: argparse.Namespace) -> None:
     from lem.config_check import check_base_model
     from lem.files import write_json
@@ -213,5 +220,13 @@ STAGE = Stage(
             arg("--out-clean", nargs="*", default=None),
             arg("--report", required=True),
         ), settings="lem.data.leakage:LeakageSettings"),
+        Verb("leakage-check", "an evaluation set against the guarded pre-training text: refused if a file the "
+             "guard was not built with (a set added later) shares a sentence with it", cmd_leakage_check, (
+            arg("--name", required=True, help="the evaluation set's name (in the message)"),
+            arg("--eval", nargs="+", required=True, help="the set's prepared files"),
+            arg("--train", nargs="+", required=True, help="the guarded training text"),
+            arg("--guard-report", required=True, help="the guard's report (results/corpus/leakage.json)"),
+            arg("--out", required=True),
+        ), settings="lem.data.leakage:LeakageSettings", errors=("lem.data.leakage:LeakageError",)),
     ),
 )  # fmt: skip

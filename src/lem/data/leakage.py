@@ -2,10 +2,16 @@
 
 Two matches: exact (after stripping) and normalised (NFKC, case-folded, punctuation, zero-width joiners
 and spacing removed), so "The road, closed." in training hides "the road closed" in evaluation too.
+
+The guard runs once, before pre-training, against the evaluation sets configured then (its report lists
+them). An evaluation set added later is not guarded (that would change the training text, hence rerun the
+whole pre-training): `check_evalset` checks it against the guarded training text before it is evaluated,
+and refuses it by name if the two share a sentence.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import re
@@ -72,14 +78,10 @@ def read_eval_sentences(path: str | os.PathLike) -> list[str]:
     return lines
 
 
-def guard(
-    train: list[str | os.PathLike],
-    evals: list[str | os.PathLike],
-    out_clean: list[str | os.PathLike] | None,
-    settings: LeakageSettings,
-) -> dict[str, Any]:
-    """Count (and drop) training lines overlapping any eval set; a `.tsv` training line is checked per column."""
-    started = time.monotonic()
+def eval_keys(
+    evals: list[str | os.PathLike], settings: LeakageSettings
+) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
+    """The exact and normalised keys of every evaluation sentence, each with the files it occurs in."""
     exact: dict[str, set[str]] = {}
     norm: dict[str, set[str]] = {}
     for e in evals:
@@ -89,6 +91,18 @@ def guard(
                 continue
             exact.setdefault(s.strip(), set()).add(str(e))
             norm.setdefault(key, set()).add(str(e))
+    return exact, norm
+
+
+def guard(
+    train: list[str | os.PathLike],
+    evals: list[str | os.PathLike],
+    out_clean: list[str | os.PathLike] | None,
+    settings: LeakageSettings,
+) -> dict[str, Any]:
+    """Count (and drop) training lines overlapping any eval set; a `.tsv` training line is checked per column."""
+    started = time.monotonic()
+    exact, norm = eval_keys(evals, settings)
     if out_clean is not None and len(out_clean) != len(train):
         raise ValueError(f"--out-clean needs one path per --train file ({len(train)}), got {len(out_clean)}")
     report: dict[str, Any] = {"train": {}, "eval_sentences_seen_in_training": {str(e): 0 for e in evals}}
@@ -127,6 +141,7 @@ def guard(
                 tmp.write_text("".join(x + "\n" for x in keep), encoding="utf-8")
     for e in evals:
         report["eval_sentences_seen_in_training"][str(e)] = len(hit_eval[str(e)] & set(norm))
+    report["evals"] = [str(e) for e in evals]  # what the training text is guarded against (check_evalset)
     report["settings"] = settings.__dict__
     log.info(
         "leakage: %d eval sentences from %d files; %s; %.1fs",
@@ -143,3 +158,67 @@ def guard(
 
 def write_report(report: dict[str, Any], path: str | os.PathLike) -> None:
     write_json(path, report)
+
+
+class LeakageError(ValueError):
+    """An evaluation set added after the guard ran shares sentences with the pre-training text."""
+
+
+def guarded_evals(report: str | os.PathLike) -> list[str]:
+    """The evaluation files a guard report was built with (`evals`; older reports: the keys of
+    `eval_sentences_seen_in_training`)."""
+    data = json.loads(read_text(report))
+    return list(data.get("evals", data.get("eval_sentences_seen_in_training", {})))
+
+
+def check_evalset(
+    name: str,
+    evals: list[str | os.PathLike],
+    train: list[str | os.PathLike],
+    guard_report: str | os.PathLike,
+    settings: LeakageSettings,
+) -> dict[str, Any]:
+    """Evaluation set `name` (its files `evals`) against the guarded pre-training text `train`.
+
+    Files the guard was built with pass unread: the guard dropped their sentences from `train` (or reported
+    them, with `leakage.drop: false`). Any other file (a set added after pre-training) must share no
+    sentence with `train` (the guard's exact and normalised matches), else LeakageError naming the set,
+    the count and an example: drop those sentences from the set, or guard the training text against it
+    (delete the guard's report; pre-training then reruns)."""
+    started = time.monotonic()
+    built_with = set(guarded_evals(guard_report))
+    added = [e for e in evals if str(e) not in built_with]
+    result: dict[str, Any] = {
+        "evalset": name,
+        "guard_report": str(guard_report),
+        "guarded": [str(e) for e in evals if str(e) in built_with],
+        "checked": [str(e) for e in added],
+        "train": [str(t) for t in train] if added else [],
+        "overlap": 0,
+    }
+    if not added:
+        return result
+    exact, norm = eval_keys(added, settings)
+    hits: set[str] = set()
+    example = ""
+    for t in train:
+        for line in read_text(t).splitlines():
+            cols = line.split("\t") if str(t).endswith(".tsv") else [line]
+            for c in cols:
+                key = normalise(c)
+                if c.strip() in exact or (settings.normalised and key in norm):
+                    hits.add(key)
+                    example = example or c.strip()
+    result["overlap"] = len(hits)
+    log.info(
+        "leakage check %s: %d files added after the guard, %d sentences, %d in the training text; %.1fs",
+        name, len(added), len(norm), len(hits), time.monotonic() - started,
+    )  # fmt: skip
+    if hits:
+        raise LeakageError(
+            f"evaluation set {name!r} ({', '.join(map(str, added))}) shares {len(hits)} sentence(s) with "
+            f"the pre-training text (e.g. {example[:80]!r}): it was added after the leakage guard ran "
+            f"({guard_report}); remove those sentences from it, or delete {guard_report} to guard the "
+            "training text against it (pre-training then reruns)"
+        )
+    return result
