@@ -44,7 +44,9 @@ def main() -> None:
     a = ap.parse_args()
     rng = np.random.default_rng(a.seed)
     start = time.perf_counter()
-    print(f"{a.sims} simulated comparisons per setting; alpha {ALPHA}; power at a true difference of {DELTA} F1")
+    print(
+        f"{a.sims} simulated comparisons per setting; alpha {ALPHA}; power at a true difference of {DELTA} F1"
+    )
     print("documents | seeds | seed sd | false-positive rate | power")
     worst, headline = 0.0, float("nan")
     for docs in DOCS:
@@ -58,7 +60,9 @@ def main() -> None:
                 print(f"{docs} | {seeds} | {sd:.2f} | {fpr:.4f} | {pw:.3f}")
     if a.pooled:
         sims = min(a.sims, 400)
-        print(f"the pooled paired bootstrap over documents (before; {sims} comparisons, 1000 resamples each):")
+        print(
+            f"the pooled paired bootstrap over documents (before; {sims} comparisons, 1000 resamples each):"
+        )
         for sd in SEED_SDS:
             print(f"105 | 3 | {sd:.2f} | {pooled_rate(rng, sims, 3, 105, sd):.4f} | -")
     print(f"({time.perf_counter() - start:.0f} s)")

@@ -192,48 +192,66 @@ def test_rank_reads_the_embeddings_and_puts_aligned_pairs_first(tmp_path):
                str(tmp_path / "scores.tsv"), str(tmp_path / "m.json"))  # fmt: skip
 
 
-def test_report_nmt_table_has_controls_and_no_marks_without_seeds(tmp_path):
-    """NMT runs on one pre-training seed's ranking: sacrebleu's bootstrap (test sentences only) is shown as
-    an interval, never as a significance mark (it cannot see the variation between two pre-trainings)."""
+@pytest.mark.parametrize("signal", [True, False])
+def test_report_nmt_table_compares_rows_over_seeds_only_when_the_oracle_beats_random(tmp_path, signal):
+    """NMT per pre-training seed: mean +- seed s.d.; the oracle-vs-random control decides whether the share
+    has signal; only then are the rows compared (paired over seeds, Holm with the rest) and marked."""
+    from lem import evidence
+
+    bleu = {
+        "mlm_tlm": (20.0, 21.0, 19.5),
+        "base": (10.0, 11.5, 9.0),
+        "random": (5.0, 6.0, 5.5),
+        "oracle": (30.0, 29.0, 31.0) if signal else (5.5, 5.0, 6.5),
+    }
     paths = []
-    scores = {
-        ("mlm_tlm", "0.5"): 20.0,
-        ("base", "0.5"): 10.0,
-        ("random", "0.5"): 5.0,
-        ("no_filter", "1"): 8.0,
-    }
-    for (row, share), bleu in scores.items():
-        p = write(tmp_path / f"{row}.json", json.dumps({
-            "bleu": bleu, "chrf": 2 * bleu,
-            "keys": {"task": "nmt", "variant": row, "dataset": "curation", "pair": "si-en", "share": share},
-        }))  # fmt: skip
-        paths.append(str(p))
-    summary = summarise(pd.DataFrame(nmt_rows(paths)))
-    keys = {
-        "task": "nmt_compare",
-        "baseline": "mlm_tlm",
-        "dataset": "curation",
-        "pair": "si-en",
-        "share": "0.5",
-    }
-    comparison = {"keys": keys, "baseline": "mlm_tlm", "systems": {
-        "mlm_tlm": {"BLEU": {"p_value": None}, "chrF2": {"p_value": None}},
-        "random": {"BLEU": {"p_value": 0.001, "ci": 1.25}, "chrF2": {"p_value": 0.3}},
-        "base": {"BLEU": {"p_value": 0.2}, "chrF2": {"p_value": 0.01}},
-    }}  # fmt: skip
-    md = markdown(summary, ["base", "mlm_tlm"], None, nmt_compare=[comparison])
-    table = md.split("## Curation: NMT", 1)[1]
+    for row, scores in {**bleu, "no_filter": (8.0, 8.0, 8.0)}.items():
+        for seed, b in zip(("13", "14", "15"), scores, strict=True):
+            share = "1" if row == "no_filter" else "0.5"
+            keys = {
+                "task": "nmt",
+                "variant": row,
+                "dataset": "curation",
+                "pair": "si-en",
+                "share": share,
+                "seed": seed,
+            }
+            paths.append(
+                str(
+                    write(
+                        tmp_path / f"{row}{seed}.json", json.dumps({"bleu": b, "chrf": 2 * b, "keys": keys})
+                    )
+                )
+            )
+    items = evidence.Items()
+    summary = summarise(pd.DataFrame(nmt_rows(paths, items)))
+    comparisons = evidence.compare(items, ["base", "mlm_tlm"])
+    control = comparisons[comparisons.role == "control"].iloc[0]
+    assert (control.a, control.b, control.dataset, bool(control.significant)) == (
+        "oracle",
+        "random",
+        "curation keep 0.5",
+        signal,
+    )
+    row = comparisons[comparisons.a == "mlm_tlm"].iloc[0]
+    assert row.seeds == 3 and row["diff"] == pytest.approx(np.mean(bleu["mlm_tlm"]) - np.mean(bleu["base"]))
+    md = markdown(summary, ["base", "mlm_tlm"], None, comparisons)
+    table = md.split("## Curation: NMT", 1)[1].split("\n## ", 1)[0]
     assert "| row | si-en keep 0.5 BLEU | si-en keep 0.5 chrF |" in table
-    assert "| base | 10.0 | 20.0 |" in table and "| mlm_tlm | 20.0 | 40.0 |" in table
-    assert "| *random* | 5.0 [±1.2] | 10.0 |" in table and "| *no_filter* | 8.0 | 16.0 |" in table
-    assert "*" not in table.replace("*random*", "").replace("*no_filter*", "")
-    assert "no seed-level test is possible" in table
+    assert "| *no_filter* | 8.0 ± 0.0 | 16.0 ± 0.0 |" in table
+    if signal:
+        assert row.significant and not np.isnan(row.p_holm)
+        assert "| mlm_tlm | 20.2 ± 0.8 ▲ | 40.3 ± 1.5 |" in table and ": signal." in table
+    else:
+        assert np.isnan(row.p) and not row.significant and row.test.startswith("none (no signal")
+        rows = [line for line in table.splitlines() if line.startswith("| ")]
+        assert not any("▲" in line or "▼" in line for line in rows) and "**no signal**" in table
 
 
 def test_curation_rankings_reach_the_seed_level_comparison(tmp_path):
     """Each labelled ranking's per-pair items reach the comparisons: the precision of clean pairs in the
-    largest kept share, mlm_tlm against base and lem against mlm_tlm. Curation ranks with one pre-training
-    seed, so the rows are listed untested (no p, no mark): one ranking says nothing of the recipe."""
+    largest kept share, mlm_tlm against base and lem against mlm_tlm, one ranking per pre-training seed,
+    paired over seeds; a single seed is listed untested (one ranking says nothing of the recipe)."""
     from lem import evidence
 
     rng = np.random.default_rng(1)
@@ -247,28 +265,34 @@ def test_curation_rankings_reach_the_seed_level_comparison(tmp_path):
     clean = np.array(labels)[:, None] == "clean"
     ids = [f"c{i}" for i in range(n)]
     settings = CurationSettings.from_dict({"keep_fractions": [0.25, 0.5], "mining": {"k": 3}})
-    items, metrics = evidence.Items(), {}
-    for variant, noise in (("base", 5.0), ("mlm_tlm", 0.1), ("lem", 0.1)):
-        y = np.where(clean, x + noise * rng.normal(size=(n, 16)), rng.normal(size=(n, 16)))
-        write_embeddings(tmp_path / variant / "si.npy", x, ids, {})
-        write_embeddings(tmp_path / variant / "en.npy", y, ids, {})
-        m = curate(str(tmp_path / "prep/pairs.tsv"), str(tmp_path / variant / "si.npy"),
-                   str(tmp_path / variant / "en.npy"), str(tmp_path / "prep/si.tsv"), str(tmp_path / "prep/en.tsv"),
-                   settings, str(tmp_path / variant / "scores.tsv"), str(tmp_path / variant / "m.json"))  # fmt: skip
-        assert sorted(m["items"]["rank"]) == list(range(1, n + 1)) and sum(m["items"]["clean"]) == n // 2
-        metrics[variant] = m
-        items.add_curation({"dataset": "noisy", "pair": "si-en", "variant": variant}, m, variant)
+    items, first, metrics = evidence.Items(), evidence.Items(), {}
+    for seed in ("13", "14", "15"):
+        for variant, noise in (("base", 5.0), ("mlm_tlm", 0.1), ("lem", 0.1)):
+            y = np.where(clean, x + noise * rng.normal(size=(n, 16)), rng.normal(size=(n, 16)))
+            d = tmp_path / variant / seed
+            write_embeddings(d / "si.npy", x, ids, {})
+            write_embeddings(d / "en.npy", y, ids, {})
+            m = curate(str(tmp_path / "prep/pairs.tsv"), str(d / "si.npy"), str(d / "en.npy"),
+                       str(tmp_path / "prep/si.tsv"), str(tmp_path / "prep/en.tsv"), settings,
+                       str(d / "scores.tsv"), str(d / "m.json"))  # fmt: skip
+            assert sorted(m["items"]["rank"]) == list(range(1, n + 1)) and sum(m["items"]["clean"]) == n // 2
+            metrics.setdefault(variant, []).append(m["precision_at_0.5"])
+            key = {"dataset": "noisy", "pair": "si-en", "variant": variant, "seed": seed}
+            items.add_curation(key, m, variant)
+            if seed == "13":
+                first.add_curation(key, m, variant)
     table = evidence.compare(items, ["base", "mlm_tlm", "lem"])
     rows = {(r.a, r.b): r for r in table.itertuples()}
     assert set(rows) == {("lem", "mlm_tlm"), ("mlm_tlm", "base")}
     better = rows[("mlm_tlm", "base")]
-    assert better.metric == "precision_at_0.5" and better.units == "200 pairs"
+    assert better.metric == "precision_at_0.5" and better.units == "200 pairs" and better.seeds == 3
     assert (
-        better.value_a == pytest.approx(metrics["mlm_tlm"]["precision_at_0.5"])
-        and better.value_a > better.value_b + 0.2
+        better.value_a == pytest.approx(np.mean(metrics["mlm_tlm"])) and better.value_a > better.value_b + 0.2
     )
-    assert better.seeds == 1 and np.isnan(better.p) and not better.significant
-    assert better.test == "none (fewer than 2 paired seeds)" and not table.significant.any()
+    assert better.significant and not rows[("lem", "mlm_tlm")].significant
+    one = evidence.compare(first, ["base", "mlm_tlm", "lem"])
+    assert (one.seeds == 1).all() and one.p.isna().all() and not one.significant.any()
+    assert (one.test == "none (fewer than 2 paired seeds)").all()
     # a metrics file from before the items: a clear message, not a silent gap in the comparisons
     old = {k: v for k, v in m.items() if k != "items"}
     with pytest.raises(ValueError, match=r"old\.json: a curation metrics file without per-pair `items`"):

@@ -1,8 +1,7 @@
 """The curation task end to end on a shrunken embedded default, in a temporary folder: the corpus prepared
-into the embed stage's layout, ranked by each variant from its embeddings, the top shares selected, NMT
-trained and scored (BLEU, chrF with sacrebleu signatures) for each variant, a reference encoder, the random
-ranking and no_filter,
-and the paired bootstraps against mlm_tlm and of mlm_tlm against base."""
+into the embed stage's layout, ranked by each variant from each pre-training seed's embeddings, the top
+shares selected, NMT trained (with the pre-training seed) and scored (BLEU, chrF with sacrebleu signatures)
+for each variant, a reference encoder, the oracle and random rankings and no_filter."""
 
 from __future__ import annotations
 
@@ -32,6 +31,8 @@ def tiny_config() -> dict:
     for stage in ("mono", "para"):
         cfg["pretrain"]["stages"][stage]["epochs"] = {"default": 1}
     cfg["pretrain"]["max_length"] = cfg["embedding"]["max_length"] = 48
+    cfg["sentiment"]["training"]["max_length"] = 48  # at most the scratch model's positions
+    cfg["ner_model"]["settings"]["max_length"] = 48
     cfg["mining"]["evalsets"]["news_gen"]["pairs"] = ["si-en"]
     cfg["curation"]["corpora"] = {"si-en": cfg["curation"]["corpora"]["si-en"]}
     cfg["pretrain"]["seeds"] = [13, 14]
@@ -41,7 +42,7 @@ def tiny_config() -> dict:
     return cfg
 
 
-def test_curation_ranks_selects_trains_scores_and_compares(tmp_path, tiny_sentence_transformer):
+def test_curation_ranks_selects_trains_and_scores_on_every_seed(tmp_path, tiny_sentence_transformer):
     cfg = tiny_config()
     # a reference encoder (a tiny local sentence-transformers model) is one more ranking row
     cfg["reference_encoders"] = {
@@ -50,10 +51,12 @@ def test_curation_ranks_selects_trains_scores_and_compares(tmp_path, tiny_senten
     }  # fmt: skip
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(cfg))
     targets = [
-        "results/curation/base/si-en/metrics.json",
-        "results/nmt/si-en/keep0.25.vs_mlm_tlm.json",
-        "results/nmt/si-en/keep0.5.vs_mlm_tlm.json",
-        "results/nmt/si-en/keep0.5.vs_base.json",
+        "results/curation/base/seed13/si-en/metrics.json",
+        "results/nmt/mlm_tlm/seed14/si-en/keep0.25/metrics.json",
+        "results/nmt/random/seed13/si-en/keep0.5/metrics.json",
+        "results/nmt/oracle/seed14/si-en/keep0.5/metrics.json",
+        "results/nmt/no_filter/seed13/si-en/keep1/metrics.json",
+        "results/nmt/ref_tiny/seed13/si-en/keep0.5/metrics.json",
     ]
     cmd = [sys.executable, "-m", "snakemake", *targets, "--cores", "2", "--snakefile", str(REPO / "Snakefile"),
            "--directory", str(tmp_path), "--configfile", str(tmp_path / "config.yaml")]  # fmt: skip
@@ -64,37 +67,41 @@ def test_curation_ranks_selects_trains_scores_and_compares(tmp_path, tiny_senten
         )
         pytest.fail(f"workflow failed:\n{(proc.stdout + proc.stderr)[-5000:]}\n{logs[-10000:]}")
     results = tmp_path / "results"
-    # the embed stage wrote the curation corpus of each variant; curation read it with mining's margin
-    for variant in ("base", "mlm_tlm"):
+    # the embed stage wrote the curation corpus of each variant and seed; curation read it with mining's margin
+    for variant, seed in (("base", "13"), ("mlm_tlm", "14")):
         for lang in ("si", "en"):
-            assert (results / f"embeddings/{variant}/seed13/curation/si-en/{lang}.npy").exists()
-    assert not list(results.glob("embeddings/*/seed1[45]/curation"))  # the first pre-training seed's alone
-    cur = json.loads((results / "curation/base/si-en/metrics.json").read_text())
+            assert (results / f"embeddings/{variant}/seed{seed}/curation/si-en/{lang}.npy").exists()
+    cur = json.loads((results / "curation/base/seed13/si-en/metrics.json").read_text())
     assert cur["margin"] == {"k": 4, "margin": "ratio", "neighbourhood": "pooled"}
+    assert cur["keys"] == {
+        "task": "curation",
+        "variant": "base",
+        "dataset": "noisy",
+        "pair": "si-en",
+        "seed": "13",
+    }
     n = json.loads((results / "eval/prepared/curation/si-en/stats.json").read_text())["kept"]
-    for row, share, kept in [("mlm_tlm", "0.25", round(0.25 * n)), ("random", "0.5", round(0.5 * n)),
-                             ("no_filter", "1", n)]:  # fmt: skip
-        m = json.loads((results / f"nmt/{row}/si-en/keep{share}/metrics.json").read_text())
+    for row, seed, share, kept in [("mlm_tlm", "14", "0.25", round(0.25 * n)), ("random", "13", "0.5", round(0.5 * n)),
+                                   ("oracle", "14", "0.5", round(0.5 * n)), ("no_filter", "13", "1", n)]:  # fmt: skip
+        m = json.loads((results / f"nmt/{row}/seed{seed}/si-en/keep{share}/metrics.json").read_text())
         assert m["keys"] == {
             "task": "nmt",
             "variant": row,
             "dataset": "curation",
             "pair": "si-en",
             "share": share,
+            "seed": seed,
         }
+        assert m["settings"]["seed"] == int(seed)  # each seed's NMT is its own replicate
         assert m["n_train"] == kept and m["n_test"] == 200 and 0 <= m["bleu"] <= 100 and 0 <= m["chrf"] <= 100
         assert m["signatures"]["bleu"].startswith("nrefs:1|") and "chrF" not in m["signatures"]["bleu"]
-    comp = json.loads((results / "nmt/si-en/keep0.5.vs_mlm_tlm.json").read_text())
-    assert comp["baseline"] == "mlm_tlm" and set(comp["systems"]) == {
-        "mlm_tlm",
-        "base",
-        "ref_tiny",
-        "random",
-        "no_filter",
-    }
-    ref = json.loads((results / "nmt/ref_tiny/si-en/keep0.5/metrics.json").read_text())
+    oracle = (results / "curation/oracle/seed14/si-en/scores.tsv").read_text().splitlines()[1:]
+    labels = [line.split("\t")[-1] for line in oracle]
+    clean = labels.count("clean")
+    assert clean and labels[:clean] == ["clean"] * clean  # clean pairs first
+    ref = json.loads((results / "nmt/ref_tiny/seed13/si-en/keep0.5/metrics.json").read_text())
     assert ref["keys"]["variant"] == "ref_tiny" and ref["n_train"] == round(0.5 * n)
     assert (results / "embeddings/ref_tiny/seed13/curation/si-en/si.npy").exists()
-    assert comp["keys"]["share"] == "0.5" and comp["n_samples"] == 50
-    vs_base = json.loads((results / "nmt/si-en/keep0.5.vs_base.json").read_text())
-    assert set(vs_base["systems"]) == {"base", "mlm_tlm"}
+    assert not (
+        results / "embeddings/ref_tiny/seed14"
+    ).exists()  # a reference encoder has no pre-training seed

@@ -72,9 +72,9 @@ def test_report_tabulates_every_task(tmp_path):
     ]
     curation = [
         write(
-            r / f"curation/{v}/si-en/metrics.json",
+            r / f"curation/{v}/seed1/si-en/metrics.json",
             {
-                "keys": {"task": "curation", "variant": v, "dataset": "noisy", "pair": "si-en"},
+                "keys": {"task": "curation", "variant": v, "dataset": "noisy", "pair": "si-en", "seed": "1"},
                 "precision_at_0.5": 0.8,
                 "average_precision": 0.7,
                 "settings": {"keep_fractions": [0.5]},

@@ -25,8 +25,15 @@ from lem import stats
 HEADLINE = {"mining": "intersection_f1", "sentiment": "macro_f1"}
 REFERENCE = "mlm_tlm"
 # How each task's per-run score follows from the column sums of its per-item rows.
-STATISTIC = {"mining": stats.f1_stat, "sentiment": stats.macro_f1_stat, "curation": stats.ratio_stat}
-UNIT = {"mining": "documents", "sentiment": "examples", "curation": "pairs"}
+STATISTIC = {
+    "mining": stats.f1_stat,
+    "sentiment": stats.macro_f1_stat,
+    "curation": stats.ratio_stat,
+    "nmt": stats.ratio_stat,
+}
+UNIT = {"mining": "documents", "sentiment": "examples", "curation": "pairs", "nmt": "test set"}
+# NMT's controls: the oracle ranking (clean pairs first) must beat the random one before any NMT row is compared
+NMT_POSITIVE, NMT_NEGATIVE = "oracle", "random"
 
 
 @dataclass
@@ -69,6 +76,16 @@ class Items:
         kept = ranks <= kept_count(len(ranks), share=share)
         self._add(cell, key, stats.kept_precision_counts(kept, np.asarray(items["clean"], dtype=bool)))
 
+    def add_nmt(self, key: dict[str, str], data: dict[str, Any], path: str) -> None:
+        """One NMT run's BLEU (the whole test set is its one item; the unit that varies is the seed), in the
+        cell of its kept share. no_filter (every pair) is shown, not compared."""
+        if key["variant"] == "no_filter":
+            return
+        cell = ("nmt", f"{key['dataset']} keep {key['share']}", key["pair"])
+        self._check_units(cell, ["test set"], path)
+        self.metric[cell] = "bleu"
+        self._add(cell, key, np.asarray([[float(data["bleu"]), 1.0]]))
+
     def add_mining(self, key: dict[str, str], data: dict[str, Any], path: str) -> None:
         units = data.get("units")
         if not isinstance(units, dict) or "intersection" not in units:
@@ -106,7 +123,7 @@ class Items:
         runs = self.units.get((task, dataset, pair, variant))
         if not runs:
             return None
-        if task in ("mining", "curation"):
+        if task in ("mining", "curation", "nmt"):
             return np.stack(runs)
         k = self.n_labels[(task, dataset, pair)]
         return np.stack([stats.macro_f1_counts(r[0], r[1], k) for r in runs])
@@ -135,53 +152,79 @@ def comparisons_of(variants: list[str]) -> list[tuple[str, str]]:
     return out
 
 
+def _row(items: Items, cell: tuple[str, str, str], a: str, b: str, sa: dict, sb: dict, res: dict) -> dict:
+    task, dataset, pair = cell
+    return {
+        "task": task,
+        "dataset": dataset,
+        "pair": pair,
+        "metric": items.metric.get(cell, HEADLINE.get(task)),
+        "a": a,
+        "b": b,
+        "role": "comparison",
+        "value_a": res["a"],
+        "sd_a": res["sd_a"],
+        "value_b": res["b"],
+        "sd_b": res["sd_b"],
+        "diff": res["diff"],
+        "low": res["low"],
+        "high": res["high"],
+        "effect_size": res["effect_size"],
+        "p": res["p"],
+        "seeds": res["n_seeds"],
+        "scores_a": " ".join(f"{s}:{sa[s]:.6f}" for s in res["seeds"]),
+        "scores_b": " ".join(f"{s}:{sb[s]:.6f}" for s in res["seeds"]),
+        "units": f"{len(items.unit_ids[cell])} {UNIT[task]}",
+        "test": res["method"] if res["n_seeds"] >= 2 else "none (fewer than 2 paired seeds)",
+    }
+
+
 def compare(items: Items, variants: list[str], alpha: float = 0.05) -> pd.DataFrame:
     """One row per comparison shown: task, dataset, pair, a, b, the means over paired pre-training seeds and
     their seed standard deviations, the difference with its 95 % interval, the effect size (difference in
     pooled seed standard deviations), p of the paired t-test over seeds, the per-seed scores (so anyone can
-    redo the test from the metrics files), Holm-adjusted p over every tested row and `significant` (adjusted
-    p < alpha). A row with fewer than two paired seeds is listed with p NaN and no mark."""
+    redo the test from the metrics files), Holm-adjusted p over every tested comparison and `significant`
+    (adjusted p < alpha). A row with fewer than two paired seeds is listed with p NaN and no mark.
+
+    NMT cells (one per kept share) first test their control, role `control`: the oracle ranking against the
+    random one, one-sided at `alpha` with no correction (a control is a precondition, not a claim). Where it
+    fails, or the cell has no oracle, the NMT task shows no signal there and its comparisons are listed
+    untested."""
     rows = []
     cells = sorted({k[:3] for k in items.units})
-    for task, dataset, pair in cells:
+    for cell in cells:
+        task, dataset, pair = cell
+        blocked = None
+        if task == "nmt":
+            so, sr = (items.seed_scores(*cell, v) for v in (NMT_POSITIVE, NMT_NEGATIVE))
+            if so and sr:
+                res = stats.seed_paired_test(so, sr)
+                row = _row(items, cell, NMT_POSITIVE, NMT_NEGATIVE, so, sr, res)
+                one_sided = res["p"] / 2 if res["diff"] > 0 else 1 - res["p"] / 2
+                row.update(role="control", p=one_sided, test=f"{res['method']}, one-sided (control)")
+                rows.append(row)
+                if not one_sided < alpha:  # NaN (fewer than 2 seeds) fails too
+                    blocked = "none (no signal: the oracle does not beat random)"
+            else:
+                blocked = "none (no positive control: curation.nmt.oracle is off)"
         for a, b in comparisons_of(variants):
-            sa, sb = (items.seed_scores(task, dataset, pair, v) for v in (a, b))
+            sa, sb = (items.seed_scores(*cell, v) for v in (a, b))
             if not sa or not sb:
                 continue
-            res = stats.seed_paired_test(sa, sb)
-            n_items = len(items.unit_ids[(task, dataset, pair)])
-            rows.append(
-                {
-                    "task": task,
-                    "dataset": dataset,
-                    "pair": pair,
-                    "metric": items.metric.get((task, dataset, pair), HEADLINE.get(task)),
-                    "a": a,
-                    "b": b,
-                    "value_a": res["a"],
-                    "sd_a": res["sd_a"],
-                    "value_b": res["b"],
-                    "sd_b": res["sd_b"],
-                    "diff": res["diff"],
-                    "low": res["low"],
-                    "high": res["high"],
-                    "effect_size": res["effect_size"],
-                    "p": res["p"],
-                    "seeds": res["n_seeds"],
-                    "scores_a": " ".join(f"{s}:{sa[s]:.6f}" for s in res["seeds"]),
-                    "scores_b": " ".join(f"{s}:{sb[s]:.6f}" for s in res["seeds"]),
-                    "units": f"{n_items} {UNIT[task]}",
-                    "test": res["method"] if res["n_seeds"] >= 2 else "none (fewer than 2 paired seeds)",
-                }
-            )
+            row = _row(items, cell, a, b, sa, sb, stats.seed_paired_test(sa, sb))
+            if blocked:
+                row.update(p=float("nan"), test=blocked)
+            rows.append(row)
     table = pd.DataFrame(rows)
     if table.empty:
         return table
-    tested = table["p"].notna()
+    tested = table["p"].notna() & (table["role"] == "comparison")
     table["p_holm"] = float("nan")
     if tested.any():
         table.loc[tested, "p_holm"] = stats.holm(table.loc[tested, "p"].tolist())
     table["significant"] = table["p_holm"].lt(alpha) & tested
+    control = table["role"] == "control"
+    table.loc[control, "significant"] = table.loc[control, "p"].lt(alpha)
     return table
 
 
@@ -200,7 +243,7 @@ def marks(table: pd.DataFrame) -> dict[tuple[str, str, str, str], str]:
     higher, ▼ significantly lower (Holm-adjusted), "" otherwise."""
     out = {}
     for r in table.itertuples() if not table.empty else ():
-        if r.significant:
+        if r.significant and r.role == "comparison":
             out[(r.task, r.dataset, r.pair, r.a)] = "▲" if r.diff > 0 else "▼"
     return out
 
@@ -212,7 +255,7 @@ def _num(x: float, fmt: str) -> str:
 def comparisons_markdown(table: pd.DataFrame, alpha: float) -> list[str]:
     if table.empty:
         return []
-    n_tested = int(table["p"].notna().sum())
+    n_tested = int((table["p"].notna() & (table["role"] == "comparison")).sum())
     lines = [
         "## Paired comparisons (headline metric per task; paired over pre-training seeds)",
         "",
@@ -223,7 +266,9 @@ def comparisons_markdown(table: pd.DataFrame, alpha: float) -> list[str]:
         "a - b with its 95 % t interval; effect size: a - b in pooled seed standard deviations; p two-sided; "
         f"p (Holm) adjusted over the {n_tested} comparisons tested (every mark the report shows); ▲/▼ marks a "
         f"significant difference at {alpha:g} after the correction, here and in the tables above. A row with "
-        "fewer than two paired seeds has no test and no mark. Per-seed scores: comparisons.tsv.",
+        "fewer than two paired seeds has no test and no mark. NMT: BLEU per kept share, compared only where its "
+        "control (oracle vs random, one-sided, uncorrected, marked *control*) shows signal. Per-seed scores: "
+        "comparisons.tsv.",
         "",
         "| task | dataset pair | a | b | a mean (seed s.d.) | b mean (seed s.d.) | a - b | 95 % interval | "
         "effect size | p | p (Holm) | seeds | units |",
@@ -231,7 +276,9 @@ def comparisons_markdown(table: pd.DataFrame, alpha: float) -> list[str]:
     ]
     for r in table.itertuples():
         iv = "-" if pd.isna(r.low) else f"[{r.low:+.3f}, {r.high:+.3f}]"
-        mark = (" ▲" if r.diff > 0 else " ▼") if r.significant else ""
+        mark = (" ▲" if r.diff > 0 else " ▼") if r.significant and r.role == "comparison" else ""
+        if r.role == "control":
+            mark = " (control: signal)" if r.significant else " (control: no signal)"
         lines.append(
             f"| {r.task} | {r.dataset} {r.pair} | {r.a} | {r.b} | {r.value_a:.3f} ({_num(r.sd_a, '.3f')}) | "
             f"{r.value_b:.3f} ({_num(r.sd_b, '.3f')}) | {r.diff:+.3f}{mark} | {iv} | "

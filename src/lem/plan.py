@@ -24,9 +24,9 @@ counted.
 
 The other GPU jobs of the config (`lem plan cost`'s second table, one row per kind and pair or dataset):
 NER fine-tuning (`ner_model`), sentiment fine-tuning (every row x pre-training seed x `sentiment.seeds`),
-NMT runs (every curation row and the random ranking at each kept share, plus no_filter, per
-`curation.nmt.pairs`), embedding (every row's evaluation sets and, with the first seed's models, both sides
-of every curation corpus) and annotation (the monolingual and parallel text of each language whose backends
+NMT runs (every curation row and the random (and oracle) ranking at each kept share, plus no_filter, per
+`curation.nmt.pairs`, per pre-training seed), embedding (every row's evaluation sets and both sides of every
+curation corpus, per seed) and annotation (the monolingual and parallel text of each language whose backends
 run a neural model on the GPU). Their items are counted as above (files of the run, the generated world's
 sizes, `curation.max_pairs`, else `plan.estimates`), their tokens at plan.estimates.subwords_per_sentence
 per sentence (capped at the job's max_length), and their GPU-hours at a throughput per kind
@@ -599,19 +599,32 @@ def conll_sentences(path: Path) -> int:
     return n
 
 
-def nmt_runs(config: dict[str, Any]) -> list[tuple[str, str, str]]:
-    """(ranking, pair, share) of every NMT run, as workflow/rules/common.smk's nmt_runs()."""
+def nmt_runs(config: dict[str, Any]) -> list[tuple[str, str, str, int]]:
+    """(ranking, pair, share, seed) of every NMT run, as workflow/rules/common.smk's nmt_runs(): every row's
+    ranking per pre-training seed it has (a reference encoder or a pretrained base model: the first), the
+    random (and, with curation.nmt.oracle, the oracle) ranking and no_filter per seed."""
     refs = [
         f"ref_{n}"
         for n, spec in (config.get("reference_encoders") or {}).items()
         if spec.get("enabled", True)
     ]
-    rows = list(config["variants"]) + refs + ["random"]
+    from lem.config_check import pretrain_seeds
+
+    seeds = pretrain_seeds(config)
+    scratch = (config.get("base_model") or {}).get("source", "scratch") == "scratch"
+
+    def row_seeds(row: str) -> list:
+        return seeds if row not in ("base", *refs) or (row == "base" and scratch) else seeds[:1]
+
     curation = config.get("curation") or {}
+    nmt = curation.get("nmt") or {}
+    controls = ["random"] + (["oracle"] if nmt.get("oracle") else [])
     shares = [f"{f:g}" for f in (curation.get("settings") or {}).get("keep_fractions", [0.25, 0.5])]
     runs = []
-    for pair in (curation.get("nmt") or {}).get("pairs") or []:
-        runs += [(r, pair, sh) for r in rows for sh in shares] + [("no_filter", pair, "1")]
+    for pair in nmt.get("pairs") or []:
+        for r in list(config["variants"]) + refs + controls:
+            runs += [(r, pair, sh, s) for sh in shares for s in (seeds if r in controls else row_seeds(r))]
+        runs += [("no_filter", pair, "1", s) for s in seeds]
     return runs
 
 
@@ -707,7 +720,7 @@ class OtherJobs:
         runs = nmt_runs(self.config)
         out = []
         for pair in nmt["pairs"]:
-            n_runs = sum(1 for _, p, _ in runs if p == pair)
+            n_runs = sum(1 for _, p, _, _ in runs if p == pair)
             held, counts = self.sentences(
                 f"results/eval/prepared/nmt/{pair}/valid.tsv", None, "nmt_heldout_sentences"
             )
@@ -775,7 +788,7 @@ class OtherJobs:
         for pair in (self.config.get("curation") or {}).get("corpora") or {}:
             n, counts = self.curation_pairs(pair)
             n *= 2  # both sides
-            jobs = len(rows)  # the first seed's models only
+            jobs = sum(self.row_seeds(r) for r in rows)  # every row's seeds, as for the evaluation sets
             out.append(self.task("embedding", f"embed/curation/{pair}", jobs, n, "sentences",
                                  EVAL_COST * jobs * n * per, jobs * n * hidden_bytes, counts))  # fmt: skip
         return out

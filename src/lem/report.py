@@ -29,10 +29,9 @@ log = logging.getLogger("lem.report")
 KEYS = {
     "mining": ("task", "variant", "dataset", "pair", "seed"),
     "sentiment": ("task", "variant", "dataset", "pair", "seed"),
-    "curation": ("task", "variant", "dataset", "pair"),
+    "curation": ("task", "variant", "dataset", "pair", "seed"),
     "annotation": ("task", "dataset", "pair"),
-    "nmt": ("task", "variant", "dataset", "pair", "share"),
-    "nmt_compare": ("task", "baseline", "dataset", "pair", "share"),
+    "nmt": ("task", "variant", "dataset", "pair", "share", "seed"),
 }
 COVERAGE_TYPES = ("ne", "noun", "verb")
 ANNOTATION_METRICS = [("pos", "accuracy"), ("pos", "coarse_accuracy"), ("ner", "f1")]
@@ -167,7 +166,7 @@ def collect(
                     "seed": "",
                 }
             )
-    rows += nmt_rows(nmt)
+    rows += nmt_rows(nmt, items)
     if not rows:
         raise ValueError("no metrics files given to the report")
     return pd.DataFrame(rows)
@@ -255,7 +254,6 @@ def markdown(
     coverage: dict | None = None,
     comparisons: pd.DataFrame | None = None,
     alpha: float = 0.05,
-    nmt_compare: list[dict] = (),
     news_stats: list[str] = (),
     control_notes: list[str] = (),
 ) -> str:
@@ -299,7 +297,7 @@ def markdown(
             *gold,
             "",
         ]
-    sections += nmt_markdown(summary, variants, nmt_compare)
+    sections += nmt_markdown(summary, variants, comparisons, marks)
     sections += evidence.comparisons_markdown(comparisons, alpha)
     ann = summary[summary.task == "annotation"]
     if not ann.empty:
@@ -319,60 +317,64 @@ def markdown(
 
 
 NMT_METRICS = (("bleu", "BLEU"), ("chrf", "chrF"))
-NMT_CONTROLS = ("random", "no_filter")  # a random ranking at the same share; every pair (share 1)
+NMT_CONTROLS = ("oracle", "random", "no_filter")  # clean pairs first; a random ranking; every pair (share 1)
 
 
-def nmt_rows(paths: list[str]) -> list[dict]:
-    """Rows of task `nmt` (metric `bleu@<share>`, `chrf@<share>`) from `lem nmt run` metrics files; the
-    variant may be a ranking control (random, no_filter)."""
+def nmt_rows(paths: list[str], items: evidence.Items | None = None) -> list[dict]:
+    """Rows of task `nmt` (metric `bleu@<share>`, `chrf@<share>`) from `lem nmt run` metrics files, one per
+    pre-training seed; the variant may be a ranking control (oracle, random, no_filter). `items`, when
+    given, takes each run's BLEU for the seed-level comparisons."""
     rows = []
     for path in paths:
         key, data = _read("nmt", path, None)
         share = key.pop("share")
+        if items is not None:
+            items.add_nmt({**key, "share": share}, data, path)
         for metric, _ in NMT_METRICS:
             rows.append({**key, "task": "nmt", "metric": f"{metric}@{share}", "value": data[metric]})
     return rows
 
 
-def _nmt_intervals(comparisons: list[dict]) -> dict:
-    """(pair, share, row, metric) -> the half-width of the row's 95 % bootstrap interval over test sentences
-    (sacrebleu's paired bootstrap of `lem nmt compare`): the test-set noise of one trained model's score."""
-    intervals = {}
-    for comp in comparisons:
-        keys = comp["keys"]
-        for name, metrics in comp["systems"].items():
-            for label, result in metrics.items():  # sacrebleu's names: BLEU, chrF2 (chrF2++: word order 2)
-                metric = "bleu" if label == "BLEU" else "chrf" if label.startswith("chrF") else None
-                if metric is not None and (result or {}).get("ci") is not None:
-                    intervals.setdefault((keys["pair"], keys["share"], name, metric), result["ci"])
-    return intervals
-
-
-def nmt_markdown(summary: pd.DataFrame, variants: list[str], comparisons: list[dict] = ()) -> list[str]:
-    """The curation/NMT table: BLEU and chrF per ranking row (variants, then random and no_filter) and kept
-    share, one column group per pair. No significance marks: NMT is trained on the first pre-training seed's
-    ranking only, so a difference between rows cannot be told from the variation between two pre-trainings
-    of one recipe (sacrebleu's bootstrap counts test sentences only); the bracket is that test-set noise."""
+def nmt_markdown(
+    summary: pd.DataFrame,
+    variants: list[str],
+    comparisons: pd.DataFrame | None = None,
+    marks: dict | None = None,
+) -> list[str]:
+    """The curation/NMT table: BLEU and chrF per ranking row (variants, then oracle, random and no_filter)
+    and kept share, one column group per pair, mean +- seed s.d. over the pre-training seeds. ▲/▼ on BLEU
+    from the seed-level comparisons (lem.evidence), made only where the oracle beat random: a kept share
+    where it did not has "no signal" and no mark."""
     part = summary[summary.task == "nmt"]
     if part.empty:
         return []
+    comparisons = pd.DataFrame() if comparisons is None else comparisons
+    marks = marks or {}
     part = part.assign(base_metric=part.metric.str.split("@").str[0], share=part.metric.str.split("@").str[1])
-    intervals = _nmt_intervals(list(comparisons))
     columns = sorted(
         {(r.pair, r.share) for r in part.itertuples() if r.variant != "no_filter"},
         key=lambda c: (c[0], float(c[1])),
     )
     rows = [v for v in [*variants, *NMT_CONTROLS] if v in set(part.variant)]
     head = [f"{pair} keep {share} {label}" for pair, share in columns for _, label in NMT_METRICS]
+    signal = []
+    if not comparisons.empty:
+        for r in comparisons[(comparisons.task == "nmt") & (comparisons.a == "oracle")].itertuples():
+            verdict = "signal" if r.significant else "**no signal**"
+            signal.append(
+                f"{r.pair} {r.dataset.split(' ', 1)[1]}: oracle - random {r.diff:+.1f} BLEU, p {r.p:.3g}: {verdict}"
+            )
     lines = [
         f"## Curation: NMT on the top share of each ranking ({', '.join(sorted(set(part.dataset)))} test set)",
         "",
-        "BLEU and chrF (sacrebleu) of a model trained on the kept share of the corpus as each row ranks it; "
-        "*random*: a random ranking (chance), *no_filter*: every pair (the same run under each share); "
-        "[±x]: half-width of the 95 % bootstrap interval of the score over test sentences (one trained "
-        "model's test-set noise). No marks: NMT uses the first pre-training seed's ranking only, so no "
-        "seed-level test is possible and no difference here is claimed as significant.",
+        "BLEU and chrF (sacrebleu) of a model trained on the kept share of the corpus as each row ranks it, mean "
+        "± s.d. over the pre-training seeds (each seed's ranking, NMT trained with that seed); *oracle*: clean "
+        "pairs first (the positive control), *random*: a random ranking (chance), *no_filter*: every pair (the "
+        "same run under each share). ▲/▼ on BLEU: the seed-level comparison (below), made only at a kept share "
+        "where the oracle beats random (one-sided, uncorrected: a control, not a claim); otherwise that share "
+        "has no signal and no mark.",
         "",
+        *(["Control: " + "; ".join(signal) + ".", ""] if signal else []),
         "| row | " + " | ".join(head) + " |",
         "|---|" + "---|" * len(head),
     ]
@@ -387,8 +389,12 @@ def nmt_markdown(summary: pd.DataFrame, variants: list[str], comparisons: list[d
                     continue
                 r = hit.iloc[0]
                 value = f"{r['mean']:.1f} ± {r['std']:.1f}" if r["n"] > 1 else f"{r['mean']:.1f}"
-                ci = intervals.get((pair, share, row, metric))
-                cells.append(value + (f" [±{ci:.1f}]" if ci is not None else ""))
+                mark = (
+                    marks.get(("nmt", f"{r['dataset']} keep {share}", pair, row), "")
+                    if metric == "bleu"
+                    else ""
+                )
+                cells.append(f"{value} {mark}" if mark else value)
         label = f"*{row}*" if row in NMT_CONTROLS else row
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
     return [*lines, ""]
@@ -515,7 +521,6 @@ def build_report(
     significance: dict | None = None,
     config: dict | None = None,
     nmt: list[str] = (),
-    nmt_compare: list[str] = (),
     news_stats: list[str] = (),
 ) -> pd.DataFrame:
     """Every output of the report in `out_dir`: summary.tsv / .md / .html, comparisons.tsv, the figures
@@ -524,7 +529,6 @@ def build_report(
     cov = json.loads(Path(coverage).read_text(encoding="utf-8")) if coverage else None
     items, control_metrics = evidence.Items(), {}
     values = collect(mining, sentiment, curation, annotation, cov, variants, items, nmt, control_metrics)
-    nmt_comparisons = [_read("nmt_compare", path, None)[1] for path in nmt_compare]
     summary = summarise(values)
     sig = {"alpha": 0.05, **(significance or {})}
     comparisons = evidence.compare(items, variants, sig["alpha"])
@@ -548,7 +552,7 @@ def build_report(
         ((config or {}).get("controls") or {}).get("lexical"),
         ((config or {}).get("mining") or {}).get("evalsets", {}),
     )
-    md = markdown(summary, variants, cov, comparisons, sig["alpha"], nmt_comparisons, news_stats, notes)
+    md = markdown(summary, variants, cov, comparisons, sig["alpha"], news_stats, notes)
     write_text(out_dir / "summary.md", md)
     write_text(out_dir / "summary.html", figures.markdown_html(md, "LEM pipeline: results"))
     figure(summary, variants, out_dir / "overview.png")
@@ -626,7 +630,6 @@ def cmd_build(a: argparse.Namespace) -> None:
         {"alpha": a.alpha},
         a.config,
         a.nmt,
-        a.nmt_compare,
         a.news_stats,
     )
     out = Path(a.out_dir).resolve()
@@ -645,7 +648,6 @@ STAGE = Stage(
             arg("--curation", nargs="*", default=[]),
             arg("--annotation", nargs="*", default=[], help="annotation_eval/<annotator>/<lang>.json files"),
             arg("--nmt", nargs="*", default=[], help="metrics.json of lem nmt run (keys: variant, share)"),
-            arg("--nmt-compare", nargs="*", default=[], help="paired bootstraps of lem nmt compare"),
             arg("--coverage", default=None, help="the annotation coverage JSON (results/annotate/coverage.json)"),
             arg("--variants", nargs="+", required=True, help="row order of the tables"),
             arg("--positive-lift", type=json.loads, default=0.5,

@@ -13,9 +13,16 @@ from lem.config_check import (
     ConfigError,
     base_training,
     check_config,
+    expand_data_root,
     pretrain_seeds,
     stage_training,
 )
+
+# `{data_root}` in any path: the config's `data_root` (config/local.yaml names its folder once)
+try:
+    expand_data_root(config)
+except ConfigError as _err:
+    raise WorkflowError(f"config: {_err}") from None
 
 # Every section is built into the settings dataclass of the `lem` verb that reads it, merged as the rules
 # pass it: an unknown key, a wrong type or a value the dataclass refuses stops here, naming the key (in one

@@ -4,7 +4,6 @@ rule report:
         sentiment=sentiment_outputs(),
         curation=curation_outputs(),
         nmt=nmt_outputs(),
-        nmt_compare=nmt_compare_outputs(),
         annotation=annotation_eval_outputs(),
         coverage="results/annotate/coverage.json",
         news_stats=[
@@ -77,7 +76,7 @@ rule report:
         config=as_json(config),
         references=as_json(reference_controls()),
     shell:
-        "lem report build --mining {input.mining:q} --sentiment {input.sentiment:q} --curation {input.curation:q} --nmt {input.nmt:q} --nmt-compare {input.nmt_compare:q} --annotation {input.annotation:q} --news-stats {input.news_stats:q} "
+        "lem report build --mining {input.mining:q} --sentiment {input.sentiment:q} --curation {input.curation:q} --nmt {input.nmt:q} --annotation {input.annotation:q} --news-stats {input.news_stats:q} "
         "--coverage {input.coverage:q} --positive-lift '{params.positive_lift}' --positive-alpha {params.positive_alpha} --negative-lift {params.negative_lift} "
         "--models {params.models:q} --config '{params.config}' "
         "--reference-controls '{params.references}' "
