@@ -417,3 +417,17 @@ def test_the_project_readme_has_one_results_block_for_lem_report_readme():
     text = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
     assert text.count(README_BEGIN) == 1 and text.count(README_END) == 1
     assert text.index(README_BEGIN) < text.index(README_END)
+
+
+def test_validation_pairs_that_repeat_training_pairs_are_shown(tmp_path):
+    """lem data pairs drops given validation pairs that repeat a training pair and counts them; the report
+    shows the count beside the pairs kept (issue 24: handled explicitly, counted, shown)."""
+    prf = {"precision": 0.5, "recall": 0.5, "f1": 0.5, "n_pred": 4, "n_gold": 4, "n_correct": 2}
+    mining = [mining_file(tmp_path / "r", "base", 1, prf)]
+    stats = write(
+        tmp_path / "results/corpus/para/si-en.stats.json",
+        {"train": 900, "valid": 48, "valid_given": 50, "valid_repeating_train_dropped": 2},
+    )
+    build_report(mining, [], [], ["base"], tmp_path / "report", para_stats=[stats])
+    md = (tmp_path / "report/summary.md").read_text()
+    assert "## Parallel training data (from files)" in md and "| si-en | 900 | 48 | 50 | 2 |" in md

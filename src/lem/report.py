@@ -225,6 +225,31 @@ def _pivot_markdown(
     return "\n".join(lines)
 
 
+def para_markdown(paths: list[str]) -> list[str]:
+    """The parallel training data read from the user's files (`lem data pairs --stats`): per pair, the pairs
+    kept for training and validation, and the given validation pairs dropped because they repeat a training
+    pair (checkpoint selection must not read training data)."""
+    rows = []
+    for path in paths:
+        st = json.loads(Path(path).read_text(encoding="utf-8"))
+        pair = Path(path).name.removesuffix(".stats.json")
+        given = st.get("valid_given")
+        rows.append(
+            f"| {pair} | {st.get('train', '-')} | {st.get('valid', '-')} | {'-' if given is None else given} | "
+            f"{st.get('valid_repeating_train_dropped', 0)} |"
+        )
+    if not rows:
+        return []
+    return [
+        "## Parallel training data (from files)",
+        "",
+        "| pair | train pairs | validation pairs | validation pairs given | dropped: repeat a training pair |",
+        "|---|---:|---:|---:|---:|",
+        *rows,
+        "",
+    ]
+
+
 def coverage_markdown(coverage: dict) -> list[str]:
     """The annotation coverage table: one row per language."""
     enabled = coverage.get("enabled", {})
@@ -522,6 +547,7 @@ def build_report(
     config: dict | None = None,
     nmt: list[str] = (),
     news_stats: list[str] = (),
+    para_stats: list[str] = (),
 ) -> pd.DataFrame:
     """Every output of the report in `out_dir`: summary.tsv / .md / .html, comparisons.tsv, the figures
     (overview, mining, and with `models`: masking and training) and, with `config`, config.json (the run's
@@ -553,6 +579,7 @@ def build_report(
         ((config or {}).get("mining") or {}).get("evalsets", {}),
     )
     md = markdown(summary, variants, cov, comparisons, sig["alpha"], news_stats, notes)
+    md += "\n".join(para_markdown(para_stats))
     write_text(out_dir / "summary.md", md)
     write_text(out_dir / "summary.html", figures.markdown_html(md, "LEM pipeline: results"))
     figure(summary, variants, out_dir / "overview.png")
@@ -631,6 +658,7 @@ def cmd_build(a: argparse.Namespace) -> None:
         a.config,
         a.nmt,
         a.news_stats,
+        a.para_stats,
     )
     out = Path(a.out_dir).resolve()
     print(
@@ -655,6 +683,8 @@ STAGE = Stage(
                 "{evalset: lift}"),
             arg("--positive-alpha", type=float, default=0.01,
                 help="and beat chance by a one-sided test at this level (lem.controls.chance_p_value)"),
+            arg("--para-stats", nargs="*", default=[],
+                help="stats.json of lem data pairs per pair (validation pairs that repeated training pairs)"),
             arg("--news-stats", nargs="*", default=[],
                 help="stats.json of each prepared news evaluation set (gold read, kept, repaired, dropped)"),
             arg("--negative-lift", type=float, default=0.25,

@@ -6,6 +6,11 @@ rule report:
         nmt=nmt_outputs(),
         annotation=annotation_eval_outputs(),
         coverage="results/annotate/coverage.json",
+        para_stats=(
+            [f"results/corpus/para/{p}.stats.json" for p in PAIRS]
+            if config["corpus"]["source"] == "files"
+            else []
+        ),
         news_stats=[
             f"results/eval/prepared/{e}/{p}/stats.json"
             for e, spec in config["mining"]["evalsets"].items()
@@ -76,7 +81,7 @@ rule report:
         config=as_json(config),
         references=as_json(reference_controls()),
     shell:
-        "lem report build --mining {input.mining:q} --sentiment {input.sentiment:q} --curation {input.curation:q} --nmt {input.nmt:q} --annotation {input.annotation:q} --news-stats {input.news_stats:q} "
+        "lem report build --mining {input.mining:q} --sentiment {input.sentiment:q} --curation {input.curation:q} --nmt {input.nmt:q} --annotation {input.annotation:q} --news-stats {input.news_stats:q} --para-stats {input.para_stats:q} "
         "--coverage {input.coverage:q} --positive-lift '{params.positive_lift}' --positive-alpha {params.positive_alpha} --negative-lift {params.negative_lift} "
         "--models {params.models:q} --config '{params.config}' "
         "--reference-controls '{params.references}' "
