@@ -72,6 +72,29 @@ def test_embedded_default_plans_the_whole_dag(tmp_path):
     assert "fetch_file" not in jobs and "madlad" not in jobs  # offline
 
 
+def test_local_config_plans_the_whole_dag_on_the_data_on_disk(tmp_path):
+    """config/local.yaml plans every stage from the folder `data_root` names: the real one when it is here,
+    else the same layout of empty files (a dry run only looks at names)."""
+    cfg = yaml.safe_load((REPO / "config" / "local.yaml").read_text())
+    shared = (REPO / cfg["data_root"]).resolve()
+    if not shared.is_dir():
+        shared = tmp_path / "data"
+        named = re.findall(r"\{data_root\}/([^\"]+)", (REPO / "config" / "local.yaml").read_text())
+        for rel in named:
+            path = shared / rel
+            if path.suffix:  # a file
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.touch()
+            else:  # a folder (multiNER, the news benchmark)
+                path.mkdir(parents=True, exist_ok=True)
+    jobs = dry_run(tmp_path / "run", REPO / "config" / "local.yaml", "--config", f"data_root={shared}")
+    assert jobs["multiner_split"] == 1 and jobs["train_crf"] == len(cfg["crf_models"]) and jobs["report"] == 1
+    assert jobs["prepare_news"] == 3 and jobs["prepare_sentiment"] == 1 and jobs["prepare_curation"] == 1
+    assert jobs["pretrain_para"] == (len(cfg["variants"]) - 1) * len(cfg["pretrain"]["seeds"])
+    assert jobs["leakage_check"] == 4  # the mining set, the sentiment set, the curation corpus, the NMT set
+    assert not {"fetch_file", "unpack_archive", "madlad", "fetch_base_model"} & set(jobs)  # offline
+
+
 def test_a_config_typo_fails_before_any_job(tmp_path):
     cfg = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
     cfg["mining"]["setings"] = {}
@@ -180,3 +203,14 @@ def test_ablation_config_plans_one_trained_model_per_ingredient(tmp_path):
     seeds = len(cfg["pretrain"]["seeds"])
     assert jobs["pretrain_mono"] == jobs["pretrain_para"] == len(trained) * seeds
     assert not {"sentiment", "curate", "nmt_run"} & set(jobs)
+
+
+def test_data_root_is_named_once_and_required_where_used():
+    from lem.config_check import ConfigError, expand_data_root
+
+    cfg = {"data_root": "/data/", "a": {"b": ["{data_root}/x.txt", "y"]}, "c": "{data_root}"}
+    assert expand_data_root(cfg) == {"data_root": "/data/", "a": {"b": ["/data/x.txt", "y"]}, "c": "/data"}
+    with pytest.raises(
+        ConfigError, match=r"^a\.b\[0\]: '\{data_root\}/x\.txt' uses \{data_root\} but data_root is not"
+    ):
+        expand_data_root({"a": {"b": ["{data_root}/x.txt"]}})

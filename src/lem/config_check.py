@@ -980,6 +980,31 @@ def _check_lengths(config: dict[str, Any]) -> None:
             )
 
 
+DATA_ROOT = "{data_root}"
+
+
+def expand_data_root(config: dict[str, Any]) -> dict[str, Any]:
+    """Every string of `config` holding `{data_root}`, with the value of the key `data_root` in its place
+    (in place; returned): a config of local files names their folder once. A config that uses the
+    placeholder without setting `data_root` raises ConfigError naming the first key that does."""
+    root = config.get("data_root") or ""
+
+    def walk(node: Any, path: str) -> Any:
+        if isinstance(node, dict):
+            return {k: walk(v, f"{path}.{k}" if path else str(k)) for k, v in node.items()}
+        if isinstance(node, list):
+            return [walk(v, f"{path}[{i}]") for i, v in enumerate(node)]
+        if isinstance(node, str) and DATA_ROOT in node:
+            if not root:
+                raise ConfigError(f"{path}: {node!r} uses {DATA_ROOT} but data_root is not set")
+            return node.replace(DATA_ROOT, str(root).rstrip("/"))
+        return node
+
+    expanded = walk({k: v for k, v in config.items() if k != "data_root"}, "")
+    config.update(expanded)
+    return config
+
+
 def check_config(config: dict[str, Any]) -> None:
     """Build every section's settings dataclass from `config` (validated, schema defaults filled) as the
     rules pass it, and check what joins the sections (names, pairs, languages, lengths); raise ConfigError

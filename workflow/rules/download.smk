@@ -129,6 +129,8 @@ rule multiner_text:
         "resources/multiner/{lang}.{split}.txt",
     log:
         "logs/download/multiner_text_{lang}.{split}.log",
+    wildcard_constraints:
+        split="train|valid|test",  # the test split too: held-out pairs (config/local.yaml's NMT test set)
     conda:
         "../../envs/core.yaml"
     threads: 1
@@ -144,6 +146,8 @@ rule multiner_pairs:
         "resources/pairs/multiner_{src}-{tgt}.{split}.tsv",
     log:
         "logs/download/multiner_pairs_{src}-{tgt}.{split}.log",
+    wildcard_constraints:
+        split="train|valid|test",
     conda:
         "../../envs/core.yaml"
     threads: 1
