@@ -52,3 +52,22 @@ def test_a_renamed_language_is_script_filtered_as_si():
     for a, b in pairs:
         assert filter_reason(a, b, a, b, ("xx", "en"), xx) == filter_reason(a, b, a, b, ("si", "en"), si)
     assert filter_reason(*pairs[1], *pairs[1], ("xx", "en"), xx) == "script"
+
+
+def test_the_news_benchmark_names_its_own_pairs_in_one_line(tmp_path, capsys):
+    from lem.cli import command
+
+    argv = [
+        "news",
+        "--root",
+        str(tmp_path),
+        "--site",
+        "ITN",
+        "--pair",
+        "xx-en",
+        "--out-dir",
+        str(tmp_path / "o"),
+    ]
+    assert command("data")(argv) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["lem data news: --pair 'xx-en': the news benchmark has the pairs si-en, si-ta, ta-en"]
