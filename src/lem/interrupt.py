@@ -56,6 +56,10 @@ def forward_to_jobs() -> None:
     previous = signal.getsignal(signal.SIGINT)
     if getattr(previous, "_lem_forwarding", False):
         return  # installed already (the workflow is parsed more than once)
+    try:
+        import psutil  # noqa: F401  (imported now, not inside the handler)
+    except ImportError:
+        pass
 
     def forward(signum: int, frame: Any) -> None:
         for pid in descendants():
