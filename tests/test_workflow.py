@@ -69,8 +69,14 @@ def test_report_holds_every_variant_task_and_pair(run_dir: Path):
         assert part.p_holm.between(0, 1).all() and (part.p_holm >= part.p).all()
     assert "## Paired comparisons" in md
     nmt = summary[summary.task == "nmt"]  # every variant and the controls at each kept share (curation.nmt)
-    assert set(nmt.variant) == set(cfg["variants"]) | {"random", "no_filter"}
-    assert "## Curation: NMT on the top share" in md and "| *no_filter* |" in md
+    assert cfg["curation"]["nmt"]["oracle"]
+    assert set(nmt.variant) == set(cfg["variants"]) | {"oracle", "random", "no_filter"}
+    assert (nmt["n"] == 2).all()  # one NMT run per pre-training seed, controls included
+    assert "## Curation: NMT on the top share" in md and "| *no_filter* |" in md and "| *oracle* |" in md
+    control = comp[(comp.task == "nmt") & (comp.role == "control")]
+    assert (
+        set(zip(control.a, control.b, strict=True)) == {("oracle", "random")} and control.p_holm.isna().all()
+    )
 
 
 def test_the_html_report_holds_tables_figures_and_config(run_dir: Path):
