@@ -89,6 +89,17 @@ def _candidates(s: np.ndarray, bound_r: np.ndarray, col_thr: np.ndarray, col_str
     return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
 
 
+def _empty_both(
+    x: np.ndarray, y: np.ndarray, k_x: int, k_y: int | None
+) -> tuple[int, int, int, int, Neighbours, Neighbours]:
+    """Sizes, k capped by the other side's size (k_y defaults to k_x), and the empty neighbour lists that
+    `knn_both` and `knn_torch` fill."""
+    k_y = k_x if k_y is None else k_y
+    nx, ny = len(x), len(y)
+    kx, ky = min(k_x, ny), min(k_y, nx)
+    return nx, ny, kx, ky, Neighbours.empty(nx, kx), Neighbours.empty(ny, ky)
+
+
 def knn_both(
     x: np.ndarray,
     y: np.ndarray,
@@ -100,10 +111,7 @@ def knn_both(
 
     Memory is O(block_size * len(y)). k is capped by the other side's size.
     """
-    k_y = k_x if k_y is None else k_y
-    nx, ny = len(x), len(y)
-    kx, ky = min(k_x, ny), min(k_y, nx)
-    fwd, bwd = Neighbours.empty(nx, kx), Neighbours.empty(ny, ky)
+    nx, ny, kx, ky, fwd, bwd = _empty_both(x, y, k_x, k_y)
     if nx == 0 or ny == 0:
         return fwd, bwd
     yt = np.ascontiguousarray(y, dtype=np.float32).T
@@ -202,10 +210,7 @@ def knn_torch(
     as `knn_both` (ties to the lowest index), similarities up to float32 rounding of the dot products."""
     import torch
 
-    k_y = k_x if k_y is None else k_y
-    nx, ny = len(x), len(y)
-    kx, ky = min(k_x, ny), min(k_y, nx)
-    fwd, bwd = Neighbours.empty(nx, kx), Neighbours.empty(ny, ky)
+    nx, ny, kx, ky, fwd, bwd = _empty_both(x, y, k_x, k_y)
     if nx == 0 or ny == 0:
         return fwd, bwd
     device = torch.device("cpu") if device is None else torch.device(device)
