@@ -4,7 +4,7 @@ from lem.gpu_share import training_resources
 rule annotate_mono:
     input:
         text="results/corpus/guarded/mono/{lang}.txt",
-        resources=lambda w: annotation_inputs(w.lang),
+        resources=lambda w: RUN.annotation_inputs(w.lang),
     output:
         "results/annotations/mono/{lang}.parquet",
     log:
@@ -15,11 +15,11 @@ rule annotate_mono:
         "../../envs/annotate.yaml"
     threads: 1
     resources:
-        gpu=lambda w: annotation_gpu(w.lang),
+        gpu=lambda w: RUN.annotation_gpu(w.lang),
         mem_mb=config["resources"]["mem_mb_annotation"],
         runtime=config["resources"]["runtime_annotation"],
     params:
-        settings=lambda w: as_json(config["annotation"][w.lang]),
+        settings=lambda w: as_json(RUN.settings_for("annotate", lang=w.lang)),
     shell:
         "lem annotate run --lang {wildcards.lang} --input {input.text:q} "
         "--settings '{params.settings}' --out {output:q} > {log:q} 2>&1"
@@ -27,8 +27,8 @@ rule annotate_mono:
 
 rule annotate_para:
     input:
-        text=lambda w: para_text(f"{w.src}-{w.tgt}", w.split),
-        resources=lambda w: annotation_inputs(w.lang),
+        text=lambda w: RUN.para_text(f"{w.src}-{w.tgt}", w.split),
+        resources=lambda w: RUN.annotation_inputs(w.lang),
     output:
         "results/annotations/para/{src}-{tgt}.{split}.{lang}.parquet",
     log:
@@ -39,11 +39,11 @@ rule annotate_para:
         "../../envs/annotate.yaml"
     threads: 1
     resources:
-        gpu=lambda w: annotation_gpu(w.lang),
+        gpu=lambda w: RUN.annotation_gpu(w.lang),
         mem_mb=config["resources"]["mem_mb_annotation"],
         runtime=config["resources"]["runtime_annotation"],
     params:
-        settings=lambda w: as_json(config["annotation"][w.lang]),
+        settings=lambda w: as_json(RUN.settings_for("annotate", lang=w.lang)),
         column=lambda w: 0 if w.lang == w.src else 1,
     shell:
         "lem annotate run --lang {wildcards.lang} --input {input.text:q} --column {params.column:q} "
@@ -54,7 +54,7 @@ rule annotation_coverage:
     input:
         texts=expand("results/corpus/guarded/mono/{lang}.txt", lang=LANGS),
         resources=lambda w: sorted(
-            {f for lang in LANGS for f in annotation_inputs(lang)}
+            {f for lang in LANGS for f in RUN.annotation_inputs(lang)}
         ),
     output:
         "results/annotate/coverage.json",
@@ -66,14 +66,14 @@ rule annotation_coverage:
         "../../envs/annotate.yaml"
     threads: 1
     resources:
-        gpu=lambda w: max(annotation_gpu(lang) for lang in LANGS),
+        gpu=lambda w: max(RUN.annotation_gpu(lang) for lang in LANGS),
         mem_mb=config["resources"]["mem_mb_annotation"],
         runtime=config["resources"]["runtime_annotation"],
     params:
         langs=LANGS,
-        settings=as_json({lang: config["annotation"][lang] for lang in LANGS}),
-        types=masked_types(),  # the types alone: a variant removed reruns no annotation
-        check=as_json({"seed": config["seed"], **config["annotation_coverage"]}),
+        settings=as_json(RUN.settings_for("annotation_coverage")),
+        types=RUN.masked_types(),  # the types alone: a variant removed reruns no annotation
+        check=as_json(RUN.settings_for("annotation_coverage_check")),
     shell:
         "lem annotate coverage --langs {params.langs:q} --texts {input.texts:q} "
         "--settings '{params.settings}' --types {params.types:q} --check '{params.check}' "
@@ -100,14 +100,14 @@ rule train_crf:
         runtime=config["resources"]["runtime_annotation"],
     params:
         train=lambda w: source_file(config["crf_models"][w.crf]["train"]),
-        args=lambda w: crf_args(w.crf),
+        args=lambda w: RUN.crf_args(w.crf),
     shell:
         "lem annotate train-crf --train {params.train:q} {params.args:q} --out {output.model:q} > {log:q} 2>&1"
 
 
 rule train_ner:
     input:
-        base=lambda w: ner_base_model(),
+        base=lambda w: RUN.ner_base_model(),
         model_check=base_model_checked(),
         train=lambda w: config["ner_model"]["train"],
         valid=lambda w: config["ner_model"].get("valid", []),
@@ -123,9 +123,7 @@ rule train_ner:
     resources:
         **training_resources(config["resources"]),  # lem.gpu_share: a GPU, or a share of one
     params:
-        settings=lambda w: as_json(
-            {"seed": config["seed"], **config["ner_model"].get("settings", {})}
-        ),
+        settings=lambda w: as_json(RUN.settings_for("train_ner")),
         valid=lambda w: (
             ["--valid", config["ner_model"]["valid"]]
             if config["ner_model"].get("valid")
@@ -187,8 +185,8 @@ rule annotation_eval:
     input:
         text="results/ner/gold/{lang}.valid.txt",
         gold="results/ner/gold/{lang}.valid.conll",
-        resources=lambda w: annotation_inputs(
-            w.lang, eval_annotation(w.annotator, w.lang)
+        resources=lambda w: RUN.annotation_inputs(
+            w.lang, RUN.eval_annotation(w.annotator, w.lang)
         ),
     output:
         pred="results/annotation_eval/{annotator}/{lang}.parquet",
@@ -199,11 +197,15 @@ rule annotation_eval:
         "../../envs/annotate.yaml"
     threads: 1
     resources:
-        gpu=lambda w: annotation_gpu(w.lang, eval_annotation(w.annotator, w.lang)),
+        gpu=lambda w: RUN.annotation_gpu(
+            w.lang, RUN.eval_annotation(w.annotator, w.lang)
+        ),
         mem_mb=config["resources"]["mem_mb_annotation"],
         runtime=config["resources"]["runtime_annotation"],
     params:
-        settings=lambda w: as_json(eval_annotation(w.annotator, w.lang)),
+        settings=lambda w: as_json(
+            RUN.settings_for("annotation_eval", annotator=w.annotator, lang=w.lang)
+        ),
         keys_json=lambda w: metrics_keys("annotation", dataset=w.annotator, pair=w.lang),
     shell:
         "(lem annotate run --lang {wildcards.lang} --input {input.text:q} --settings '{params.settings}' "

@@ -6,8 +6,8 @@ rule embed_control:
         dictionary=lambda w: (
             []
             if w.variant != "control_lexical"
-            or control_dictionary(f"{w.src}-{w.tgt}") in (None, "generated")
-            else control_dictionary(f"{w.src}-{w.tgt}")
+            or RUN.control_dictionary(f"{w.src}-{w.tgt}") in (None, "generated")
+            else RUN.control_dictionary(f"{w.src}-{w.tgt}")
         ),
     output:
         src="results/embeddings/{variant}/seed{seed}/{evalset}/{src}-{tgt}/{src}.npy",
@@ -28,10 +28,10 @@ rule embed_control:
     params:
         kind=lambda w: w.variant.removeprefix("control_"),
         dictionary=lambda w: (
-            ["--dictionary", control_dictionary(f"{w.src}-{w.tgt}")]
+            ["--dictionary", RUN.control_dictionary(f"{w.src}-{w.tgt}")]
             + (
                 []
-                if control_dictionary(f"{w.src}-{w.tgt}") == "generated"
+                if RUN.control_dictionary(f"{w.src}-{w.tgt}") == "generated"
                 else ["--dict-langs", w.src, w.tgt]
             )
             if w.variant == "control_lexical"

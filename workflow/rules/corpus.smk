@@ -28,7 +28,7 @@ if config["corpus"]["source"] == "generate":
             "../../envs/core.yaml"
         threads: 1
         params:
-            settings=as_json({"seed": config["seed"], **config["corpus"]["generate"]}),
+            settings=as_json(RUN.settings_for("generate_corpus")),
         shell:
             "lem corpus generate --settings '{params.settings}' "
             "--out-dir results/corpus --eval-dir results/eval > {log:q} 2>&1"
@@ -50,8 +50,8 @@ else:
 
     rule para_from_files:
         input:
-            train=lambda w: para_files(w.pair, "train"),
-            valid=lambda w: para_files(w.pair, "valid"),
+            train=lambda w: RUN.para_files(w.pair, "train"),
+            valid=lambda w: RUN.para_files(w.pair, "valid"),
         output:
             train="results/corpus/para/{pair}.train.tsv",
             valid="results/corpus/para/{pair}.valid.tsv",
@@ -112,21 +112,21 @@ rule prepare_sentiment:
     params:
         input=lambda w: source_file(config["sentiment"]["datasets"][w.dataset]["input"]),
         settings=lambda w: as_json(
-            config["sentiment"]["datasets"][w.dataset].get("prepare", {})
+            RUN.settings_for("prepare_sentiment", dataset=w.dataset)
         ),
     shell:
         "lem data sentiment --input {params.input:q} --settings '{params.settings}' "
         '--out-dir "$(dirname {output.train:q})" > {log:q} 2>&1'
 
 
-# The pre-training text is guarded against the evaluation sets configured when it is built (guard_eval_files);
+# The pre-training text is guarded against the evaluation sets configured when it is built (RUN.guard_eval_files);
 # every evaluation set is then checked against it before it is evaluated (leakage_check), so a set added
 # after pre-training is refused by name if it overlaps, instead of rerunning the pre-training.
 rule leakage_guard:
     input:
         mono=expand("results/corpus/mono/{lang}.txt", lang=LANGS),
         para=expand("results/corpus/para/{pair}.train.tsv", pair=PAIRS),
-        evals=guard_eval_files(),
+        evals=RUN.guard_eval_files(),
     output:
         mono=expand("results/corpus/guarded/mono/{lang}.txt", lang=LANGS),
         para=expand("results/corpus/guarded/para/{pair}.train.tsv", pair=PAIRS),
@@ -137,7 +137,7 @@ rule leakage_guard:
         "../../envs/core.yaml"
     threads: 1
     params:
-        settings=as_json(config["leakage"]),
+        settings=as_json(RUN.settings_for("leakage")),
     shell:
         "lem data leakage --train {input.mono:q} {input.para:q} --eval {input.evals:q} "
         "--out-clean {output.mono:q} {output.para:q} --settings '{params.settings}' "
@@ -146,8 +146,8 @@ rule leakage_guard:
 
 rule leakage_check:
     input:
-        evals=lambda w: evalset_files(w.kind, w.name),
-        train=lambda w: evalset_train(w.kind, w.name),
+        evals=lambda w: RUN.evalset_files(w.kind, w.name),
+        train=lambda w: RUN.evalset_train(w.kind, w.name),
         report=LEAKAGE_REPORT,
     output:
         "results/eval/checked/{kind}/{name}.json",
@@ -159,7 +159,7 @@ rule leakage_check:
         "../../envs/core.yaml"
     threads: 1
     params:
-        settings=as_json(config["leakage"]),
+        settings=as_json(RUN.settings_for("leakage")),
     shell:
         "lem data leakage-check --name {wildcards.kind}/{wildcards.name} --eval {input.evals:q} "
         "--train {input.train:q} --guard-report {input.report:q} --settings '{params.settings}' "

@@ -1,6 +1,6 @@
 # Parallel data curation: the corpus of each pair is prepared once (streamed, capped, de-duplicated, leakage
 # guarded, rule-filtered: curation.filters) into the embedding layout; the embed stage embeds both sides for
-# every variant (embedding_files); `lem curate rank` scores each pair with mining's margin and ranks the corpus.
+# every variant (RUN.embedding_files); `lem curate rank` scores each pair with mining's margin and ranks the corpus.
 
 
 rule prepare_curation:
@@ -10,7 +10,7 @@ rule prepare_curation:
         )[0],
         # the NMT sets the kept pairs are scored on (other evaluation sets judge no model trained on it;
         # excluding them too made a new mining set rerun every curation and NMT job)
-        exclude=nmt_eval_files(),
+        exclude=RUN.nmt_eval_files(),
     output:
         pairs="results/eval/prepared/curation/{src}-{tgt}/pairs.tsv",
         src="results/eval/prepared/curation/{src}-{tgt}/{src}.tsv",
@@ -30,7 +30,7 @@ rule prepare_curation:
             if config["curation"].get("max_pairs")
             else []
         ),
-        filters=as_json(config["curation"]["filters"]),
+        filters=as_json(RUN.settings_for("prepare_curation")),
     shell:
         "lem curate prepare --pair {wildcards.src}-{wildcards.tgt} {params.source:q} {params.cap:q} "
         "--settings '{params.filters}' --exclude {input.exclude:q} "
@@ -41,11 +41,11 @@ rule curate:
     input:
         # the embeddings of the row's model of that pre-training seed
         pairs="results/eval/prepared/curation/{pair}/pairs.tsv",
-        src_sents=lambda w: f"results/eval/prepared/curation/{w.pair}/{curation_side(w.pair, 0)}.tsv",
-        tgt_sents=lambda w: f"results/eval/prepared/curation/{w.pair}/{curation_side(w.pair, 1)}.tsv",
-        src_emb=lambda w: f"results/embeddings/{w.variant}/seed{w.seed}/curation/{w.pair}/{curation_side(w.pair, 0)}.npy",
-        tgt_emb=lambda w: f"results/embeddings/{w.variant}/seed{w.seed}/curation/{w.pair}/{curation_side(w.pair, 1)}.npy",
-        checked=lambda w: leakage_checked("curation", w.pair),
+        src_sents=lambda w: f"results/eval/prepared/curation/{w.pair}/{src_tgt(w.pair)[0]}.tsv",
+        tgt_sents=lambda w: f"results/eval/prepared/curation/{w.pair}/{src_tgt(w.pair)[1]}.tsv",
+        src_emb=lambda w: f"results/embeddings/{w.variant}/seed{w.seed}/curation/{w.pair}/{src_tgt(w.pair)[0]}.npy",
+        tgt_emb=lambda w: f"results/embeddings/{w.variant}/seed{w.seed}/curation/{w.pair}/{src_tgt(w.pair)[1]}.npy",
+        checked=lambda w: RUN.leakage_checked("curation", w.pair),
     output:
         scores="results/curation/{variant}/seed{seed}/{pair}/scores.tsv",
         metrics="results/curation/{variant}/seed{seed}/{pair}/metrics.json",
@@ -54,25 +54,13 @@ rule curate:
     benchmark:
         "benchmarks/curation/{variant}/seed{seed}/{pair}.tsv"
     wildcard_constraints:
-        variant="|".join(CURATION_ROWS),
+        variant="|".join(RUN.curation_rows),
     conda:
         "../../envs/mining.yaml"
     threads: 1
     params:
-        settings=as_json(
-            {
-                **config["curation"]["settings"],
-                # the device only where not cpu: the runs made before it existed keep their params
-                "mining": {
-                    **mining_margin(),
-                    **(
-                        {"device": config["mining"]["settings"]["device"]}
-                        if config["mining"]["settings"].get("device", "cpu") != "cpu"
-                        else {}
-                    ),
-                },
-            }
-        ),
+        # mining's margin alone (lem.run.curation_mining): its retrieval, threshold or index rerun no curation
+        settings=as_json(RUN.settings_for("curate")),
         keys_json=lambda w: metrics_keys(
             "curation", variant=w.variant, dataset="noisy", pair=w.pair, seed=w.seed
         ),

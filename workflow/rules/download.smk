@@ -59,12 +59,7 @@ rule madlad:
     resources:
         runtime=24 * 60,
     params:
-        settings=lambda w: as_json(
-            {
-                **config["sources"]["madlad"].get("settings", {}),
-                "size": config["sources"]["madlad"]["sizes"][w.lang],
-            }
-        ),
+        settings=lambda w: as_json(RUN.settings_for("madlad", lang=w.lang)),
         unpinned=lambda w: (
             ["--allow-unpinned"]
             if config["sources"]["madlad"]["allow_unpinned"]
@@ -116,7 +111,7 @@ rule multiner_split:
     threads: 1
     params:
         dir=lambda w: source_file(config["sources"]["multiner"]["dir"]),
-        settings=lambda w: as_json(config["sources"]["multiner"].get("settings", {})),
+        settings=lambda w: as_json(RUN.settings_for("multiner_split")),
     shell:
         "lem data multiner --dir {params.dir:q} --settings '{params.settings}' "
         "--out-dir resources/multiner > {log:q} 2>&1"
@@ -176,7 +171,7 @@ if (
 
     rule fetch_base_model:
         output:
-            directory(base_model_dir()),
+            directory(RUN.base_model_dir()),
         log:
             "logs/download/base_model.log",
         retries: 1
@@ -200,7 +195,7 @@ if (
     # once the model is here; on the run that fetches it, this job checks it before any training job.
     rule check_base_model:
         input:
-            base_model_dir(),
+            RUN.base_model_dir(),
         output:
             BASE_MODEL_CHECK,
         log:
@@ -209,6 +204,6 @@ if (
             "../../envs/core.yaml"
         threads: 1
         params:
-            config=as_json(base_model_settings()),
+            config=as_json(RUN.settings_for("check_base_model")),
         shell:
             "lem data check-model --config-json '{params.config}' --out {output:q} > {log:q} 2>&1"

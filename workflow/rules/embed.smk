@@ -7,21 +7,21 @@
 # each variant's embed jobs (their outputs change); mining settings never do.
 
 
-for _name, _unit, _variants, _files, _seeds in embed_jobs():
+for _name, _unit, _variants, _files, _seeds in RUN.embed_jobs():
 
     rule:
         name:
             _name
         input:
-            # model_for (common.smk): every pair of a unit has the same model
-            model=lambda w, pair=_files[0][1]: model_for(w.variant, pair, w.seed),
+            # RUN.model_for (lem.run): every pair of a unit has the same model
+            model=lambda w, pair=_files[0][1]: RUN.model_for(w.variant, pair, w.seed),
             sentences=[
                 f"results/eval/prepared/{e}/{p}/{lang}.tsv" for e, p, lang in _files
             ],
         output:
-            emb=embed_paths(_files, "npy"),
-            ids=embed_paths(_files, "ids.txt"),
-            meta=embed_paths(_files, "meta.json"),
+            emb=RUN.embed_paths(_files, "npy"),
+            ids=RUN.embed_paths(_files, "ids.txt"),
+            meta=RUN.embed_paths(_files, "meta.json"),
         log:
             f"logs/embed/{{variant}}/seed{{seed}}/{_unit}.log",
         benchmark:
@@ -33,8 +33,8 @@ for _name, _unit, _variants, _files, _seeds in embed_jobs():
             "../../envs/train.yaml"
         threads: 1
         params:
-            settings=as_json(config["embedding"]),
-            files=lambda w, input, output: embed_args(input, output),
+            settings=as_json(RUN.settings_for("embed")),
+            files=lambda w, input, output: file_args(input.sentences, output.emb),
         shell:
             "lem embed encode --model {input.model:q} {params.files:q} "
             "--settings '{params.settings}' > {log:q} 2>&1"

@@ -5,7 +5,7 @@ rule mine:
         tgt_emb="results/embeddings/{variant}/seed{seed}/{evalset}/{src}-{tgt}/{tgt}.npy",
         tgt_sents="results/eval/prepared/{evalset}/{src}-{tgt}/{tgt}.tsv",
         gold="results/eval/prepared/{evalset}/{src}-{tgt}/gold.tsv",
-        checked=lambda w: leakage_checked("mining", w.evalset),
+        checked=lambda w: RUN.leakage_checked("mining", w.evalset),
     output:
         pairs="results/mining/{variant}/seed{seed}/{evalset}/{src}-{tgt}.tsv",
         metrics="results/mining/{variant}/seed{seed}/{evalset}/{src}-{tgt}.metrics.json",
@@ -17,7 +17,7 @@ rule mine:
         "../../envs/mining.yaml"
     threads: 1
     params:
-        settings=as_json(config["mining"]["settings"]),
+        settings=as_json(RUN.settings_for("mine")),
         keys_json=lambda w: metrics_keys(
             "mining",
             variant=w.variant,

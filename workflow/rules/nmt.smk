@@ -41,7 +41,7 @@ rule nmt_select:
     log:
         "logs/nmt/{ranking}/seed{seed}/{pair}/select_{share}.log",
     wildcard_constraints:
-        ranking="|".join(CURATION_ROWS + NMT_CONTROLS),
+        ranking="|".join(RUN.curation_rows + RUN.nmt_controls),
         share=r"[0-9.]+",
     conda:
         "../../envs/core.yaml"
@@ -56,8 +56,8 @@ rule nmt_run:
         train="results/nmt/{ranking}/seed{seed}/{pair}/keep{share}.train.tsv",
         valid="results/eval/prepared/nmt/{pair}/valid.tsv",
         test="results/eval/prepared/nmt/{pair}/test.tsv",
-        checked=lambda w: leakage_checked("nmt", w.pair),
-        model=[nmt_hub_model()] if nmt_hub_model() else [],
+        checked=lambda w: RUN.leakage_checked("nmt", w.pair),
+        model=[RUN.nmt_hub_model()] if RUN.nmt_hub_model() else [],
     output:
         metrics="results/nmt/{ranking}/seed{seed}/{pair}/keep{share}/metrics.json",
         hyps="results/nmt/{ranking}/seed{seed}/{pair}/keep{share}/hypotheses.txt",
@@ -68,7 +68,7 @@ rule nmt_run:
     benchmark:
         "benchmarks/nmt/{ranking}/seed{seed}/{pair}/keep{share}.tsv"
     wildcard_constraints:
-        ranking="|".join(CURATION_ROWS + NMT_CONTROLS),
+        ranking="|".join(RUN.curation_rows + RUN.nmt_controls),
         share=r"[0-9.]+",
     conda:
         "../../envs/train.yaml"
@@ -76,7 +76,7 @@ rule nmt_run:
     resources:
         **training_resources(config["resources"]),  # lem.gpu_share: a GPU, or a share of one
     params:
-        settings=lambda w: nmt_settings(w.seed),
+        settings=lambda w: as_json(RUN.settings_for("nmt_run", seed=w.seed)),
         keys_json=lambda w: metrics_keys(
             "nmt",
             variant=w.ranking,
@@ -91,11 +91,11 @@ rule nmt_run:
         '--out-dir "$(dirname {output.metrics:q})" > {log:q} 2>&1'
 
 
-if nmt_hub_model():
+if RUN.nmt_hub_model():
 
     rule fetch_nmt_model:
         output:
-            directory(nmt_hub_model()),
+            directory(RUN.nmt_hub_model()),
         log:
             "logs/download/nmt_model.log",
         retries: 1

@@ -23,7 +23,7 @@ if config["tokenizer"]["source"] == "train":
 
 rule features_mono:
     input:
-        tokenizer=tokenizer_dir(),
+        tokenizer=RUN.tokenizer_dir(),
         annotations="results/annotations/mono/{lang}.parquet",
     output:
         directory("results/features/mono/{lang}"),
@@ -44,7 +44,7 @@ rule features_mono:
 
 rule features_para:
     input:
-        tokenizer=tokenizer_dir(),
+        tokenizer=RUN.tokenizer_dir(),
         train_src="results/annotations/para/{src}-{tgt}.train.{src}.parquet",
         train_tgt="results/annotations/para/{src}-{tgt}.train.{tgt}.parquet",
         valid_src="results/annotations/para/{src}-{tgt}.valid.{src}.parquet",
@@ -69,7 +69,7 @@ if config["base_model"]["source"] == "scratch":
 
     rule pretrain_base:
         input:
-            tokenizer=tokenizer_dir(),
+            tokenizer=RUN.tokenizer_dir(),
             features=expand("results/features/mono/{lang}", lang=LANGS),
             coverage=ancient("results/annotate/coverage.json"),
         output:
@@ -84,7 +84,7 @@ if config["base_model"]["source"] == "scratch":
         resources:
             **training_resources(config["resources"]),  # lem.gpu_share: a GPU, or a share of one
         params:
-            settings=lambda w: base_settings(w.seed),
+            settings=lambda w: as_json(RUN.settings_for("pretrain_base", seed=w.seed)),
             checkpoints="results/checkpoints/base/seed{seed}",
         shell:
             "lem pretrain base --tokenizer {input.tokenizer:q} --features {input.features:q} "
@@ -100,7 +100,7 @@ if config["base_model"]["source"] == "stand_in":
     rule stand_in_model:
         input:
             tokenizer=(
-                tokenizer_dir() if config["tokenizer"]["source"] == "train" else []
+                RUN.tokenizer_dir() if config["tokenizer"]["source"] == "train" else []
             ),
             texts=(
                 []
@@ -109,7 +109,7 @@ if config["base_model"]["source"] == "stand_in":
                 + expand("results/corpus/guarded/para/{pair}.train.tsv", pair=PAIRS)
             ),
         output:
-            directory(base_model_dir()),
+            directory(RUN.base_model_dir()),
         log:
             "logs/pretrain/stand_in.log",
         conda:
@@ -131,9 +131,9 @@ if config["base_model"]["source"] == "stand_in":
 
 rule pretrain_mono:
     input:
-        init=lambda w: base_model_dir(w.seed),
+        init=lambda w: RUN.base_model_dir(w.seed),
         features=lambda w: expand(
-            "results/features/mono/{lang}", lang=scope_langs(w.scope)
+            "results/features/mono/{lang}", lang=RUN.scope_langs(w.scope)
         ),
         # The annotation coverage check gates training (a zero share of a masked entity type fails
         # there, before GPU hours are spent); ancient: rerunning the check alone retrains nothing.
@@ -152,7 +152,11 @@ rule pretrain_mono:
     resources:
         **training_resources(config["resources"]),  # lem.gpu_share: a GPU, or a share of one
     params:
-        settings=lambda w: stage_settings(w.scope, w.tvariant, "mono", w.seed),
+        settings=lambda w: as_json(
+            RUN.settings_for(
+                "pretrain_mono", scope=w.scope, tvariant=w.tvariant, seed=w.seed
+            )
+        ),
         checkpoints="results/checkpoints/{tvariant}/{scope}/seed{seed}/mono",
     shell:
         "lem pretrain continue --stage mono --init {input.init:q} --features {input.features:q} "
@@ -164,7 +168,7 @@ rule pretrain_para:
     input:
         init="results/models/{tvariant}/{scope}/seed{seed}/mono",
         features=lambda w: expand(
-            "results/features/para/{pair}", pair=scope_pairs(w.scope)
+            "results/features/para/{pair}", pair=RUN.scope_pairs(w.scope)
         ),
     output:
         directory("results/models/{tvariant}/{scope}/seed{seed}/para"),
@@ -178,7 +182,11 @@ rule pretrain_para:
     resources:
         **training_resources(config["resources"]),  # lem.gpu_share: a GPU, or a share of one
     params:
-        settings=lambda w: stage_settings(w.scope, w.tvariant, "para", w.seed),
+        settings=lambda w: as_json(
+            RUN.settings_for(
+                "pretrain_para", scope=w.scope, tvariant=w.tvariant, seed=w.seed
+            )
+        ),
         checkpoints="results/checkpoints/{tvariant}/{scope}/seed{seed}/para",
     shell:
         "lem pretrain continue --stage para --init {input.init:q} --features {input.features:q} "

@@ -1,10 +1,10 @@
 rule report:
     input:
-        mining=mining_outputs(),
-        sentiment=sentiment_outputs(),
-        curation=curation_outputs(),
-        nmt=nmt_outputs(),
-        annotation=annotation_eval_outputs(),
+        mining=RUN.mining_outputs(),
+        sentiment=RUN.sentiment_outputs(),
+        curation=RUN.curation_outputs(),
+        nmt=RUN.nmt_outputs(),
+        annotation=RUN.annotation_eval_outputs(),
         coverage="results/annotate/coverage.json",
         para_stats=(
             [f"results/corpus/para/{p}.stats.json" for p in PAIRS]
@@ -16,7 +16,7 @@ rule report:
             for e, spec in config["mining"]["evalsets"].items()
             for p in spec["pairs"]
         ],
-        models=[spec.split("=", 1)[1] for spec in report_models()],
+        models=[spec.split("=", 1)[1] for spec in RUN.report_models()],
     output:
         tsv=report(
             "results/report/summary.tsv",
@@ -73,13 +73,13 @@ rule report:
         "../../envs/core.yaml"
     threads: 1
     params:
-        variants=ROWS,
-        models=report_models(),
+        variants=RUN.rows,
+        models=RUN.report_models(),
         positive_lift=as_json(config["controls"]["positive_lift"]),
         positive_alpha=config["controls"]["positive_alpha"],
         negative_lift=config["controls"]["negative_lift"],
         config=as_json(config),
-        references=as_json(reference_controls()),
+        references=as_json(RUN.reference_controls()),
     shell:
         "lem report build --mining {input.mining:q} --sentiment {input.sentiment:q} --curation {input.curation:q} --nmt {input.nmt:q} --annotation {input.annotation:q} --news-stats {input.news_stats:q} --para-stats {input.para_stats:q} "
         "--coverage {input.coverage:q} --positive-lift '{params.positive_lift}' --positive-alpha {params.positive_alpha} --negative-lift {params.negative_lift} "

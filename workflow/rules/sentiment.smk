@@ -3,13 +3,13 @@ from lem.gpu_share import training_resources
 
 rule sentiment:
     input:
-        model=lambda w: model_for(
+        model=lambda w: RUN.model_for(
             w.variant, config["sentiment"]["datasets"][w.dataset]["pair"], w.seed
         ),
         train="results/eval/prepared/sentiment/{dataset}/train.tsv",
         valid="results/eval/prepared/sentiment/{dataset}/valid.tsv",
         test="results/eval/prepared/sentiment/{dataset}/test.tsv",
-        checked=lambda w: leakage_checked("sentiment", w.dataset),
+        checked=lambda w: RUN.leakage_checked("sentiment", w.dataset),
     output:
         "results/sentiment/{variant}/seed{seed}/{dataset}/finetune{fseed}/metrics.json",
     log:
@@ -22,7 +22,7 @@ rule sentiment:
     resources:
         **training_resources(config["resources"]),  # lem.gpu_share: a GPU, or a share of one
     params:
-        settings=as_json(config["sentiment"]["training"]),
+        settings=as_json(RUN.settings_for("sentiment")),
         keys_json=lambda w: metrics_keys(
             "sentiment",
             variant=w.variant,
