@@ -49,6 +49,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from lem.run import Run, curation_mining
+
 LANGS = ("en", "si", "ta")
 
 
@@ -143,8 +145,8 @@ SECTIONS: tuple[Section, ...] = (
 SECTION = {s.path: s for s in SECTIONS}
 
 # Keys that the rule replaces but that a config may still carry (config/config.yaml, with the same value):
-# a warning on stderr when they differ, not an error (base_settings in common.smk builds the base model for
-# pretrain.max_length).
+# a warning on stderr when they differ, not an error (the settings of rule pretrain_base, lem.run, build the base
+# model for pretrain.max_length).
 WARN_ONLY = {("base_model.model", "max_length")}
 
 
@@ -343,8 +345,8 @@ class Use(NamedTuple):
 
 
 def _uses(config: dict[str, Any]) -> Iterator[Use]:
-    """Every section the rules pass to a `lem` verb, with the same merges as the rules (workflow/rules/*.smk
-    and their helpers in common.smk: stage_settings, base_settings, eval_annotation)."""
+    """Every section the rules pass to a `lem` verb, with the same merges as the rules (lem.run.Run.settings_for:
+    the run's seed, a stage's epochs, eval_annotation, curation_mining)."""
     seed = {"seed": config.get("seed", 13)}
     run_seed = {"seed": "seed"}
     yield Use(
@@ -409,7 +411,7 @@ def _uses(config: dict[str, Any]) -> Iterator[Use]:
         path = f"sentiment.datasets.{name}.prepare"
         yield Use("sentiment.datasets.<name>.prepare", path, spec.get("prepare"))
     yield Use("sentiment.training", "sentiment.training", sentiment.get("training"))
-    mining = {"mining": (config.get("mining") or {}).get("settings") or {}}
+    mining = {"mining": curation_mining((config.get("mining") or {}).get("settings") or {})}
     curation = config.get("curation") or {}
     yield Use("curation.filters", "curation.filters", curation.get("filters"))
     settings = curation.get("settings")
@@ -648,22 +650,10 @@ def _check_seeds(config: dict[str, Any]) -> None:
 
 
 def base_model_folder(config: dict[str, Any]) -> str | None:
-    """The base model's folder as common.smk's base_model_dir names it (None for a model trained from
-    scratch)."""
-    bm = config.get("base_model") or {}
-    source = bm.get("source", "scratch")
-    if source == "scratch":
-        return None
-    if source == "stand_in":
-        return (
-            f"resources/hf/lem-stand-in/xlm-roberta-{(bm.get('stand_in') or {}).get('size', 'base')}/random"
-        )
-    if "path" in bm:
-        return str(bm["path"])
-    hub = bm.get("hub") or {}
-    if "repo" in hub and "revision" in hub:
-        return f"resources/hf/{hub['repo']}/{hub['revision']}"
-    return None
+    """The folder of a base model that is not trained in the run (lem.run.Run.base_model_dir); None for a
+    model trained from scratch (its facts are the config's)."""
+    run = Run(config)
+    return None if run.scratch else run.base_model_dir()
 
 
 def _stand_in_architecture(config: dict[str, Any]) -> dict[str, Any] | None:
@@ -1047,23 +1037,3 @@ def check_base_model(config: dict[str, Any]) -> dict[str, Any]:
     _check_model_shape(config)
     _check_pq_m(config)
     return {"model": folder, **shape._asdict(), "tokens": positions[0]}
-
-
-def pretrain_seeds(config: dict[str, Any]) -> list[int]:
-    """The pre-training seeds (`pretrain.seeds`, else the run's `seed`): one model per seed and trained variant."""
-    return list((config.get("pretrain") or {}).get("seeds") or [config["seed"]])
-
-
-def stage_training(config: dict[str, Any], scope: str, stage: str, seed: int | None = None) -> dict[str, Any]:
-    """The training settings a continual pre-training stage of `scope` receives (`lem pretrain continue`):
-    the pre-training seed (default: the first), the stage's `training` and its epochs for that scope."""
-    st = config["pretrain"]["stages"][stage]
-    epochs = st["epochs"].get(scope, st["epochs"]["default"])
-    seed = pretrain_seeds(config)[0] if seed is None else seed
-    return {"seed": seed, **st.get("training", {}), "epochs": epochs}
-
-
-def base_training(config: dict[str, Any], seed: int | None = None) -> dict[str, Any]:
-    """The training settings of the base model trained from scratch (`lem pretrain base`) for one seed."""
-    seed = pretrain_seeds(config)[0] if seed is None else seed
-    return {"seed": seed, **config["base_model"].get("training", {})}

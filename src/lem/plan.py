@@ -56,6 +56,7 @@ from typing import Any
 import yaml
 
 from lem.power import PowerError, cmd_power
+from lem.run import Run
 from lem.stage import Stage, UsageError, Verb, arg, json_object
 
 REPO = Path(__file__).resolve().parents[2]
@@ -311,16 +312,13 @@ class Counter:
 # --- the model ----------------------------------------------------------------------------------------------
 
 
-def base_model_dir(config: dict[str, Any]) -> str:
-    """As workflow/rules/common.smk's base_model_dir()."""
-    bm = config["base_model"]
-    if bm["source"] == "scratch":
-        return "results/models/base"
-    if bm["source"] == "stand_in":
-        return f"resources/hf/lem-stand-in/xlm-roberta-{bm['stand_in']['size']}/random"
-    if "path" in bm:
-        return bm["path"]
-    return f"resources/hf/{bm['hub']['repo']}/{bm['hub']['revision']}"
+def base_folder(config: dict[str, Any], root: Path) -> Path:
+    """The base model's folder under `root` (lem.run.Run.base_model_dir: the first seed's when trained from
+    scratch)."""
+    folder = Run(config).base_model_dir()
+    if folder is None:
+        raise PlanError("base_model: `source: pretrained` needs `path` or `hub` ({repo, revision})")
+    return root / folder
 
 
 def safetensors_parameters(path: Path) -> int:
@@ -354,7 +352,7 @@ def model_size(config: dict[str, Any], root: Path) -> ModelSize:
     from lem.standin import SIZES, xlmr_mlm_parameters
 
     bm = config["base_model"]
-    folder = root / base_model_dir(config)
+    folder = base_folder(config, root)
     tok_files = [p for p in folder.glob("*") if p.name.startswith(("tokenizer", "sentencepiece", "special"))]
     tok_bytes = sum(p.stat().st_size for p in tok_files if p.is_file())
     weights = folder / "model.safetensors"
@@ -369,7 +367,7 @@ def model_size(config: dict[str, Any], root: Path) -> ModelSize:
             trained_vocab = tokenizer_vocab(root / "results/tokenizer")
         vocab = trained_vocab or int(config["tokenizer"]["vocab_size"])
         how = "results/tokenizer" if trained_vocab else "tokenizer.vocab_size (no tokenizer trained yet)"
-        positions = int(config["pretrain"]["max_length"]) + 2  # built for pretrain.max_length (base_settings)
+        positions = int(config["pretrain"]["max_length"]) + 2  # built for pretrain.max_length (pretrain_base)
         params = xlmr_mlm_parameters(
             vocab, arch.hidden_size, arch.num_hidden_layers, arch.intermediate_size, positions
         )
@@ -464,37 +462,23 @@ def plan_job(
 
 def make_plan(config: dict[str, Any], root: str | Path = ".") -> dict[str, Any]:
     """Every training job of a validated config (schema defaults filled), with totals and notes."""
-    from lem.config_check import base_training, pretrain_seeds, stage_training
-    from lem.masking import variant_aliases
-
     root = Path(root)
+    run = Run(config)
     counter = Counter(config, root)
     size = model_size(config, root)
     tps = float(config["plan"]["tokens_per_second"])
-    langs, pairs = config["languages"], config["pairs"]
-    trained = [v for v in config["variants"] if v != "base"]
-    pretrain = config["pretrain"]
-    scopes = ["tri"] if pretrain["scope"] == "tri" else list(pairs)
     jobs: list[Job] = []
-    seeds = pretrain_seeds(config)  # one model per seed (common.smk)
-    if config["base_model"]["source"] == "scratch":
-        split = sum((counter.mono(lang) for lang in langs[1:]), counter.mono(langs[0]))
-        for seed in seeds:
-            training = base_training(config, seed)
-            jobs.append(plan_job(f"base/seed{seed}", "base", "-", "base", split, training, size, tps))
-    model_of = variant_aliases(config["pretrain"]["variants"], trained)  # as workflow/rules/common.smk
-    for variant in [v for v in trained if model_of[v] == v]:
-        for scope in scopes:
-            for stage in ("mono", "para"):
-                if stage == "mono":
-                    parts = [counter.mono(lang) for lang in (langs if scope == "tri" else scope.split("-"))]
-                else:
-                    parts = [counter.para(pair) for pair in (pairs if scope == "tri" else [scope])]
-                split = sum(parts[1:], parts[0])
-                for seed in seeds:
-                    training = stage_training(config, scope, stage, seed)
-                    name = f"{variant}/{scope}/seed{seed}/{stage}"
-                    jobs.append(plan_job(name, variant, scope, stage, split, training, size, tps))
+    for job in run.training_jobs():  # the jobs of rules pretrain_base, pretrain_mono and pretrain_para
+        if job.stage == "base":
+            parts, training = [counter.mono(lang) for lang in run.langs], run.base_training(job.seed)
+        else:
+            if job.stage == "mono":
+                parts = [counter.mono(lang) for lang in run.scope_langs(job.scope)]
+            else:
+                parts = [counter.para(pair) for pair in run.scope_pairs(job.scope)]
+            training = run.stage_training(job.scope, job.stage, job.seed)
+        split = sum(parts[1:], parts[0])
+        jobs.append(plan_job(job.name, job.variant, job.scope, job.stage, split, training, size, tps))
     tasks = OtherJobs(config, root, counter, size).all()
     transient = max((j.peak_disk_bytes - j.final_model_bytes for j in jobs), default=0)
     totals = {
@@ -531,7 +515,7 @@ def make_plan(config: dict[str, Any], root: str | Path = ".") -> dict[str, Any]:
             f"only when plan.tokens_per_second is the aggregate rate of {share} jobs on one GPU (bench/gpu_training.py "
             f"--concurrent {share}, scripts/gpu-check.sh); each job then runs {share} x its GPU-hours"
         )
-    aliases = {v: m for v, m in model_of.items() if v != m}
+    aliases = {v: m for v, m in run.model_of.items() if v != m}
     if aliases:
         shared = ", ".join(f"{v} uses {m}'s" for v, m in aliases.items())
         notes.append(
@@ -599,35 +583,6 @@ def conll_sentences(path: Path) -> int:
     return n
 
 
-def nmt_runs(config: dict[str, Any]) -> list[tuple[str, str, str, int]]:
-    """(ranking, pair, share, seed) of every NMT run, as workflow/rules/common.smk's nmt_runs(): every row's
-    ranking per pre-training seed it has (a reference encoder or a pretrained base model: the first), the
-    random (and, with curation.nmt.oracle, the oracle) ranking and no_filter per seed."""
-    refs = [
-        f"ref_{n}"
-        for n, spec in (config.get("reference_encoders") or {}).items()
-        if spec.get("enabled", True)
-    ]
-    from lem.config_check import pretrain_seeds
-
-    seeds = pretrain_seeds(config)
-    scratch = (config.get("base_model") or {}).get("source", "scratch") == "scratch"
-
-    def row_seeds(row: str) -> list:
-        return seeds if row not in ("base", *refs) or (row == "base" and scratch) else seeds[:1]
-
-    curation = config.get("curation") or {}
-    nmt = curation.get("nmt") or {}
-    controls = ["random"] + (["oracle"] if nmt.get("oracle") else [])
-    shares = [f"{f:g}" for f in (curation.get("settings") or {}).get("keep_fractions", [0.25, 0.5])]
-    runs = []
-    for pair in nmt.get("pairs") or []:
-        for r in list(config["variants"]) + refs + controls:
-            runs += [(r, pair, sh, s) for sh in shares for s in (seeds if r in controls else row_seeds(r))]
-        runs += [("no_filter", pair, "1", s) for s in seeds]
-    return runs
-
-
 class OtherJobs:
     """The rows of the other GPU jobs of a validated config, counted under `root`."""
 
@@ -637,9 +592,7 @@ class OtherJobs:
         self.sps = float(self.est["subwords_per_sentence"])
         self.gen = counter.generate()
         self.throughput = config["plan"].get("throughput") or {}
-        from lem.config_check import pretrain_seeds
-
-        self.seeds = pretrain_seeds(config)
+        self.run = Run(config)
 
     def rate(self, kind: str) -> tuple[float, str]:
         if kind in self.throughput:
@@ -660,18 +613,8 @@ class OtherJobs:
             return generated, "generate"
         return self.est[key], "estimate"
 
-    def rows(self) -> list[str]:
-        refs = [
-            f"ref_{n}"
-            for n, spec in (self.config.get("reference_encoders") or {}).items()
-            if spec.get("enabled", True)
-        ]
-        return list(self.config["variants"]) + refs
-
     def row_seeds(self, row: str) -> int:
-        scratch = self.config["base_model"]["source"] == "scratch"
-        trained = row not in ("base",) and not row.startswith("ref_")
-        return len(self.seeds) if trained or (row == "base" and scratch) else 1
+        return len(self.run.row_seeds(row))
 
     # one method per kind, each a list of Task
     def ner(self) -> list[Task]:
@@ -717,7 +660,7 @@ class OtherJobs:
         t = NMTSettings.from_dict(nmt.get("settings"))
         per = 2 * min(self.sps + 2, t.max_length)  # source + target
         params = self.nmt_parameters(t)
-        runs = nmt_runs(self.config)
+        runs = self.run.nmt_runs()
         out = []
         for pair in nmt["pairs"]:
             n_runs = sum(1 for _, p, _, _ in runs if p == pair)
@@ -764,7 +707,7 @@ class OtherJobs:
     def embedding(self) -> list[Task]:
         emb = self.config["embedding"]
         per = min(self.sps + 2, int(emb.get("max_length") or 128))
-        rows = self.rows()
+        rows = self.run.curation_rows  # the rows that embed (the controls embed no model)
         out = []
         hidden_bytes = 4 * self.hidden_size()
         for e, spec in (self.config["mining"].get("evalsets") or {}).items():  # every row's seeds
@@ -798,7 +741,7 @@ class OtherJobs:
         from lem.standin import SIZES
 
         bm = self.config["base_model"]
-        cfg = self.root / base_model_dir(self.config) / "config.json"
+        cfg = base_folder(self.config, self.root) / "config.json"
         if cfg.is_file():
             return int(json.loads(cfg.read_text(encoding="utf-8"))["hidden_size"])
         if bm["source"] == "scratch":

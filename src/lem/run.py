@@ -27,6 +27,7 @@ import re
 from collections.abc import Sequence
 from functools import cached_property
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any, NamedTuple
 
 STAGES = ("mono", "para")
@@ -98,6 +99,8 @@ def curation_mining(mining: dict[str, Any]) -> dict[str, Any]:
     """What curation takes from `mining.settings`: the margin (k, margin, neighbourhood) alone, so that a
     change of mining's retrieval, threshold or index does not rerun curation and NMT; the device only where
     not cpu (the runs made before it existed keep their params)."""
+    if not isinstance(mining, dict):
+        return {}  # not a mapping: the check of mining.settings says so
     out = {key: mining[key] for key in MARGIN_KEYS if key in mining}
     if mining.get("device", "cpu") != "cpu":
         out["device"] = mining["device"]
@@ -669,51 +672,62 @@ class Run:
 
     def settings_for(self, rule: str, **wildcards: Any) -> Any:
         """The settings rule `rule` passes to its `lem` verb (as `--settings`, JSON: `as_json`), for the job of
-        `wildcards` (e.g. `settings_for("pretrain_mono", scope="tri", tvariant="lem", seed=1)`)."""
-        c = self.config
-        w = wildcards
+        `wildcards` (e.g. `settings_for("pretrain_mono", scope="tri", tvariant="lem", seed=1)`). Every section
+        read here is checked by lem.config_check (tests/test_config_sections.py reads `makers`)."""
+        config, w = self.config, SimpleNamespace(**wildcards)
+        ref = str(wildcards.get("variant", "")).removeprefix("ref_")  # a reference encoder's row
         makers = {
-            "generate_corpus": lambda: {"seed": c["seed"], **c["corpus"]["generate"]},
-            "annotate": lambda: c["annotation"][w["lang"]],
-            "annotation_eval": lambda: self.eval_annotation(w["annotator"], w["lang"]),
-            "annotation_coverage": lambda: {lang: c["annotation"][lang] for lang in self.langs},
-            "annotation_coverage_check": lambda: {"seed": c["seed"], **c["annotation_coverage"]},
-            "train_ner": lambda: {"seed": c["seed"], **c["ner_model"].get("settings", {})},
-            "leakage": lambda: c["leakage"],
+            "generate_corpus": lambda: {"seed": config["seed"], **config["corpus"]["generate"]},
+            "annotate": lambda: config["annotation"][w.lang],
+            "annotation_eval": lambda: self.eval_annotation(w.annotator, w.lang),
+            "annotation_coverage": lambda: {lang: config["annotation"][lang] for lang in self.langs},
+            "annotation_coverage_check": lambda: {"seed": config["seed"], **config["annotation_coverage"]},
+            "train_ner": lambda: {"seed": config["seed"], **config["ner_model"].get("settings", {})},
+            "leakage": lambda: config["leakage"],
             "madlad": lambda: {
-                **c["sources"]["madlad"].get("settings", {}),
-                "size": c["sources"]["madlad"]["sizes"][w["lang"]],
+                **config["sources"]["madlad"].get("settings", {}),
+                "size": config["sources"]["madlad"]["sizes"][w.lang],
             },
-            "multiner_split": lambda: c["sources"]["multiner"].get("settings", {}),
-            "prepare_sentiment": lambda: c["sentiment"]["datasets"][w["dataset"]].get("prepare", {}),
-            "check_base_model": lambda: {
-                "base_model": c["base_model"],
-                "pretrain": {"max_length": c["pretrain"]["max_length"]},
-                "embedding": c["embedding"],
-                "mining": {"settings": c["mining"]["settings"]},
-                "sentiment": {"training": c["sentiment"]["training"]},
-            },
-            "pretrain_base": lambda: {
-                "model": {**c["base_model"].get("model", {}), "max_length": c["pretrain"]["max_length"]},
-                "training": self.base_training(w["seed"]),
-                "masking": {"strategy": "standard"},
-            },
-            "pretrain_mono": lambda: self._stage_settings("mono", **w),
-            "pretrain_para": lambda: self._stage_settings("para", **w),
-            "embed": lambda: c["embedding"],
-            "embed_reference": lambda: c["reference_encoders"][w["variant"].removeprefix("ref_")]["settings"],
-            "mine": lambda: c["mining"]["settings"],
-            "prepare_curation": lambda: c["curation"]["filters"],
+            "multiner_split": lambda: config["sources"]["multiner"].get("settings", {}),
+            "prepare_sentiment": lambda: config["sentiment"]["datasets"][w.dataset].get("prepare", {}),
+            "check_base_model": lambda: self._base_model_settings(),
+            "pretrain_base": lambda: self._base_settings(w.seed),
+            "pretrain_mono": lambda: self._stage_settings("mono", w.scope, w.tvariant, w.seed),
+            "pretrain_para": lambda: self._stage_settings("para", w.scope, w.tvariant, w.seed),
+            "embed": lambda: config["embedding"],
+            "embed_reference": lambda: config["reference_encoders"][ref]["settings"],
+            "mine": lambda: config["mining"]["settings"],
+            "prepare_curation": lambda: config["curation"]["filters"],
             "curate": lambda: {
-                **c["curation"]["settings"],
-                "mining": curation_mining(c["mining"]["settings"]),
+                **config["curation"]["settings"],
+                "mining": curation_mining(config["mining"]["settings"]),
             },
-            "nmt_run": lambda: self._nmt_settings(w["seed"]),
-            "sentiment": lambda: c["sentiment"]["training"],
+            "nmt_run": lambda: self._nmt_settings(w.seed),
+            "sentiment": lambda: config["sentiment"]["training"],
         }
         if rule not in makers:
             raise KeyError(f"no settings for rule {rule!r}; rules with settings: {', '.join(makers)}")
         return makers[rule]()
+
+    def _base_model_settings(self) -> dict[str, Any]:
+        """The settings that depend on the base model, and the model itself (lem.config_check.check_base_model):
+        a change of another section does not rerun the check."""
+        c = self.config
+        return {
+            "base_model": c["base_model"],
+            "pretrain": {"max_length": c["pretrain"]["max_length"]},
+            "embedding": c["embedding"],
+            "mining": {"settings": c["mining"]["settings"]},
+            "sentiment": {"training": c["sentiment"]["training"]},
+        }
+
+    def _base_settings(self, seed: int | str) -> dict[str, Any]:
+        """The base model trained from scratch: its architecture for pretrain.max_length, its training."""
+        model = {
+            **self.config["base_model"].get("model", {}),
+            "max_length": self.config["pretrain"]["max_length"],
+        }
+        return {"model": model, "training": self.base_training(seed), "masking": {"strategy": "standard"}}
 
     def _stage_settings(self, stage: str, scope: str, tvariant: str, seed: int | str) -> dict[str, Any]:
         return {

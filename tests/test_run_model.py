@@ -1,0 +1,148 @@
+"""lem.run.Run, the one model of a run: the jobs it and `lem plan cost` count are the jobs Snakemake plans
+(`snakemake -n`, every output of every job) for every shipped config; paths and settings come from it alone."""
+
+from __future__ import annotations
+
+import copy
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from lem.config_check import base_model_folder, check_config, expand_data_root
+from lem.plan import load_config, make_plan
+from lem.run import Run
+
+REPO = Path(__file__).resolve().parents[1]
+CONFIGS = ["config.yaml", "paper.yaml", "gpu-smoke.yaml", "ablation.yaml", "local.yaml"]
+
+
+def dry_run_jobs(workdir: Path, configfile: Path, *extra: str) -> dict[str, list[set[str]]]:
+    """Rule -> the outputs of each job that `snakemake -n` plans in `workdir` (nothing runs)."""
+    cmd = [sys.executable, "-m", "snakemake", "-n", "--snakefile", str(REPO / "Snakefile"),
+           "--directory", str(workdir), "--configfile", str(configfile), *extra]  # fmt: skip
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=workdir)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    jobs: dict[str, list[set[str]]] = {}
+    for m in re.finditer(r"^(?:local)?rule (\w+):\n((?:    .*\n)+)", proc.stdout + proc.stderr, re.M):
+        out = re.search(r"^    output: (.*)$", m.group(2), re.M)
+        jobs.setdefault(m.group(1), []).append(set(out.group(1).split(", ")) if out else set())
+    return jobs
+
+
+@pytest.fixture(scope="module", params=CONFIGS)
+def planned(request, tmp_path_factory) -> tuple[str, dict, dict[str, list[set[str]]]]:
+    """(name, the config as the workflow holds it, the DAG's jobs) of one shipped config."""
+    name = request.param
+    extra: tuple[str, ...] = ()
+    config = load_config([REPO / "config" / name])
+    if name == "local.yaml":  # the real data of ../shared/data
+        data = request.getfixturevalue("shared_data").resolve()
+        extra = ("--config", f"data_root={data}")
+        config["data_root"] = str(data)
+    expand_data_root(config)
+    check_config(config)
+    workdir = tmp_path_factory.mktemp(name.removesuffix(".yaml"))
+    return name, config, dry_run_jobs(workdir, REPO / "config" / name, *extra)
+
+
+def test_the_run_models_job_grid_is_the_dags(planned):
+    """Every job of lem.run.Run.jobs() is one job of the DAG, of the same rule, and every DAG job of those
+    rules is one of them (pre-training, embedding, controls, reference encoders, mining, sentiment,
+    curation, NMT)."""
+    name, config, dag = planned
+    grid = Run(config).jobs()
+    assert grid["mine"] and grid["pretrain_mono"], name
+    for rule, paths in grid.items():
+        jobs = dag.get(rule, [])
+        matched = [sorted(p for p in paths if p in outputs) for outputs in jobs]
+        assert all(len(m) == 1 for m in matched), (name, rule, [m for m in matched if len(m) != 1][:3])
+        missing = paths - {m[0] for m in matched}
+        assert not missing, (name, rule, sorted(missing)[:5])
+    embed_rules = {r for r in dag if r == "embed" or r.startswith("embed_")}
+    every = {"pretrain_base", "pretrain_mono", "pretrain_para", "mine", "sentiment", "curate", "nmt_run"}
+    assert set(grid) >= (set(dag) & (every | embed_rules)), name
+
+
+def test_the_plans_jobs_are_the_dags(planned, tmp_path):
+    """`lem plan cost` counts the DAG's jobs: its training jobs are the pre-training jobs (their model
+    folders), its NMT, sentiment and NER rows the DAG's jobs of those rules."""
+    name, config, dag = planned
+    config = copy.deepcopy(config)
+    estimates = config["plan"]["estimates"]  # sizes where the config gives none (local.yaml: made by the run)
+    for lang in config["languages"]:
+        estimates["mono_sentences"].setdefault(lang, 1000)
+    for pair in config["pairs"]:
+        estimates["para_pairs"].setdefault(pair, 1000)
+        estimates["para_valid_pairs"].setdefault(pair, 100)
+    plan = make_plan(config, tmp_path)  # a fresh run: nothing counted from files
+    training = {f"results/models/{j['name']}" for j in plan["jobs"]}
+    dag_training = {
+        o
+        for r in ("pretrain_base", "pretrain_mono", "pretrain_para")
+        for outs in dag.get(r, [])
+        for o in outs
+    }
+    assert training == dag_training, name
+    tasks = {t["name"]: t["jobs"] for t in plan["tasks"]}
+    for pair in config["curation"]["nmt"]["pairs"]:
+        runs = [
+            o for outs in dag["nmt_run"] for o in outs if o.endswith("/metrics.json") and f"/{pair}/" in o
+        ]
+        assert tasks[f"nmt/{pair}"] == len(runs), (name, pair)
+    for dataset in config["sentiment"].get("datasets", {}):
+        runs = [outs for outs in dag["sentiment"] if any(f"/{dataset}/finetune" in o for o in outs)]
+        assert tasks[f"sentiment/{dataset}"] == len(runs), (name, dataset)
+    assert tasks.get("ner/model", 0) == len(dag.get("train_ner", [])), name
+
+
+def test_every_path_of_a_base_model_comes_from_one_place(tmp_path):
+    """base_model_dir is defined once (lem.run); config_check and the plan read it there: a scratch model's
+    folder is the first seed's, which lem.config_check treats as the config's own model (None)."""
+    found = subprocess.run(
+        ["grep", "-rn", "def base_model_dir", str(REPO / "src"), str(REPO / "workflow")],
+        capture_output=True,
+        text=True,
+    ).stdout.splitlines()
+    assert len(found) == 1 and "src/lem/run.py" in found[0], found
+    config = load_config([REPO / "config" / "config.yaml"])
+    run = Run(config)
+    assert run.base_model_dir() == f"results/models/base/seed{run.seeds[0]}"
+    assert run.model_for("base", "si-en", 2) == "results/models/base/seed2"
+    assert base_model_folder(config) is None
+    paper = load_config([REPO / "config" / "paper.yaml"])
+    hub = paper["base_model"]["hub"]
+    assert (
+        Run(paper).base_model_dir()
+        == base_model_folder(paper)
+        == f"resources/hf/{hub['repo']}/{hub['revision']}"
+    )
+
+
+def test_settings_for_merges_as_the_rules_pass_them():
+    """The settings each rule passes: a stage's epochs for its scope and the pre-training seed, the base
+    model built for pretrain.max_length, NMT trained with the pre-training seed, curation with mining's
+    margin alone (its retrieval, threshold and index rerun no curation)."""
+    config = load_config([REPO / "config" / "config.yaml"])
+    run = Run(config)
+    mono = run.settings_for("pretrain_mono", scope="tri", tvariant="lem", seed="2")
+    assert mono["training"]["seed"] == 2 and mono["masking"] == config["pretrain"]["variants"]["lem"]
+    epochs = config["pretrain"]["stages"]["mono"]["epochs"]
+    assert mono["training"]["epochs"] == epochs.get("tri", epochs["default"])
+    base = run.settings_for("pretrain_base", seed=3)
+    assert base["model"]["max_length"] == config["pretrain"]["max_length"] and base["training"]["seed"] == 3
+    assert run.settings_for("nmt_run", seed="7")["seed"] == 7
+    config["mining"]["settings"].update(k=5, threshold=0.3, index="flat", device="cpu")
+    mining = run.settings_for("curate")["mining"]
+    assert mining["k"] == 5 and "threshold" not in mining and "index" not in mining and "device" not in mining
+    with pytest.raises(KeyError, match="no settings for rule 'nope'"):
+        run.settings_for("nope")
+
+
+def test_common_smk_is_thin():
+    """workflow/rules/common.smk: the run model's calls and the workflow's own set-up, under 200 lines."""
+    text = (REPO / "workflow" / "rules" / "common.smk").read_text(encoding="utf-8")
+    assert len(text.splitlines()) < 200
+    assert "RUN = Run(config)" in text
