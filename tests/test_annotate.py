@@ -81,7 +81,7 @@ def test_settings_validation():
     s = AnnotateSettings.from_dict({"pos": {"backend": "lexicon", "path": "x", "format": "tnt"}})
     assert s.ner.backend == "none" and s.on_error == "raise"
     for bad, msg in [
-        ({"poss": {}}, "unknown keys"),
+        ({"poss": {}}, r"unknown key\(s\) \[.poss.\]"),
         ({"pos": {"backend": "lexicon", "path": "x"}}, "needs"),
         ({"pos": {"backend": "lexicon", "path": "x", "format": "conll"}}, "format"),
         ({"pos": {"backend": "hf_ner", "path": "x"}}, "does not do pos"),

@@ -96,7 +96,7 @@ def test_settings_reject_unknown_and_bad_values():
         GenerateSettings.from_dict({"mono_sentence": 3})
     with pytest.raises(ValueError, match="news_gold_share"):
         GenerateSettings.from_dict({"news_gold_share": 1.5})
-    with pytest.raises(ValueError, match="must be int"):
+    with pytest.raises(ValueError, match="seed=.13.: expected an integer"):
         GenerateSettings.from_dict({"seed": "13"})
     assert GenerateSettings.from_dict({}) == GenerateSettings()
 

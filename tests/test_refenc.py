@@ -63,7 +63,7 @@ def test_settings_defaults_and_round_trip():
         ({"backend": "laser", "model": "sentence-transformers/LaBSE"}, "model='sentence-transformers/LaBSE'"),
         ({"backend": "laser", "revision": COMMIT}, "revision="),
         ({"backend": "laser", "languages": {"si": "sinhala"}}, "languages="),
-        ({"backend": "laser", "languages": ["si"]}, "languages: expected a mapping"),
+        ({"backend": "laser", "languages": ["si"]}, "languages=['si']: expected a mapping"),
         ({"backend": "laser", "laser3": ["sin"]}, "laser3="),
         ({"backend": "laser", "sha256": {"laser2.pt": "abc"}}, "sha256['laser2.pt']='abc'"),
         ({"backend": "laser", "sha256": {"../laser2.pt": "0" * 64}}, "'../laser2.pt' is not a file name"),

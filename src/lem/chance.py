@@ -99,13 +99,10 @@ def _groups_array(groups: Iterable[Group | tuple[int, int, int]]) -> np.ndarray:
 
 
 def _prf(tp: float, pred: float, gold: float) -> dict[str, float]:
-    return {
-        "precision": tp / pred if pred else 0.0,
-        "recall": tp / gold if gold else 0.0,
-        "f1": 2 * tp / (pred + gold) if pred + gold else 0.0,
-        "n_pred": pred,
-        "n_correct": tp,
-    }
+    """`lem.stats.prf_counts` of expected (or best reachable) counts, with the counts."""
+    from lem.stats import prf_counts
+
+    return {**prf_counts(tp, pred, gold), "n_pred": pred, "n_correct": tp}
 
 
 def _small_knn(s: np.ndarray, k: int) -> Any:
@@ -123,7 +120,7 @@ def _mine_small(x: np.ndarray, y: np.ndarray, settings: Any) -> Any:
     margins and best candidates are `lem.mining`'s own functions. Used on random embeddings only (no ties)."""
     from lem.mining import best_from_neighbours, best_over_all, neighbourhood_terms
 
-    kk = settings.k if settings.candidates == "all" else max(settings.k, settings.n_candidates)
+    kk = settings.neighbours
     s = x @ y.T
     fwd, bwd = _small_knn(s, kk), _small_knn(s.T, kk)
     if settings.candidates == "knn":

@@ -24,28 +24,24 @@ from lem.chance import curation_chance
 from lem.data.noisy import NOISY_HEADERS, read_noisy  # noqa: F401 - the corpus reader, re-exported
 from lem.files import atomic_path, with_keys, write_json
 from lem.inputs import InputError
-from lem.settings import settings_from_dict
+from lem.settings import Settings, SettingsError
 from lem.stage import Stage, Verb, arg
 
 log = logging.getLogger("lem.curation")
 
 
 @dataclass
-class CurationSettings:
+class CurationSettings(Settings):
     """Curation's choices. The margin (`k`, `margin`, `neighbourhood`) is mining's (`mining`: the
     `mining.settings` section, `lem.mining.MineSettings`) unless set here explicitly (None: mining's)."""
+
+    SECTION = "curation settings"
 
     k: int | None = None  # neighbours per side of the margin, capped at the corpus size
     margin: str | None = None
     neighbourhood: str | None = None
     keep_fractions: list[float] = field(default_factory=lambda: [0.25, 0.5])
     mining: dict[str, Any] = field(default_factory=dict)
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any] | None) -> CurationSettings:
-        s = settings_from_dict(cls, d, "curation settings")
-        s.validate()
-        return s
 
     def margin_settings(self) -> tuple[int, str, str]:
         """(k, margin, neighbourhood): this section's where set, else mining's (one place for the margin)."""
@@ -61,27 +57,25 @@ class CurationSettings:
     def validate(self) -> None:
         from lem.mining import MARGINS, NEIGHBOURHOODS
 
-        if self.k is not None and (isinstance(self.k, bool) or not isinstance(self.k, int) or self.k < 1):
-            raise ValueError(f"curation settings: k={self.k!r}: expected an integer >= 1 (or null: mining's)")
+        if self.k is not None and self.k < 1:
+            raise SettingsError(
+                f"curation settings: k={self.k!r}: expected an integer >= 1 (or null: mining's)"
+            )
         if self.margin is not None and self.margin not in MARGINS:
-            raise ValueError(f"curation settings: margin={self.margin!r}: expected one of {MARGINS}")
+            raise SettingsError(f"curation settings: margin={self.margin!r}: expected one of {MARGINS}")
         if self.neighbourhood is not None and self.neighbourhood not in NEIGHBOURHOODS:
-            raise ValueError(
+            raise SettingsError(
                 f"curation settings: neighbourhood={self.neighbourhood!r}: expected one of {NEIGHBOURHOODS}"
             )
-        if not isinstance(self.mining, dict):
-            raise ValueError(f"curation settings: mining={self.mining!r}: expected the mining settings")
         self.margin_settings()  # mining's settings are valid
         fractions = self.keep_fractions
-        if not isinstance(fractions, list) or any(
-            isinstance(f, bool) or not isinstance(f, (int, float)) or not 0 < f <= 1 for f in fractions
-        ):
-            raise ValueError(
+        if any(not 0 < f <= 1 for f in fractions):
+            raise SettingsError(
                 f"curation settings: keep_fractions={fractions!r}: expected shares in (0, 1] (the top share "
                 "of the ranked corpus whose precision is reported and on which NMT is trained)"
             )
         if len({f"{f:g}" for f in fractions}) != len(fractions):
-            raise ValueError(f"curation settings: keep_fractions={fractions!r}: expected distinct shares")
+            raise SettingsError(f"curation settings: keep_fractions={fractions!r}: expected distinct shares")
 
 
 def ranking_metrics(scores: np.ndarray, clean: np.ndarray, keep_fractions: list[float]) -> dict[str, Any]:

@@ -18,18 +18,21 @@ from typing import Any
 import numpy as np
 
 from lem.files import atomic_path, write_json
-from lem.settings import known_keys
+from lem.inputs import InputError
+from lem.settings import Settings, SettingsError
 from lem.stage import Stage, UsageError, Verb, arg
 
 log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
-class EmbedSettings:
+class EmbedSettings(Settings):
     """pooling: mean over non-padding tokens, or the first (<s>) token; layer indexes the hidden states
     (0 = embedding layer, -1 = last); device: auto (cuda if available), cpu or cuda; precision: the
     model's compute type, float32 by default on every device (evaluation numbers do not depend on the
     hardware), fp16 or bf16 opt-in for speed on a GPU. The choice is recorded next to the embeddings."""
+
+    SECTION = "embed settings"
 
     pooling: str = "mean"
     layer: int = -1
@@ -38,18 +41,17 @@ class EmbedSettings:
     device: str = "auto"
     precision: str = "float32"
 
-    @classmethod
-    def from_dict(cls, d: dict[str, Any] | None) -> EmbedSettings:
-        s = cls(**known_keys(cls, d, "embed settings"))
-        if s.pooling not in ("mean", "cls"):
-            raise ValueError(f"embed setting pooling={s.pooling!r}: expected 'mean' or 'cls'")
-        if s.batch_size < 1 or s.max_length < 2:
-            raise ValueError("embed settings batch_size must be >= 1 and max_length >= 2")
-        if s.device not in ("auto", "cpu", "cuda") and not s.device.startswith("cuda:"):
-            raise ValueError(f"embed setting device={s.device!r}: expected auto, cpu or cuda[:N]")
-        if s.precision not in PRECISIONS:
-            raise ValueError(f"embed setting precision={s.precision!r}: expected one of {sorted(PRECISIONS)}")
-        return s
+    def validate(self) -> None:
+        if self.pooling not in ("mean", "cls"):
+            raise SettingsError(f"embed setting pooling={self.pooling!r}: expected 'mean' or 'cls'")
+        if self.batch_size < 1 or self.max_length < 2:
+            raise SettingsError("embed settings batch_size must be >= 1 and max_length >= 2")
+        if self.device not in ("auto", "cpu", "cuda") and not self.device.startswith("cuda:"):
+            raise SettingsError(f"embed setting device={self.device!r}: expected auto, cpu or cuda[:N]")
+        if self.precision not in PRECISIONS:
+            raise SettingsError(
+                f"embed setting precision={self.precision!r}: expected one of {sorted(PRECISIONS)}"
+            )
 
 
 # precision setting -> torch dtype name
@@ -70,13 +72,13 @@ def read_sentences(path: str | Path) -> Sentences:
         lines.pop()
     header = lines[0].rstrip("\r").split("\t") if lines else []
     if header not in (["id", "doc", "text"], ["id", "text"]):
-        raise ValueError(f"{path}:1: expected header 'id<TAB>doc<TAB>text' (or 'id<TAB>text'), got {header}")
+        raise InputError(f"{path}:1: expected header 'id<TAB>doc<TAB>text' (or 'id<TAB>text'), got {header}")
     ncol = len(header)
     out = Sentences([], [], [])
     for n, line in enumerate(lines[1:], start=2):
         parts = line.rstrip("\r").split("\t")
         if len(parts) != ncol or not parts[0]:
-            raise ValueError(
+            raise InputError(
                 f"{path}:{n}: expected {ncol} tab-separated columns {header} with an id, got {line!r}"
             )
         out.ids.append(parts[0])
@@ -108,7 +110,7 @@ def load_embeddings(emb_path: str | Path, ids: Sequence[str], sents_path: str | 
     """Embeddings (memory-mapped), checked against the sentence file's row count and ids."""
     e = np.load(emb_path, mmap_mode="r", allow_pickle=False)
     if e.ndim != 2 or len(e) != len(ids):
-        raise ValueError(
+        raise InputError(
             f"{emb_path}: expected {len(ids)} rows (one per sentence of {sents_path}), got shape {e.shape}"
         )
     ids_path = Path(str(emb_path)[: -len(".npy")] + ".ids.txt") if str(emb_path).endswith(".npy") else None
@@ -116,7 +118,7 @@ def load_embeddings(emb_path: str | Path, ids: Sequence[str], sents_path: str | 
         got = ids_path.read_text(encoding="utf-8").splitlines()
         for n, (a, b) in enumerate(zip(got, ids, strict=False), start=1):
             if a != b:
-                raise ValueError(f"{ids_path}:{n}: id {a!r} differs from {b!r} in {sents_path}")
+                raise InputError(f"{ids_path}:{n}: id {a!r} differs from {b!r} in {sents_path}")
     return np.asarray(e, dtype=np.float32)
 
 
@@ -142,7 +144,7 @@ class Encoder:
         self.model = model.eval().to(device=self.device, dtype=getattr(torch, PRECISIONS[settings.precision]))
         n_hidden = model.config.num_hidden_layers + 1
         if not -n_hidden <= settings.layer < n_hidden:
-            raise ValueError(
+            raise SettingsError(
                 f"embed setting layer={settings.layer}: the model has hidden states 0..{n_hidden - 1}"
             )
         # XLM-R numbers positions from padding_idx + 1: a model with P position embeddings takes P - 2 tokens.

@@ -37,13 +37,13 @@ from __future__ import annotations
 import copy
 import itertools
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from lem.entities import ENTITY_BITS
-from lem.settings import known_keys
+from lem.settings import Settings, SettingsError
 
 STRATEGIES = ("standard", "lem")
 COUNT_RULES = ("non_special", "all_tokens")
@@ -54,8 +54,10 @@ STANDARD_ONLY = ("mlm_probability",)  # refused by `lem`
 
 
 @dataclass(frozen=True)
-class MaskingSettings:
-    """How a training batch is masked; `from_dict` rejects unknown keys."""
+class MaskingSettings(Settings):
+    """How a training batch is masked; `from_dict` rejects unknown keys, and keys its strategy ignores."""
+
+    SECTION = "masking settings"
 
     strategy: str = "lem"  # "lem" | "standard" (DataCollatorForLanguageModeling)
     entity_types: tuple[str, ...] = ("ne", "noun", "verb")  # lem: word types pass 1 takes first
@@ -72,25 +74,19 @@ class MaskingSettings:
     mlm_probability: float = 0.15  # standard: per-token masking probability
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any] | None) -> MaskingSettings:
-        """Settings from a config mapping; a key its strategy does not use (`mlm_probability` under `lem`,
-        `entity_types`/`budget`/`count_rule`/`rounding`/`whole_word` under `standard`) is refused, not
-        ignored."""
-        d = known_keys(cls, d, "masking settings")
-        strategy = d.get("strategy", cls.strategy)
+    def prepare(cls, data: dict[str, Any]) -> dict[str, Any]:
+        """A key its strategy does not use (`mlm_probability` under `lem`, `entity_types`/`budget`/
+        `count_rule`/`rounding`/`whole_word` under `standard`) is refused, not ignored."""
+        strategy = data.get("strategy", cls.strategy)
         other = LEM_ONLY if strategy == "standard" else STANDARD_ONLY
-        foreign = [k for k in other if k in d]
+        foreign = [k for k in other if k in data]
         if foreign and strategy in STRATEGIES:
             uses = ", ".join(n for n in cls.__dataclass_fields__ if n != "strategy" and n not in other)
-            raise ValueError(
-                f"masking settings: {', '.join(f'{k}={d[k]!r}' for k in foreign)}: not used by strategy "
+            raise SettingsError(
+                f"masking settings: {', '.join(f'{k}={data[k]!r}' for k in foreign)}: not used by strategy "
                 f"{strategy!r} (it takes {uses}); drop it"
             )
-        if "entity_types" in d:
-            d["entity_types"] = tuple(d["entity_types"])
-        settings = cls(**d)
-        settings.validate()
-        return settings
+        return data
 
     @classmethod
     def for_variant(cls, variant: str, **overrides: Any) -> MaskingSettings:
@@ -99,7 +95,7 @@ class MaskingSettings:
             return cls.from_dict({"strategy": "standard", **overrides})
         parts = variant.split("_")
         if parts[0] != "lem":
-            raise ValueError(f"unknown masking variant {variant!r}: expected mlm_tlm, lem or lem_<types>")
+            raise SettingsError(f"unknown masking variant {variant!r}: expected mlm_tlm, lem or lem_<types>")
         types = parts[1:] or list(ENTITY_BITS)
         return cls.from_dict({"strategy": "lem", "entity_types": types, **overrides})
 
@@ -130,16 +126,11 @@ class MaskingSettings:
         if self.budget_rule not in BUDGET_RULES:
             problems.append(f"budget_rule {self.budget_rule!r} not in {BUDGET_RULES}")
         if problems:
-            raise ValueError("masking settings: " + "; ".join(problems))
+            raise SettingsError("masking settings: " + "; ".join(problems))
 
     @property
     def entity_mask(self) -> int:
         return int(np.bitwise_or.reduce([ENTITY_BITS[t] for t in self.entity_types] or [0]))
-
-    def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        d["entity_types"] = list(self.entity_types)
-        return d
 
     def canonical(self) -> MaskingSettings:
         """The same masking in one normal form: entity types in a fixed order, and the keys the strategy

@@ -29,7 +29,6 @@ Files:
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import logging
 import os
 import random
@@ -43,7 +42,9 @@ from typing import Any
 
 from lem.files import atomic_path, read_json, with_keys, write_json, write_text
 from lem.inputs import InputError, long_line_message, read_lines, shown, too_long
-from lem.settings import known_keys
+from lem.settings import SettingsError
+from lem.stage import UsageError
+from lem.training import TrainingSettings
 
 log = logging.getLogger("lem.nmt")
 
@@ -66,10 +67,21 @@ Pair = tuple[str, str]
 
 
 @dataclass(frozen=True)
-class NMTSettings:
+class NMTSettings(TrainingSettings):
     """Every NMT choice. Scratch-model keys apply to `backend: scratch` only; `model`, `revision`,
     `allow_unpinned`, `trust_remote_code` and `lang_codes` to `backend: pretrained` only; the training
-    recipe, decoding and metric keys to both."""
+    recipe, decoding and metric keys to both. epochs, batch_size, learning_rate, weight_decay and precision
+    are `lem.training.TrainingSettings`', with NMT's defaults."""
+
+    SECTION = "nmt settings"
+    # the key order of metrics.json's and nmt.json's `settings` (as written before the shared base)
+    KEY_ORDER = (
+        "backend", "vocab_size", "layers", "hidden", "heads", "ffn", "dropout", "model", "revision",
+        "allow_unpinned", "trust_remote_code", "lang_codes", "reverse", "max_length", "epochs", "max_steps",
+        "batch_size", "eval_batch_size", "learning_rate", "warmup", "weight_decay", "label_smoothing", "select",
+        "evaluations", "seed", "beam_size", "bleu_tokenize", "chrf_word_order", "bootstrap_samples",
+        "bootstrap_seed", "device", "precision", "threads",
+    )  # fmt: skip
 
     backend: str = "scratch"
     # the scratch model (a Marian-architecture Transformer; `layers` in the encoder and in the decoder)
@@ -87,15 +99,13 @@ class NMTSettings:
     lang_codes: dict[str, str] = field(default_factory=lambda: dict(NLLB_CODES))
     # the direction: the pair's src -> tgt, or tgt -> src
     reverse: bool = False
-    # the training recipe
+    # the training recipe (batch_size 32, weight_decay 0.0 and precision auto: TrainingSettings' defaults)
     max_length: int = 64  # subwords per side (source and target each); also the longest translation
     epochs: float = 30.0  # used when max_steps is -1
     max_steps: int = 1000  # > 0: this many optimizer steps, whatever the kept share (the same compute)
-    batch_size: int = 32
     eval_batch_size: int = 64
     learning_rate: float = 2e-3
     warmup: float = 0.1  # steps, or a share of them when below 1
-    weight_decay: float = 0.0
     label_smoothing: float = 0.1
     select: str = "best"  # best: the lowest validation loss among the scheduled evaluations; last
     evaluations: int = 10  # validation evaluations, evenly spaced, the last step included
@@ -109,95 +119,51 @@ class NMTSettings:
     bootstrap_seed: int = 12345  # sacrebleu's default; 0 is refused (sacrebleu reads it as unseeded)
     # hardware (lem.training)
     device: str = "auto"
-    precision: str = "auto"
     threads: int | None = None
 
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any] | None) -> NMTSettings:
-        data = known_keys(cls, dict(d or {}), "nmt settings")
-        if isinstance(data.get("lang_codes"), Mapping):
-            data["lang_codes"] = dict(data["lang_codes"])
-        s = cls(**data)
-        s.validate()
-        return s
-
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
-
     def validate(self) -> None:
-        def bad(key: str, expected: str) -> ValueError:
-            return ValueError(f"nmt setting {key}={getattr(self, key)!r}: expected {expected}")
+        super().validate()
+        bad = self.refused
 
-        def integer(key: str, low: int) -> None:
+        def at_least(key: str, low: float, high: float | None = None) -> None:
             v = getattr(self, key)
-            if isinstance(v, bool) or not isinstance(v, int) or v < low:
-                raise bad(key, f"an integer >= {low}")
-
-        def number(key: str, low: float, high: float | None = None, low_open: bool = False) -> None:
-            v = getattr(self, key)
-            ok = not isinstance(v, bool) and isinstance(v, (int, float))
-            ok = ok and (v > low if low_open else v >= low) and (high is None or v < high)
-            if not ok:
-                span = f"{'>' if low_open else '>='} {low}" + (f" and < {high}" if high is not None else "")
-                raise bad(key, f"a number {span}")
-
-        def flag(key: str) -> None:
-            if not isinstance(getattr(self, key), bool):
-                raise bad(key, "true or false")
+            if v < low or (high is not None and v >= high):
+                raise bad(key, f"a number >= {low}" + (f" and < {high}" if high is not None else ""))
 
         if self.backend not in BACKENDS:
             raise bad("backend", f"one of {BACKENDS}")
-        for key in ("vocab_size",):
-            integer(key, 16)
-        for key in ("layers", "hidden", "heads", "ffn", "max_length", "batch_size", "eval_batch_size"):
-            integer(key, 1)
-        for key in ("beam_size", "evaluations", "bootstrap_samples", "bootstrap_seed"):
-            integer(key, 1)
-        steps = self.max_steps
-        if isinstance(steps, bool) or not isinstance(steps, int) or (steps < 1 and steps != -1):
+        if self.vocab_size < 16:
+            raise bad("vocab_size", "an integer >= 16")
+        for key in ("layers", "hidden", "heads", "ffn", "max_length", "eval_batch_size", "beam_size",
+                    "evaluations", "bootstrap_samples", "bootstrap_seed"):  # fmt: skip
+            if getattr(self, key) < 1:
+                raise bad(key, "an integer >= 1")
+        if self.max_steps < 1 and self.max_steps != -1:
             raise bad("max_steps", "an integer (> 0: a number of steps; -1: use epochs)")
-        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
+        if self.seed < 0:
             raise bad("seed", "an integer >= 0")
         if self.hidden % self.heads:
             raise bad("hidden", f"a multiple of heads={self.heads}")
-        number("dropout", 0.0, 1.0)
-        number("label_smoothing", 0.0, 1.0)
-        number("weight_decay", 0.0)
-        number("warmup", 0.0)
-        number("learning_rate", 0.0, low_open=True)
-        number("epochs", 0.0, low_open=True)
-        if self.chrf_word_order not in (0, 1, 2) or isinstance(self.chrf_word_order, bool):
+        at_least("dropout", 0.0, 1.0)
+        at_least("label_smoothing", 0.0, 1.0)
+        at_least("warmup", 0.0)
+        if self.chrf_word_order not in (0, 1, 2):
             raise bad("chrf_word_order", "0 (chrF), 1 or 2 (chrF++)")
-        if not isinstance(self.bleu_tokenize, str):
-            raise bad("bleu_tokenize", "a sacrebleu tokenizer name (13a, flores200, char, none, ...)")
         from sacrebleu.metrics import BLEU
 
         if self.bleu_tokenize not in BLEU.TOKENIZERS:
             raise bad("bleu_tokenize", f"one of sacrebleu's tokenizers {sorted(BLEU.TOKENIZERS)}")
         if self.select not in SELECTIONS:
             raise bad("select", f"one of {SELECTIONS}")
-        for key in ("allow_unpinned", "trust_remote_code", "reverse"):
-            flag(key)
-        from lem.training import PRECISIONS
-
-        if self.precision not in PRECISIONS:
-            raise bad("precision", f"one of {PRECISIONS}")
-        if not isinstance(self.device, str) or not re.match(r"^(auto|cpu|cuda(:\d+)?|mps)$", self.device):
+        if not re.match(r"^(auto|cpu|cuda(:\d+)?|mps)$", self.device):
             raise bad("device", "auto, cpu, cuda or cuda:N")
-        if self.threads is not None and (
-            isinstance(self.threads, bool) or not isinstance(self.threads, int) or self.threads < 1
-        ):
+        if self.threads is not None and self.threads < 1:
             raise bad("threads", "null or an integer >= 1")
-        codes = self.lang_codes
-        if not isinstance(codes, Mapping) or not all(
-            isinstance(k, str) and isinstance(v, str) and v for k, v in codes.items()
-        ):
+        if not all(v for v in self.lang_codes.values()):
             raise bad("lang_codes", "a mapping of language (en, si, ta) to the model's language code")
         if self.backend == "pretrained":
-            if not isinstance(self.model, str) or not self.model:
+            if not self.model:
                 raise bad("model", "a local model folder or a hub id (backend: pretrained)")
-            if self.revision is not None and not isinstance(self.revision, str):
-                raise bad("revision", "a commit hash (40 hex digits)")
             if is_hub_id(self.model) and not self.allow_unpinned and not COMMIT.match(self.revision or ""):
                 raise bad(
                     "revision",
@@ -208,7 +174,7 @@ class NMTSettings:
         """(source, target) languages of a run on `pair` (`si-en`: si -> en; reversed: en -> si)."""
         parts = pair.split("-") if isinstance(pair, str) else []
         if len(parts) != 2 or not all(parts) or parts[0] == parts[1]:
-            raise ValueError(f"nmt: pair {pair!r}: expected '<src>-<tgt>', e.g. si-en")
+            raise UsageError(f"nmt: pair {pair!r}: expected '<src>-<tgt>', e.g. si-en")
         src, tgt = parts
         return (tgt, src) if self.reverse else (src, tgt)
 
@@ -216,7 +182,7 @@ class NMTSettings:
         try:
             return self.lang_codes[lang]
         except KeyError:
-            raise ValueError(
+            raise SettingsError(
                 f"nmt setting lang_codes has no code for language {lang!r} (got {dict(self.lang_codes)})"
             ) from None
 
@@ -294,7 +260,7 @@ def read_test_set(test: str | os.PathLike | Sequence[str | os.PathLike]) -> list
     if isinstance(test, (str, os.PathLike)):
         return read_pairs(test, drop_empty=False)
     if len(test) != 2:
-        raise ValueError(f"nmt: test set {test!r}: expected a TSV path or two line-aligned files")
+        raise UsageError(f"nmt: test set {test!r}: expected a TSV path or two line-aligned files")
     return read_parallel_lines(test[0], test[1])
 
 
@@ -330,13 +296,13 @@ def kept_count(n: int, share: float | None = None, count: int | None = None) -> 
     """Pairs kept of `n`: `max(1, round(share * n))` (also the top share of `lem.curation.ranking_metrics` and
     of the report's curation test), or `count`."""
     if (share is None) == (count is None):
-        raise ValueError("nmt: give exactly one of share and count")
+        raise UsageError("nmt: give exactly one of share and count")
     if share is not None:
         if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share <= 1:
-            raise ValueError(f"nmt: share={share!r}: expected a number in (0, 1]")
+            raise UsageError(f"nmt: share={share!r}: expected a number in (0, 1]")
         return max(1, int(round(share * n)))
     if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-        raise ValueError(f"nmt: count={count!r}: expected an integer >= 1")
+        raise UsageError(f"nmt: count={count!r}: expected an integer >= 1")
     return min(count, n)
 
 
@@ -383,7 +349,7 @@ def control_ranking(corpus_tsv: str | os.PathLike, out: str | os.PathLike, kind:
             raise InputError(f"{corpus_tsv}: an oracle ranking needs the label column")
         order.sort(key=lambda i: labels[i] != "clean")  # stable: the shuffle within each group stays
     elif kind != "random":
-        raise ValueError(f"nmt: control ranking kind {kind!r}: expected random or oracle")
+        raise UsageError(f"nmt: control ranking kind {kind!r}: expected random or oracle")
     rows = ["\t".join(RANKING_HEADER)] + [
         f"{r}\t{i}\t{float(len(order) - r):.6f}\t{labels[i] if labels else ''}"
         for r, i in enumerate(order, start=1)
@@ -522,7 +488,7 @@ def _prepare(s: NMTSettings, train_pairs: Sequence[Pair]) -> None:
 
     s.validate()
     if not train_pairs:
-        raise ValueError("nmt: no training pairs")
+        raise InputError("nmt: no training pairs")
     set_threads(s.threads)
     seed_everything(s.seed)
 
@@ -582,7 +548,7 @@ def _pretrained_source(s: NMTSettings) -> tuple[str, str | None]:
             f"nmt setting model={model!r}: no such model folder (nor an owner/name hub id)"
         )
     if not s.allow_unpinned and not COMMIT.match(s.revision or ""):
-        raise ValueError(
+        raise SettingsError(
             f"nmt setting revision={s.revision!r}: hub model {model!r} needs a commit hash (40 hex digits), "
             "or allow_unpinned: true"
         )
@@ -592,8 +558,8 @@ def _pretrained_source(s: NMTSettings) -> tuple[str, str | None]:
 def _lang_token_id(tokenizer, code: str, key: str) -> int:
     token_id = tokenizer.convert_tokens_to_ids(code)
     if token_id is None or token_id == tokenizer.unk_token_id:
-        raise ValueError(f"nmt setting {key}={code!r}: not a token of the model's tokenizer (language codes "
-                         "are eng_Latn/sin_Sinh/tam_Taml for NLLB-200, en_XX/si_LK/ta_IN for mBART-50)")  # fmt: skip
+        raise SettingsError(f"nmt setting {key}={code!r}: not a token of the model's tokenizer (language codes "
+                            "are eng_Latn/sin_Sinh/tam_Taml for NLLB-200, en_XX/si_LK/ta_IN for mBART-50)")  # fmt: skip
     return int(token_id)
 
 
@@ -620,7 +586,7 @@ def finetune_pretrained(train_pairs: Sequence[Pair], valid_pairs: Sequence[Pair]
         source, revision=revision, trust_remote_code=s.trust_remote_code
     )
     if model.config.decoder_start_token_id is None:
-        raise ValueError(f"nmt: {source} has no decoder_start_token_id: not a seq2seq translation model")
+        raise SettingsError(f"nmt: {source} has no decoder_start_token_id: not a seq2seq translation model")
     with atomic_path(out_dir) as tmp:
         work = tmp.parent / "work"
         train_rows = _encode_pretrained(tokenizer, train_pairs, s.max_length, src_code, tgt_code)
@@ -718,9 +684,9 @@ def _metrics(lang: str | None, bleu_tokenize: str, chrf_word_order: int):
 
 def _check_lengths(hypotheses: Sequence[str], references: Sequence[str], what: str = "hypotheses") -> None:
     if len(hypotheses) != len(references):
-        raise ValueError(f"nmt: {len(hypotheses)} {what} for {len(references)} references")
+        raise InputError(f"nmt: {len(hypotheses)} {what} for {len(references)} references")
     if not references:
-        raise ValueError("nmt: no references to score against")
+        raise InputError("nmt: no references to score against")
 
 
 def score(hypotheses: Sequence[str], references: Sequence[str], lang: str | None = None, *,
@@ -783,7 +749,7 @@ def paired_bootstrap(baseline_hyps: Sequence[str], system_hyps_by_name: Mapping[
     for name, hyps in system_hyps_by_name.items():
         _check_lengths(hyps, references, f"hypotheses of {name!r}")
     if not system_hyps_by_name or baseline_name in system_hyps_by_name:
-        raise ValueError(f"nmt: paired bootstrap needs systems other than the baseline {baseline_name!r}")
+        raise UsageError(f"nmt: paired bootstrap needs systems other than the baseline {baseline_name!r}")
     named = [(baseline_name, list(baseline_hyps))] + [(k, list(v)) for k, v in system_hyps_by_name.items()]
     with _sacrebleu_seed(seed):
         test = PairedTest(
@@ -841,7 +807,7 @@ def run_nmt(train_tsv: str | os.PathLike, valid_tsv: str | os.PathLike,
     s.validate()
     pair = pair or (keys or {}).get("pair")
     if pair is None:
-        raise ValueError("nmt: run_nmt needs the pair (pair=, or keys['pair'])")
+        raise UsageError("nmt: run_nmt needs the pair (pair=, or keys['pair'])")
     src_lang, tgt_lang = s.direction(pair)
     train_pairs = read_pairs(train_tsv)
     valid_pairs = read_pairs(valid_tsv)
@@ -893,14 +859,14 @@ def compare_runs(run_dirs: Mapping[str, str | os.PathLike], baseline: str, out: 
     """The paired bootstrap of `run_nmt` folders (same test set) against the `baseline` run, written to
     `out` (JSON, atomically): one call per (pair, kept share) over the variants."""
     if baseline not in run_dirs:
-        raise ValueError(f"nmt: baseline {baseline!r} is not among the runs {sorted(run_dirs)}")
+        raise UsageError(f"nmt: baseline {baseline!r} is not among the runs {sorted(run_dirs)}")
 
     def lines(path: Path) -> list[str]:
         return path.read_text(encoding="utf-8").split("\n")[:-1]
 
     refs = {name: lines(Path(d) / "references.txt") for name, d in run_dirs.items()}
     if any(r != refs[baseline] for r in refs.values()):
-        raise ValueError(f"nmt: the runs {sorted(run_dirs)} were not scored on the same references")
+        raise InputError(f"nmt: the runs {sorted(run_dirs)} were not scored on the same references")
     hyps = {name: lines(Path(d) / "hypotheses.txt") for name, d in run_dirs.items()}
     tgt = read_json(Path(run_dirs[baseline]) / "metrics.json").get("tgt_lang")
     result = paired_bootstrap(
@@ -938,7 +904,7 @@ def _named(items: Sequence[str]) -> dict[str, str]:
     for item in items:
         name, sep, path = item.partition("=")
         if not sep or not name or not path:
-            raise ValueError(f"nmt compare: --runs {item!r}: expected NAME=RUN_DIR")
+            raise UsageError(f"nmt compare: --runs {item!r}: expected NAME=RUN_DIR")
         out[name] = path
     return out
 
@@ -965,7 +931,7 @@ STAGE = Stage(
             arg("--pairs", required=True, help="pairs.tsv of lem curate prepare"),
             arg("--share", type=float, required=True, help="share of the ranked corpus kept, in (0, 1]"),
             arg("--out", required=True),
-        ), errors=(ValueError,)),
+        )),
         Verb("run", "train on the selected pairs, translate the test set, score BLEU and chrF", cmd_run, (
             arg("--train", required=True),
             arg("--valid", required=True),
@@ -977,6 +943,6 @@ STAGE = Stage(
             arg("--runs", nargs="+", required=True, help="NAME=RUN_DIR for every run, the baseline's too"),
             arg("--baseline", required=True),
             arg("--out", required=True),
-        ), settings=NMTSettings, keys=True, errors=(ValueError,)),
+        ), settings=NMTSettings, keys=True),
     ),
 )  # fmt: skip

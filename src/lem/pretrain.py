@@ -22,19 +22,20 @@ import math
 import os
 import shutil
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from lem.files import content_digest
-from lem.masking import fixed_masked_validation  # noqa: F401  (kept importable from here)
-from lem.settings import settings_from_dict
-from lem.stage import Stage, Verb, arg, json_object
+from lem.masking import MaskingSettings, fixed_masked_validation  # noqa: F401  (kept importable from here)
+from lem.settings import Settings, SettingsError
+from lem.stage import Stage, Verb, arg
 from lem.training import (  # noqa: F401  (the schedule is imported from here by `lem plan cost` and the config check)
     KEPT_CHECKPOINTS,
     LOSS_POSITIONS,
     PRECISIONS,
     Schedule,
+    TrainingSettings,
     set_threads,
     steps_per_epoch,
     training_schedule,
@@ -43,21 +44,17 @@ from lem.training import (  # noqa: F401  (the schedule is imported from here by
 log = logging.getLogger("lem.pretrain")
 
 
-@dataclass
-class TrainSettings:
-    """How one training stage runs (HF Trainer arguments we expose)."""
+@dataclass(frozen=True)
+class TrainSettings(TrainingSettings):
+    """How one training stage runs (HF Trainer arguments we expose); epochs, batch_size, learning_rate,
+    weight_decay and precision are `lem.training.TrainingSettings`'."""
 
-    epochs: float = 1.0
     max_steps: int = -1
-    batch_size: int = 32
     grad_accum: int = 1
-    learning_rate: float = 5e-5
-    weight_decay: float = 0.0
     warmup_ratio: float = 0.0
     scheduler: str = "linear"
     checkpoint_every: int | str = "epoch"  # "epoch" or a number of optimizer steps
     logging_steps: int = 50
-    precision: str = "auto"  # auto (bf16/fp16 autocast on a GPU, fp32 on the CPU) | fp32 | fp16 | bf16
     seed: int = 13
     valid_examples: int | None = 2000  # cap on the validation set (None = all)
     keep_checkpoints: bool = False  # keep the checkpoint folder after a successful run
@@ -69,34 +66,30 @@ class TrainSettings:
     group_by_length: bool = False  # batches of similar lengths (changes batch composition, so the result)
     compile: bool = False  # torch.compile the model
 
-    def __post_init__(self) -> None:
+    def validate(self) -> None:
+        super().validate()
         problems = []
-        if not isinstance(self.min_evaluations, int) or self.min_evaluations < 1:
+        if self.min_evaluations < 1:
             problems.append(f"min_evaluations must be an integer >= 1, got {self.min_evaluations!r}")
         if self.loss_positions not in LOSS_POSITIONS:
             problems.append(f"loss_positions {self.loss_positions!r} not in {LOSS_POSITIONS}")
-        if self.precision not in PRECISIONS:
-            problems.append(f"precision {self.precision!r} not in {PRECISIONS}")
-        steps = self.max_steps
-        if isinstance(steps, bool) or not isinstance(steps, int) or (steps < 1 and steps != -1):
-            problems.append(f"max_steps must be -1 (train for `epochs`) or an integer >= 1, got {steps!r}")
-        workers = self.dataloader_num_workers
-        if not isinstance(workers, int) or isinstance(workers, bool) or workers < 0:
-            problems.append(f"dataloader_num_workers must be an integer >= 0, got {workers!r}")
-        for name in ("group_by_length", "compile", "keep_checkpoints"):
-            if not isinstance(getattr(self, name), bool):
-                problems.append(f"{name} must be true or false, got {getattr(self, name)!r}")
+        if self.max_steps < 1 and self.max_steps != -1:
+            problems.append(
+                f"max_steps must be -1 (train for `epochs`) or an integer >= 1, got {self.max_steps!r}"
+            )
+        if self.dataloader_num_workers < 0:
+            problems.append(
+                f"dataloader_num_workers must be an integer >= 0, got {self.dataloader_num_workers!r}"
+            )
         if problems:
-            raise ValueError("training settings: " + "; ".join(problems))
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any] | None) -> TrainSettings:
-        return settings_from_dict(cls, d, "training settings")
+            raise SettingsError("training settings: " + "; ".join(problems))
 
 
-@dataclass
-class ModelSettings:
+@dataclass(frozen=True)
+class ModelSettings(Settings):
     """Architecture of a model trained from scratch (XLM-R architecture)."""
+
+    SECTION = "model settings"
 
     hidden_size: int = 128
     num_hidden_layers: int = 2
@@ -104,9 +97,24 @@ class ModelSettings:
     intermediate_size: int = 256
     max_length: int = 128
 
-    @classmethod
-    def from_dict(cls, d: dict[str, Any] | None) -> ModelSettings:
-        return settings_from_dict(cls, d, "model settings")
+
+@dataclass(frozen=True)
+class StageSettings(Settings):
+    """`lem pretrain continue --settings`: a stage's training and its variant's masking."""
+
+    SECTION = "pretrain settings"
+
+    training: TrainSettings = field(default_factory=TrainSettings)
+    masking: MaskingSettings = field(default_factory=MaskingSettings)
+
+
+@dataclass(frozen=True)
+class BaseSettings(StageSettings):
+    """`lem pretrain base --settings`: the architecture of the model from scratch, its training and its
+    masking (standard MLM unless set)."""
+
+    masking: MaskingSettings = field(default_factory=lambda: MaskingSettings(strategy="standard"))
+    model: ModelSettings = field(default_factory=ModelSettings)
 
 
 def stage_schedule(n_examples: int, settings: TrainSettings, world_size: int = 1) -> Schedule:
@@ -411,17 +419,13 @@ def run(args: argparse.Namespace) -> int:
     variant's stage from `--init`): the same training stage, different starting points."""
     from transformers import AutoTokenizer
 
-    from lem.masking import MaskingSettings
-
-    cfg = args.settings
-    train = TrainSettings.from_dict(cfg.get("training"))
+    cfg: StageSettings = args.settings
+    train, masking = cfg.training, cfg.masking
     if args.verb == "base":
-        masking = MaskingSettings.from_dict(cfg.get("masking", {"strategy": "standard"}))
         tokenizer = AutoTokenizer.from_pretrained(args.tokenizer)
-        model = new_model(tokenizer, ModelSettings.from_dict(cfg.get("model")), train.seed)
+        model = new_model(tokenizer, cfg.model, train.seed)  # type: ignore[attr-defined]
         init, stage = "random (from scratch)", "base"
     else:
-        masking = MaskingSettings.from_dict(cfg.get("masking"))
         model, tokenizer = load_model(args.init)
         init, stage = str(args.init), args.stage
     train_ds, valid_ds = load_features(args.features)
@@ -431,7 +435,7 @@ def run(args: argparse.Namespace) -> int:
     fp = fingerprint(
         {
             "cmd": args.verb,
-            "cfg": result_settings(cfg),
+            "cfg": result_settings(cfg.to_dict()),
             "init": init,
             "start_content": content_digest(start),
             "features_content": content_digest(args.features),
@@ -484,15 +488,12 @@ STAGE = Stage(
     (
         Verb("base", "pre-train a tiny XLM-R-architecture model from scratch (standard MLM)", cmd_train, (
             arg("--tokenizer", required=True),
-            arg("--settings", type=json_object, required=True,
-                help="JSON: {model: {...}, training: {...}, masking: {...}}"),
             *COMMON,
-        ), argv_run=True),
+        ), settings=BaseSettings, settings_required=True, argv_run=True),
         Verb("continue", "continual pre-training stage (mono or para) of a variant", cmd_train, (
             arg("--init", required=True, help="model folder to start from"),
             arg("--stage", required=True, choices=["mono", "para"]),
-            arg("--settings", type=json_object, required=True, help="JSON: {training: {...}, masking: {...}}"),
             *COMMON,
-        ), argv_run=True),
+        ), settings=StageSettings, settings_required=True, argv_run=True),
     ),
 )  # fmt: skip

@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from lem.embed import read_sentences, write_embeddings
-from lem.settings import known_keys
+from lem.settings import Settings, SettingsError
 from lem.stage import Stage, UsageError, Verb, arg
 
 log = logging.getLogger(__name__)
@@ -64,7 +64,7 @@ class RefEncoderError(RuntimeError):
 
 
 @dataclass(frozen=True)
-class RefEncoderSettings:
+class RefEncoderSettings(Settings):
     """One reference encoder.
 
     backend: `laser` or `sentence_transformers` (required).
@@ -79,6 +79,8 @@ class RefEncoderSettings:
     always checked. batch_size, device (auto, cpu, cuda[:N]; laser: auto, cpu or cuda) and normalize (L2;
     mining takes dot products as cosines, so keep it true) apply to both.
     """
+
+    SECTION = "reference encoder settings"
 
     backend: str = ""
     model: str = ""
@@ -98,25 +100,18 @@ class RefEncoderSettings:
     normalize: bool = True
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any] | None) -> RefEncoderSettings:
-        d = known_keys(cls, d, "reference encoder settings")
-        for key in ("languages", "sha256"):
-            if key in d:
-                if not isinstance(d[key], dict):
-                    raise ValueError(f"reference encoder setting {key}: expected a mapping, got {d[key]!r}")
-                d[key] = dict(d[key])
-        if isinstance(d.get("sha256"), dict):
-            d["sha256"] = {k: v.lower() if isinstance(v, str) else v for k, v in d["sha256"].items()}
-        if "laser3" in d:
-            v = d["laser3"]
-            d["laser3"] = (v,) if isinstance(v, str) else tuple(v or ())
-        s = cls(**d)
-        s.validate()
-        return s
+    def prepare(cls, data: dict[str, Any]) -> dict[str, Any]:
+        """Digests compared lower-case; `laser3` one code or null for a list of one or none."""
+        if isinstance(data.get("sha256"), dict):
+            data["sha256"] = {k: v.lower() if isinstance(v, str) else v for k, v in data["sha256"].items()}
+        if "laser3" in data:
+            v = data["laser3"]
+            data["laser3"] = (v,) if isinstance(v, str) else tuple(v or ())
+        return data
 
     def validate(self) -> None:
-        def bad(key: str, expected: str) -> ValueError:
-            return ValueError(f"reference encoder setting {key}={getattr(self, key)!r}: {expected}")
+        def bad(key: str, expected: str) -> SettingsError:
+            return SettingsError(f"reference encoder setting {key}={getattr(self, key)!r}: {expected}")
 
         if self.backend not in BACKENDS:
             raise bad("backend", f"expected one of {BACKENDS}")
@@ -150,22 +145,17 @@ class RefEncoderSettings:
                 raise bad("device", "laser takes auto, cpu or cuda (laser_encoders uses the current GPU)")
         for name, digest in self.sha256.items():
             if not isinstance(name, str) or not name or name.startswith("/") or ".." in Path(name).parts:
-                raise ValueError(
+                raise SettingsError(
                     f"reference encoder setting sha256: {name!r} is not a file name inside the model folder"
                 )
             if not isinstance(digest, str) or not _SHA256.fullmatch(digest):
-                raise ValueError(
+                raise SettingsError(
                     f"reference encoder setting sha256[{name!r}]={digest!r}: expected 64 hex digits"
                 )
         if self.batch_size < 1:
             raise bad("batch_size", "expected an integer >= 1")
         if self.device not in ("auto", "cpu", "cuda") and not self.device.startswith("cuda:"):
             raise bad("device", "expected auto, cpu or cuda[:N]")
-
-    def to_dict(self) -> dict[str, Any]:
-        d = dataclasses.asdict(self)
-        d["laser3"] = list(self.laser3)
-        return d
 
 
 # --- shared helpers -----------------------------------------------------------------------------------------
@@ -282,7 +272,7 @@ def _import_laser() -> Any:
 def laser_code(settings: RefEncoderSettings, lang: str) -> tuple[str, str]:
     """(FLORES-200 code, `laser2` or `laser3`) that encodes pipeline language `lang`."""
     if lang not in settings.languages:
-        raise ValueError(
+        raise SettingsError(
             f"reference encoder (laser): no LASER code for language {lang!r}; add it to languages "
             f"(now {settings.languages})"
         )

@@ -21,6 +21,7 @@ from lem import evidence, figures
 from lem.controls import PositiveBar, lexical_control_lines, positive_control_verdict
 from lem.data.news import gold_counts_markdown
 from lem.files import atomic_path, write_text
+from lem.inputs import InputError
 from lem.stage import Stage, Verb, arg, json_object
 
 log = logging.getLogger("lem.report")
@@ -614,7 +615,7 @@ def readme_block(md: str, note: str = "") -> str:
         if title.startswith(README_SECTIONS) or title.startswith("Curation"):
             chosen.append(f"### {title}\n{body.rstrip()}\n")
     if not chosen:
-        raise ValueError(
+        raise InputError(
             "the report's markdown has none of the sections the README shows (is it a summary.md?)"
         )
     head = f"{note}\n\n" if note else ""
@@ -625,7 +626,7 @@ def update_readme(readme: Path, md: str, note: str = "") -> None:
     """Replace the README's results block (between its markers) with `readme_block(md)`."""
     text = readme.read_text(encoding="utf-8")
     if README_BEGIN not in text or README_END not in text:
-        raise ValueError(
+        raise InputError(
             f"{readme}: no results block (expected the lines {README_BEGIN!r} ... {README_END!r})"
         )
     before, rest = text.split(README_BEGIN, 1)
@@ -702,6 +703,6 @@ STAGE = Stage(
             arg("--summary", default="results/report/summary.md"),
             arg("--readme", default="README.md"),
             arg("--note", default="", help="a line above the tables (which run, when, how long)"),
-        ), errors=(OSError, ValueError)),
+        ), errors=(OSError,)),
     ),
 )  # fmt: skip

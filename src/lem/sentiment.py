@@ -21,8 +21,8 @@ import numpy as np
 from lem.chance import classification_chance
 from lem.files import with_keys, write_json
 from lem.inputs import InputError
-from lem.settings import settings_from_dict
 from lem.stage import Stage, UsageError, Verb, arg
+from lem.training import TrainingSettings
 
 log = logging.getLogger("lem.sentiment")
 
@@ -30,23 +30,22 @@ log = logging.getLogger("lem.sentiment")
 DEFAULT_MAX_LENGTH = 128
 
 
-@dataclass
-class SentimentSettings:
+@dataclass(frozen=True)
+class SentimentSettings(TrainingSettings):
+    """Fine-tuning settings (`sentiment.training`); epochs, batch_size, learning_rate, weight_decay and
+    precision are `lem.training.TrainingSettings`', with sentiment's defaults."""
+
+    SECTION = "sentiment settings"
+
     epochs: float = 3.0
-    batch_size: int = 32
-    learning_rate: float = 5e-5
     weight_decay: float = 0.01
     warmup_ratio: float = 0.1
     max_length: int | None = None  # None: 128, or the model's positions when fewer; a set value must fit
-    precision: str = "auto"
 
-    @classmethod
-    def from_dict(cls, d: dict[str, Any] | None) -> SentimentSettings:
-        s = settings_from_dict(cls, d, "sentiment settings")
-        n = s.max_length
-        if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 1):
-            raise ValueError(f"sentiment settings: max_length={n!r}: expected an integer >= 1 or null")
-        return s
+    def validate(self) -> None:
+        super().validate()
+        if self.max_length is not None and self.max_length < 1:
+            raise self.refused("max_length", "an integer >= 1 or null")
 
 
 def read_split(path: str | Path) -> tuple[list[str], list[str]]:

@@ -1,26 +1,225 @@
-"""Typed settings from config dictionaries: every stage's dataclass is built here, so a typo in a config
-key fails with the same clear message everywhere instead of being silently ignored."""
+"""Typed settings from config dictionaries: one base, `Settings`, that every stage's settings dataclass
+extends, so every config section (and every verb's `--settings`) is read one way:
+
+- an unknown key is refused, naming it and the known ones: a typo never falls back to a default;
+- every value is checked against its field's annotation (ints count as floats, bools as neither);
+  a list for a tuple field becomes a tuple, and a mapping for a field typed by a settings dataclass is
+  built by that class's own `from_dict` (nested settings);
+- `prepare` (a class's own, optional) turns the raw mapping's shorthands into their full form before
+  the checks (one string for a list of one); `validate` (the class's own) checks values and their
+  combinations on the built object.
+
+A refused value raises `SettingsError` (a ValueError) whose message names the section, the key, what was
+expected and what was given. This module also runs under Python 3.8 (`lem.refenc` in envs/laser.yaml):
+there an annotation that Python cannot evaluate (`str | None`) is left to the class's `validate`.
+"""
 
 from __future__ import annotations
 
 import dataclasses
+import sys
+import types
+import typing
+from collections.abc import Mapping
 from typing import Any, TypeVar
 
-T = TypeVar("T")
+S = TypeVar("S", bound="Settings")
 
 
-def known_keys(cls: type, data: dict[str, Any] | None, where: str) -> dict[str, Any]:
+class SettingsError(ValueError):
+    """A settings value (a config section, a verb's `--settings`) refused: the message names the key."""
+
+
+class Settings:
+    """The base of every settings dataclass: `@dataclass class XSettings(Settings)` with typed fields.
+
+    `SECTION` names the settings in messages ("mining settings"); `KEY_ORDER`, where set, is the key order
+    of `to_dict` (the order of the files a class wrote before it moved under a shared base)."""
+
+    SECTION = "settings"
+    KEY_ORDER = ()  # type: tuple[str, ...]
+
+    @classmethod
+    def from_dict(cls: type[S], data: Mapping[str, Any] | None = None, where: str | None = None) -> S:
+        """Build from a config mapping (None: every default): unknown keys, types, then `validate`.
+        `where` names the mapping in messages (default `SECTION`)."""
+        where = where or cls.SECTION
+        if data is not None and not isinstance(data, Mapping):
+            raise SettingsError(f"{where}: expected a mapping, got {data!r}")
+        values = cls.prepare(known_keys(cls, data, where))
+        hints = field_hints(cls)
+        for key, value in values.items():
+            values[key] = typed(value, hints.get(key), where, key)
+        settings = cls(**values)
+        settings.validate()
+        return settings
+
+    @classmethod
+    def prepare(cls, data: dict[str, Any]) -> dict[str, Any]:
+        """The raw mapping (known keys only) with its shorthands expanded; may refuse a combination of
+        keys that only the mapping shows (which keys were given). Default: unchanged."""
+        return data
+
+    def validate(self) -> None:
+        """Check values and their combinations; raise `SettingsError` naming the key. Default: none."""
+
+    def refused(self, key: str, expected: str) -> SettingsError:
+        """The error of field `key`'s value: '<section>: key=value: expected <expected>'."""
+        return SettingsError(f"{self.SECTION}: {key}={getattr(self, key)!r}: expected {expected}")
+
+    def to_dict(self) -> dict[str, Any]:
+        """The fields as plain JSON values (tuples as lists; nested settings as mappings)."""
+        d = _plain(dataclasses.asdict(self))  # type: ignore[call-overload]
+        order = self.KEY_ORDER or tuple(d)
+        return {k: d[k] for k in order}
+
+
+@dataclasses.dataclass(frozen=True)
+class SettingsByName:
+    """Settings given per name (per language, per variant): `from_dict` builds a mapping of name -> mapping
+    into name -> `cls`, each value by `cls.from_dict`, its messages naming the entry."""
+
+    cls: type
+
+    def from_dict(self, data: Mapping[str, Any] | None = None, where: str | None = None) -> dict[str, Any]:
+        where = where or self.cls.SECTION
+        if data is not None and not isinstance(data, Mapping):
+            raise SettingsError(f"{where}: expected a mapping of name -> settings, got {data!r}")
+        return {name: self.cls.from_dict(spec, f"{where}: {name}") for name, spec in (data or {}).items()}
+
+
+def known_keys(cls: type, data: Mapping[str, Any] | None, where: str) -> dict[str, Any]:
     """A copy of `data`, after checking that every key is a field of dataclass `cls`."""
     data = dict(data or {})
     names = {f.name for f in dataclasses.fields(cls)}
-    unknown = sorted(set(data) - names)
+    unknown = sorted(set(data) - names, key=str)
     if unknown:
-        raise ValueError(
+        raise SettingsError(
             f"{where}: unknown key(s) {unknown} for {cls.__name__}; expected some of {sorted(names)}"
         )
     return data
 
 
-def settings_from_dict(cls: type[T], data: dict[str, Any] | None, where: str = "settings") -> T:
-    """Build dataclass `cls` from `data`, rejecting unknown keys."""
-    return cls(**known_keys(cls, data, where))
+def _plain(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+# --- types from the annotations -----------------------------------------------------------------------------
+
+
+def field_hints(cls: type) -> dict[str, Any]:
+    """Field name -> its evaluated annotation; a field whose annotation cannot be evaluated here (Python
+    3.8 and `str | None`) is left out (not type-checked)."""
+    try:
+        return typing.get_type_hints(cls)
+    except (NameError, TypeError):
+        pass
+    out: dict[str, Any] = {}
+    for klass in reversed(cls.__mro__):
+        module = vars(sys.modules[klass.__module__])
+        for name, hint in getattr(klass, "__annotations__", {}).items():
+            try:
+                out[name] = eval(hint, module) if isinstance(hint, str) else hint  # noqa: S307
+            except (NameError, TypeError, SyntaxError):
+                out.pop(name, None)
+    return out
+
+
+def _union_args(hint: Any) -> tuple[Any, ...] | None:
+    union_type = getattr(types, "UnionType", None)  # X | Y (Python 3.10+)
+    origin = typing.get_origin(hint) if hasattr(typing, "get_origin") else None
+    if origin is typing.Union or (union_type is not None and origin is union_type):
+        return typing.get_args(hint)
+    return None
+
+
+def _settings_class(hint: Any) -> type | None:
+    """The settings dataclass of a field typed by one (or by one or None)."""
+    args = _union_args(hint)
+    for h in args if args is not None else (hint,):
+        if isinstance(h, type) and issubclass(h, Settings) and dataclasses.is_dataclass(h):
+            return h
+    return None
+
+
+def type_ok(value: Any, hint: Any) -> bool:
+    """Whether `value` fits annotation `hint` (ints count as floats, bools as neither; an annotation this
+    does not know passes: the class's `validate` decides)."""
+    if hint is Any or isinstance(hint, TypeVar):
+        return True
+    args = _union_args(hint)
+    if args is not None:
+        return any(type_ok(value, a) for a in args)
+    if hint is None or hint is type(None):
+        return value is None
+    if hint is bool:
+        return isinstance(value, bool)
+    if hint is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if hint is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if hint is str:
+        return isinstance(value, str)
+    if dataclasses.is_dataclass(hint):
+        return isinstance(value, hint)
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin in (list, tuple) or hint in (list, tuple):
+        if not isinstance(value, (list, tuple)):
+            return False
+        if origin is tuple and args and args[-1] is not Ellipsis:
+            return len(value) == len(args) and all(type_ok(v, a) for v, a in zip(value, args))  # noqa: B905 - 3.8
+        return all(type_ok(v, args[0]) for v in value) if args else True
+    if origin is dict or hint is dict:
+        if not isinstance(value, dict):
+            return False
+        k, v = args or (Any, Any)
+        return all(type_ok(a, k) and type_ok(b, v) for a, b in value.items())
+    return True
+
+
+def describe(hint: Any) -> str:
+    """`hint` in words: 'an integer', 'a number or null', 'a list of strings', ..."""
+    args = _union_args(hint)
+    if args is not None:
+        return " or ".join(describe(a) for a in args)
+    if hint is type(None) or hint is None:
+        return "null"
+    plain = {bool: "true or false", int: "an integer", float: "a number", str: "a string", Any: "any value"}
+    if hint in plain:
+        return plain[hint]
+    if dataclasses.is_dataclass(hint):
+        return "a mapping"
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin in (list, tuple) or hint in (list, tuple):
+        if not args:
+            return "a list"
+        item = describe(args[0])
+        for article in ("an ", "a "):
+            if item.startswith(article):
+                item = item[len(article) :]
+        return f"a list of {item}s" if args[0] in (int, float, str) else f"a list of {item}"
+    if origin is dict or hint is dict:
+        return "a mapping"
+    return str(hint)
+
+
+def typed(value: Any, hint: Any, where: str, key: str) -> Any:
+    """`value` of field `key` annotated `hint`: a nested settings mapping built, a list for a tuple made a
+    tuple, a mapping for a dict made a dict; SettingsError naming `where` and `key` when it does not fit."""
+    if hint is None:  # an annotation not evaluated here: the class's validate decides
+        return value
+    sub = _settings_class(hint)
+    if sub is not None and isinstance(value, Mapping):
+        return sub.from_dict(value, f"{where}: {key}")  # type: ignore[attr-defined]
+    origin = typing.get_origin(hint)
+    if (origin is tuple or hint is tuple) and isinstance(value, list):
+        value = tuple(value)
+    elif (origin is dict or hint is dict) and isinstance(value, Mapping) and not isinstance(value, dict):
+        value = dict(value)
+    if not type_ok(value, hint):
+        raise SettingsError(f"{where}: {key}={value!r}: expected {describe(hint)}")
+    return value

@@ -12,9 +12,10 @@ command names (so `lem --help` stays fast). What every command shares lives here
   or None, written as the metrics file's `keys`;
 - threads: `threads=True` adds `--threads N` and applies it (`lem.training.set_threads`) before `run`;
 - logging: `setup_logging`, one format, to stderr (the rules send it to the job's log);
-- errors: the exception types a verb declares (default: bad or missing input files) become one line
-  `lem <stage> <verb>: <message>` and exit status 1, as does a full disk (ENOSPC, EDQUOT); anything else
-  is a bug and keeps its traceback.
+- errors: bad input (`input_errors`: a bad or missing input file, an impossible argument combination, a
+  refused setting) and the exception types a verb declares become one line `lem <stage> <verb>: <message>`
+  and exit status 1, as does a full disk (ENOSPC, EDQUOT); anything else is a bug and keeps its traceback,
+  so a verb declares error classes of its own, never a builtin such as ValueError.
 """
 
 from __future__ import annotations
@@ -92,8 +93,9 @@ def resolve(obj: Any) -> Any:
 
 def input_errors() -> tuple[type[BaseException], ...]:
     from lem.inputs import InputError
+    from lem.settings import SettingsError
 
-    return (InputError, FileNotFoundError, UsageError)
+    return (InputError, FileNotFoundError, UsageError, SettingsError)
 
 
 @dataclass(frozen=True)
@@ -102,7 +104,7 @@ class Verb:
 
     `run` and `settings` may be "module:attribute" strings, imported only when the verb runs;
     `errors`: exception types (or "module:Class") reported as one line with exit status 1, besides
-    `input_errors()` (bad or missing input files, impossible argument combinations);
+    `input_errors()` (bad or missing input files, impossible argument combinations, refused settings);
     `argv_run`: `run` also receives the command's argv (a verb that relaunches itself under torchrun)."""
 
     name: str

@@ -99,6 +99,14 @@ def f1_stat(sums: np.ndarray) -> np.ndarray:
 PRF_STATS: dict[str, Statistic] = {"precision": precision_stat, "recall": recall_stat, "f1": f1_stat}
 
 
+def prf_counts(n_correct: float, n_pred: float, n_gold: float) -> dict[str, float]:
+    """Precision, recall and F1 of one set of counts: the one definition of P/R/F1 (mined pairs against
+    gold links, `lem.mining.prf`; their chance level and ceiling, `lem.chance`), the statistics above
+    applied to a single row."""
+    sums = np.array([n_correct, n_pred, n_gold], np.float64)
+    return {name: float(stat(sums)) for name, stat in PRF_STATS.items()}
+
+
 def accuracy_counts(gold: Sequence[Any], pred: Sequence[Any]) -> np.ndarray:
     """Per-example rows (correct, 1) whose sums give accuracy through `ratio_stat`."""
     g, p = np.asarray(gold), np.asarray(pred)

@@ -39,11 +39,45 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from lem.settings import Settings, SettingsError
+
 log = logging.getLogger("lem.training")
 
 PRECISIONS = ("auto", "fp32", "fp16", "bf16")
 LOSS_POSITIONS = ("labelled", "all")
 KEPT_CHECKPOINTS = 2
+
+
+# --- the settings every trainer shares ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TrainingSettings(Settings):
+    """The knobs of every trainer, checked once: the settings of pre-training (`lem.pretrain.TrainSettings`),
+    sentiment (`lem.sentiment.SentimentSettings`), NER (`lem.annotate.hf_ner.TrainNERSettings`) and NMT
+    (`lem.nmt.NMTSettings`) extend it, each keeping its own defaults where they differ (a subclass
+    overrides a default). A knob that only some trainers read (max_steps, warmup, max_length, seed) is
+    declared by those, so no trainer accepts a key it would ignore."""
+
+    SECTION = "training settings"
+
+    epochs: float = 1.0
+    batch_size: int = 32
+    learning_rate: float = 5e-5
+    weight_decay: float = 0.0
+    precision: str = "auto"  # auto (bf16/fp16 autocast on a GPU, fp32 on the CPU) | fp32 | fp16 | bf16
+
+    def validate(self) -> None:
+        if self.epochs <= 0:
+            raise self.refused("epochs", "a number > 0")
+        if self.batch_size < 1:
+            raise self.refused("batch_size", "an integer >= 1")
+        if self.learning_rate <= 0:
+            raise self.refused("learning_rate", "a number > 0")
+        if self.weight_decay < 0:
+            raise self.refused("weight_decay", "a number >= 0")
+        if self.precision not in PRECISIONS:
+            raise self.refused("precision", f"one of {PRECISIONS}")
 
 
 # --- device, precision, threads, seeds ------------------------------------------------------------------
@@ -56,7 +90,7 @@ def pick_device(device: str = "auto") -> str:
     if device == "auto":
         return "cuda" if torch.cuda.is_available() else "cpu"
     if device.startswith("cuda") and not torch.cuda.is_available():
-        raise RuntimeError(
+        raise SettingsError(
             f"device {device!r} asked for, but no CUDA GPU is visible (use device: auto or cpu)"
         )
     return device

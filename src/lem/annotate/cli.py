@@ -6,7 +6,7 @@ import argparse
 import json
 
 from lem.entities import TAGSETS
-from lem.stage import Stage, Verb, arg, json_object, lang_code
+from lem.stage import Stage, UsageError, Verb, arg, json_object, lang_code
 
 
 def conll_for_task(path: str, fmt: str, task: str, on_error: str):
@@ -38,9 +38,9 @@ def cmd_train_crf(a: argparse.Namespace) -> None:
     if a.task == "pos":
         tagset = a.tagset or ("upos" if a.format == "conllu" else native_tagset(a.lang))
         if a.format == "conllu" and tagset != "upos":
-            raise ValueError(f"{a.train}: CoNLL-U training tags are UPOS (column 4), not {tagset}")
+            raise UsageError(f"{a.train}: CoNLL-U training tags are UPOS (column 4), not {tagset}")
     elif a.tagset:
-        raise ValueError("--tagset is for --task pos only")
+        raise UsageError("--tagset is for --task pos only")
     sents = conll_for_task(a.train, a.format, a.task, a.on_error)
     train_crf(sents, a.out, a.task, a.lang, a.c1, a.c2, a.max_iterations, tagset)
 
@@ -75,7 +75,7 @@ def cmd_coverage(a: argparse.Namespace) -> None:
     from lem.annotate.coverage import CoverageSettings, annotation_coverage
 
     if len(a.langs) != len(a.texts):
-        raise ValueError(f"--langs {a.langs} and --texts {a.texts} must have the same length")
+        raise UsageError(f"--langs {a.langs} and --texts {a.texts} must have the same length")
     annotation_coverage(
         dict(zip(a.langs, a.texts, strict=True)),
         a.settings,
@@ -89,7 +89,9 @@ def cmd_coverage(a: argparse.Namespace) -> None:
 LANG = arg(
     "--lang", required=True, type=lang_code, help="a language code (any: its resources are the config's)"
 )
-ERRORS = (ValueError, RuntimeError)  # annotators and readers: one line naming the file or the setting
+# a backend that cannot run here, and a language's coverage that fails its check: one line (bad input files,
+# arguments and settings are lem.stage's input errors)
+ERRORS = ("lem.annotate:BackendError", "lem.annotate.coverage:CoverageError")
 
 STAGE = Stage(
     "annotate",
@@ -134,8 +136,6 @@ STAGE = Stage(
              "on a zero share of an entity type the LEM variants mask", cmd_coverage, (
             arg("--langs", nargs="+", required=True, type=lang_code),
             arg("--texts", nargs="+", required=True, help="one sentence file per language, in --langs order"),
-            arg("--settings", type=json_object, required=True,
-                help="JSON: language -> annotation settings ({pos, ner, ...})"),
             arg("--variants", type=json_object, default={},
                 help="JSON: variant -> masking settings (the types to require come from it)"),
             arg("--types", nargs="*", default=None, choices=["ne", "noun", "verb"],
@@ -143,6 +143,6 @@ STAGE = Stage(
                 "the trained variants mask, so that a variant removed reruns no annotation)"),
             arg("--check", type=json_object, default={}, help="JSON: {sample, min_share, seed}"),
             arg("--out", required=True),
-        ), errors=ERRORS),
+        ), settings="lem.annotate.coverage:ANNOTATION_BY_LANGUAGE", settings_required=True, errors=ERRORS),
     ),
 )  # fmt: skip

@@ -18,7 +18,8 @@ from lem.annotate.run import Annotator, chunks, iter_sentences
 from lem.annotate.settings import AnnotateSettings
 from lem.entities import ENTITY_BITS, ENTITY_TYPES
 from lem.files import write_json
-from lem.settings import settings_from_dict
+from lem.settings import Settings, SettingsByName, SettingsError
+from lem.stage import UsageError
 
 log = logging.getLogger(__name__)
 
@@ -28,22 +29,25 @@ class CoverageError(ValueError):
 
 
 @dataclass
-class CoverageSettings:
+class CoverageSettings(Settings):
     """`sample`: sentences drawn (seeded, uniformly, non-empty lines) from each language's text; `min_share`:
     an enabled type's share must be above zero and at least this; `seed`: the sampling seed."""
+
+    SECTION = "coverage settings"
 
     sample: int = 2000
     min_share: float = 0.0
     seed: int = 0
 
-    @classmethod
-    def from_dict(cls, d: dict | None) -> CoverageSettings:
-        s = settings_from_dict(cls, d, "coverage settings")
-        if not isinstance(s.sample, int) or s.sample < 1:
-            raise ValueError(f"coverage settings: sample must be an integer >= 1, got {s.sample!r}")
-        if not 0.0 <= float(s.min_share) < 1.0:
-            raise ValueError(f"coverage settings: min_share must be in [0, 1), got {s.min_share!r}")
-        return s
+    def validate(self) -> None:
+        if self.sample < 1:
+            raise SettingsError(f"coverage settings: sample must be an integer >= 1, got {self.sample!r}")
+        if not 0.0 <= float(self.min_share) < 1.0:
+            raise SettingsError(f"coverage settings: min_share must be in [0, 1), got {self.min_share!r}")
+
+
+# `lem annotate coverage --settings`: language -> its annotation settings (the config's `annotation`)
+ANNOTATION_BY_LANGUAGE = SettingsByName(AnnotateSettings)
 
 
 def enabled_entity_types(variants: dict[str, dict]) -> dict[str, list[str]]:
@@ -135,7 +139,7 @@ def check_coverage(
 
 def annotation_coverage(
     texts: dict[str, str | os.PathLike],
-    settings: dict[str, dict],
+    settings: dict[str, AnnotateSettings | dict],
     variants: dict[str, dict],
     s: CoverageSettings,
     out: str | os.PathLike | None = None,
@@ -149,17 +153,19 @@ def annotation_coverage(
     if types is not None:
         unknown = sorted(set(types) - set(ENTITY_TYPES))
         if unknown:
-            raise ValueError(
+            raise UsageError(
                 f"annotation coverage: unknown entity type(s) {unknown}; known: {list(ENTITY_TYPES)}"
             )
         enabled = {t: enabled.get(t, []) for t in ENTITY_TYPES if t in types}
     missing = sorted(set(texts) - set(settings))
     if missing:
-        raise ValueError(f"annotation coverage: no annotation settings for {missing}")
+        raise UsageError(f"annotation coverage: no annotation settings for {missing}")
     languages = {}
     for lang, path in texts.items():
         t0 = time.perf_counter()
-        cov = language_coverage(lang, path, AnnotateSettings.from_dict(settings[lang]), s)
+        spec = settings[lang]
+        spec = spec if isinstance(spec, AnnotateSettings) else AnnotateSettings.from_dict(spec)
+        cov = language_coverage(lang, path, spec, s)
         languages[lang] = cov
         log.info(
             "coverage %s: %d sentences, %d words: NE %.3f NOUN %.3f VERB %.3f, POS untagged %.3f "

@@ -16,6 +16,7 @@ import pycrfsuite
 
 from lem.entities import TAGSETS, check_tagset, coarse_map, repair_iob2
 from lem.files import atomic_path, read_json, write_json
+from lem.inputs import InputError
 
 log = logging.getLogger(__name__)
 FEATURES_VERSION = 1
@@ -85,10 +86,10 @@ def train_crf(
         raise ValueError("tagset is for POS models only")
     sentences = [s for s in sentences if s]
     if not sentences:
-        raise ValueError("no training sentences")
+        raise InputError("no training sentences")
     labels = sorted({t for s in sentences for _, t in s})
     if task == "pos" and not set(coarse_map(tagset)) & set(labels):
-        raise ValueError(
+        raise InputError(
             f"none of the training tags {labels[:20]} is a NOUN or VERB tag of tag set {tagset!r}: "
             "a wrong tag column or tag set"
         )
@@ -139,7 +140,7 @@ class CRFTagger:
         meta_path = Path(str(path) + ".json")
         self.meta = read_json(meta_path) if meta_path.is_file() else {}
         if self.meta.get("features_version", FEATURES_VERSION) != FEATURES_VERSION:
-            raise ValueError(
+            raise InputError(
                 f"{path}: features version {self.meta['features_version']}, expected {FEATURES_VERSION}"
             )
         self.tagset = self.meta.get("tagset")

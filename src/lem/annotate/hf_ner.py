@@ -12,11 +12,12 @@ import math
 import os
 import shutil
 import time
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
+from lem.annotate import BackendError
 from lem.annotate.tagsets import repair_iob2, to_iob2
 from lem.files import atomic_path, write_json
-from lem.training import PRECISIONS, pick_device
+from lem.training import TrainingSettings, pick_device
 
 log = logging.getLogger(__name__)
 LABELS = ["O", "B-PER", "I-PER", "B-LOC", "I-LOC", "B-ORG", "I-ORG", "B-MISC", "I-MISC"]
@@ -33,7 +34,7 @@ class HFNER:
         self.device = pick_device(device)
         self.tokenizer = AutoTokenizer.from_pretrained(path)
         if not self.tokenizer.is_fast:
-            raise RuntimeError(f"{path}: hf_ner needs a fast tokenizer (word_ids)")
+            raise BackendError(f"{path}: hf_ner needs a fast tokenizer (word_ids)")
         self.model = (
             AutoModelForTokenClassification.from_pretrained(path, attn_implementation="sdpa")
             .to(self.device)
@@ -80,37 +81,33 @@ class HFNER:
         return out
 
 
-@dataclass
-class TrainNERSettings:
-    """Fine-tuning settings (HF Trainer defaults otherwise: AdamW, linear decay). `precision` applies on a
-    GPU only (fp16 autocast by default, `auto` for bf16 where the GPU has it); the CPU trains in float32."""
+@dataclass(frozen=True)
+class TrainNERSettings(TrainingSettings):
+    """Fine-tuning settings (HF Trainer defaults otherwise: AdamW, linear decay); epochs, batch_size,
+    learning_rate, weight_decay and precision are `lem.training.TrainingSettings`', with NER's defaults.
+    `precision` applies on a GPU only (fp16 autocast by default, `auto` for bf16 where the GPU has it);
+    the CPU trains in float32."""
+
+    SECTION = "train-ner settings"
+    # the key order of train_metrics.json's `settings` (as written before the shared base)
+    KEY_ORDER = ("epochs", "learning_rate", "batch_size", "max_length", "warmup_ratio", "weight_decay", "seed",
+                 "device", "on_error", "precision")  # fmt: skip
 
     epochs: float = 3.0
-    learning_rate: float = 5e-5
     batch_size: int = 16
+    precision: str = "fp16"
     max_length: int = 128
     warmup_ratio: float = 0.0
-    weight_decay: float = 0.0
     seed: int = 0
     device: str = "auto"
     on_error: str = "raise"
-    precision: str = "fp16"
 
-    @classmethod
-    def from_dict(cls, d: dict | None) -> TrainNERSettings:
-        d = dict(d or {})
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(d) - known)
-        if unknown:
-            raise ValueError(f"train-ner settings: unknown keys {unknown}; known: {sorted(known)}")
-        s = cls(**d)
-        if s.epochs <= 0 or s.batch_size < 1 or s.max_length < 8 or s.learning_rate <= 0:
-            raise ValueError(f"train-ner settings out of range: {s}")
-        if s.on_error not in ("raise", "skip"):
-            raise ValueError("train-ner settings: on_error must be raise or skip")
-        if s.precision not in PRECISIONS:
-            raise ValueError(f"train-ner settings: precision {s.precision!r} not in {PRECISIONS}")
-        return s
+    def validate(self) -> None:
+        super().validate()
+        if self.max_length < 8:
+            raise self.refused("max_length", "an integer >= 8")
+        if self.on_error not in ("raise", "skip"):
+            raise self.refused("on_error", "raise or skip")
 
 
 def _encode(tokenizer, sentences, max_length: int) -> list[dict]:
@@ -205,7 +202,7 @@ def train_ner(
             "train_loss": round(float(result.training_loss), 4),
             "train_seconds": round(time.perf_counter() - t0, 1),
             "device": device,
-            "settings": s.__dict__,
+            "settings": s.to_dict(),
         }
         if valid_rows:
             epochs = [

@@ -17,6 +17,7 @@ from lem.annotate.readers import (
     read_tsv_lexicon,
 )
 from lem.entities import TAGSETS, check_tagset
+from lem.settings import SettingsError
 
 POS_FORMATS = ("tsv", "tnt", "conllu")
 NER_FORMATS = ("gazetteer_tsv", "conll")
@@ -81,13 +82,15 @@ def load_pos_lexicon(
     for them: a file of tags does not say which set they belong to); a CoNLL-U lexicon is always UPOS."""
     if fmt == "conllu":
         if tagset not in ("", "upos"):
-            raise ValueError(f"{path}: a CoNLL-U lexicon holds UPOS tags (column 4), not {tagset!r}")
+            raise SettingsError(f"{path}: a CoNLL-U lexicon holds UPOS tags (column 4), not {tagset!r}")
         sents = read_conllu(path, on_error, surface=True)
         return LexiconPOS(lexicon_from_sentences(sents, str(path)), "upos")
     if fmt not in POS_FORMATS:
-        raise ValueError(f"POS lexicon format must be one of {POS_FORMATS}, got {fmt!r}")
+        raise SettingsError(f"POS lexicon format must be one of {POS_FORMATS}, got {fmt!r}")
     if not tagset:
-        raise ValueError(f"{path}: the tag set of a {fmt} POS lexicon must be given (one of {list(TAGSETS)})")
+        raise SettingsError(
+            f"{path}: the tag set of a {fmt} POS lexicon must be given (one of {list(TAGSETS)})"
+        )
     check_tagset(tagset, str(path))
     if fmt == "tsv":
         return LexiconPOS(read_tsv_lexicon(path, on_error), tagset)
@@ -100,4 +103,4 @@ def load_gazetteer(path: str | os.PathLike, fmt: str, on_error: str = "raise") -
         return GazetteerNER(read_gazetteer_tsv(path, on_error, normalize=normalize))
     if fmt == "conll":
         return GazetteerNER(gazetteer_from_conll(read_conll_ner(path, on_error), normalize, str(path)))
-    raise ValueError(f"gazetteer format must be one of {NER_FORMATS}, got {fmt!r}")
+    raise SettingsError(f"gazetteer format must be one of {NER_FORMATS}, got {fmt!r}")

@@ -17,6 +17,7 @@ from lem.annotate.schema import Annotated, annotation_schema, to_table
 from lem.annotate.settings import AnnotateSettings, TaskSettings
 from lem.entities import ENTITY_BITS, LANG_CODE, OTHER, check_tagset, coarse_map, entity_flags, native_tagset
 from lem.files import atomic_path
+from lem.settings import SettingsError
 from lem.text import word_spans
 
 log = logging.getLogger(__name__)
@@ -38,7 +39,7 @@ def make_tagger(task: str, lang: str, s: TaskSettings, on_error: str = "raise"):
         return load_pos_lexicon(s.path, s.format, on_error, tagset)
     if s.backend == "sinling":
         if lang != "si":
-            raise ValueError(f"backend 'sinling' tags Sinhala only, not {lang!r}")
+            raise SettingsError(f"backend 'sinling' tags Sinhala only, not {lang!r}")
         from lem.annotate.sinling_backend import SinlingPOS
 
         return SinlingPOS()
@@ -48,17 +49,17 @@ def make_tagger(task: str, lang: str, s: TaskSettings, on_error: str = "raise"):
         tagger = CRFTagger(s.path)
         meta = tagger.meta
         if meta and (meta.get("task") != task or meta.get("lang") != lang):
-            raise ValueError(
+            raise SettingsError(
                 f"CRF model {s.path} tags {meta.get('task')}/{meta.get('lang')}, not {task}/{lang}"
             )
         if task == "pos":
             if tagger.tagset and s.tagset and tagger.tagset != s.tagset:
-                raise ValueError(
+                raise SettingsError(
                     f"CRF model {s.path} emits {tagger.tagset} tags (its sidecar), but pos.tagset says {s.tagset}"
                 )
             tagger.tagset = tagger.tagset or s.tagset
             if not tagger.tagset:
-                raise ValueError(
+                raise SettingsError(
                     f"CRF model {s.path}: its sidecar does not say which tag set it emits; retrain it with "
                     "`lem annotate train-crf` or set pos.tagset"
                 )
@@ -73,7 +74,7 @@ def make_tagger(task: str, lang: str, s: TaskSettings, on_error: str = "raise"):
         return StanzaTagger(lang, task, s.path, s.device)
     if s.backend == "spacy":
         if lang != "en":
-            raise ValueError("backend 'spacy' is for English only")
+            raise SettingsError("backend 'spacy' is for English only")
         from lem.annotate.spacy_backend import SpacyTagger
 
         return SpacyTagger(task, s.path)

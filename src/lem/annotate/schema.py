@@ -15,6 +15,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from lem.files import atomic_path
+from lem.inputs import InputError
 
 SCHEMA = pa.schema(
     [
@@ -79,5 +80,5 @@ def write_annotations(
 def read_annotations(path: str | os.PathLike) -> pa.Table:
     table = pq.read_table(path)
     if table.schema.names != SCHEMA.names:
-        raise ValueError(f"{path}: expected columns {SCHEMA.names}, got {table.schema.names}")
+        raise InputError(f"{path}: expected columns {SCHEMA.names}, got {table.schema.names}")
     return table

@@ -5,6 +5,7 @@ from __future__ import annotations
 from lem.annotate.hf_ner import ner_scores
 from lem.annotate.schema import pos_tagset_of
 from lem.entities import check_tagset, coarse_class, native_tagset
+from lem.inputs import InputError
 
 
 def pos_scores(gold: list[list[str]], pred: list[list[str]], gold_tagset: str, pred_tagset: str) -> dict:
@@ -35,7 +36,7 @@ def score_against_conll(
         table.column("ner").to_pylist(),
     )
     if len(words) != len(gold):
-        raise ValueError(f"{len(words)} predicted sentences, {len(gold)} gold sentences")
+        raise InputError(f"{len(words)} predicted sentences, {len(gold)} gold sentences")
     gp, pp, gn, pn, mismatched = [], [], [], [], 0
     for w, p, n, g in zip(words, pos, ner, gold, strict=True):
         if [x[0] for x in g] != w:

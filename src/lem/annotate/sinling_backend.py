@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from lem.annotate import BackendError
+
 
 class SinlingPOS:
     tagset = "ucsc"
@@ -10,7 +12,7 @@ class SinlingPOS:
         try:
             from sinling import POSTagger
         except ImportError as e:  # pragma: no cover - sinling is a project dependency
-            raise RuntimeError(
+            raise BackendError(
                 "backend 'sinling' needs the sinling package (pip install 'sinling>=0.3,<0.4')"
             ) from e
         self.tagger = POSTagger()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from lem.annotate import BackendError
 from lem.entities import repair_iob2, to_iob2
 
 
@@ -13,14 +14,14 @@ class SpacyTagger:
             import spacy
             from spacy.tokens import Doc
         except ImportError as e:
-            raise RuntimeError(
+            raise BackendError(
                 "backend 'spacy' needs spaCy and an English model package (e.g. en_core_web_sm), neither is "
                 "installed here; use backend 'crf' (NER) or 'lexicon' (POS) for English offline"
             ) from e
         try:
             self.nlp = spacy.load(model or "en_core_web_sm")
         except OSError as e:
-            raise RuntimeError(
+            raise BackendError(
                 f"spaCy model {model!r} is not installed (pip install the model package)"
             ) from e
         self.doc_cls, self.task = Doc, task

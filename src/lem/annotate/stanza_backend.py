@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from lem.annotate import BackendError
 from lem.entities import repair_iob2, to_iob2
+from lem.settings import SettingsError
 
 STANZA_COVERAGE = {"pos": ("en", "ta"), "ner": ("en",)}
 
@@ -14,10 +16,12 @@ class StanzaTagger:
 
     def __init__(self, lang: str, task: str, model_dir: str, device: str = "auto") -> None:
         if lang not in STANZA_COVERAGE[task]:
-            raise ValueError(f"stanza has no {task} model for {lang!r} (it covers {STANZA_COVERAGE[task]})")
+            raise SettingsError(
+                f"stanza has no {task} model for {lang!r} (it covers {STANZA_COVERAGE[task]})"
+            )
         d = Path(model_dir) if model_dir else None
         if d is None or not (d / "resources.json").is_file() or not (d / lang).is_dir():
-            raise RuntimeError(
+            raise BackendError(
                 f"stanza models for {lang!r} not found in {model_dir!r}: on a machine with internet run "
                 f"`python -c \"import stanza; stanza.download('{lang}', model_dir='DIR')\"` and copy DIR here, "
                 "then set the backend's `path` to DIR (stanza is never allowed to download at run time)"

@@ -23,6 +23,7 @@ from typing import Any
 
 from lem.corpus import lexicon as lx
 from lem.files import atomic_path, write_text
+from lem.settings import Settings, SettingsError
 from lem.text import is_punct, words
 
 log = logging.getLogger(__name__)
@@ -214,8 +215,10 @@ Fill = dict[str, Any]  # slot name -> Entry or int (numbers)
 
 
 @dataclass
-class GenerateSettings:
+class GenerateSettings(Settings):
     """Sizes and seed of the generated world; the defaults generate everything in a few seconds."""
+
+    SECTION = "corpus settings"
 
     seed: int = 13
     mono_sentences: int = 4000
@@ -240,26 +243,12 @@ class GenerateSettings:
     noisy_clean_fraction: float = 0.5
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any] | None) -> GenerateSettings:
-        d = dict(d or {})
-        known = {f.name: f for f in fields(cls)}
-        unknown = sorted(set(d) - set(known))
-        if unknown:
-            raise ValueError(f"corpus settings: unknown key(s) {unknown}; expected some of {sorted(known)}")
-        for k, v in d.items():
-            want = int if known[k].type in (int, "int") else float
-            if (
-                isinstance(v, bool)
-                or not isinstance(v, (int, float))
-                or (want is int and not isinstance(v, int))
-            ):
-                raise ValueError(f"corpus settings: {k} must be {want.__name__}, got {v!r}")
-            d[k] = want(v)
-        s = cls(**d)
-        s.check()
-        return s
+    def prepare(cls, data: dict[str, Any]) -> dict[str, Any]:
+        """A whole number for a share reads as a float (1 -> 1.0), as the generator computes with it."""
+        floats = {f.name for f in fields(cls) if f.type in (float, "float")}
+        return {k: float(v) if k in floats and type(v) is int else v for k, v in data.items()}
 
-    def check(self) -> None:
+    def validate(self) -> None:
         for k in (
             "mono_sentences",
             "para_train",
@@ -272,17 +261,17 @@ class GenerateSettings:
             "number_max",
         ):
             if getattr(self, k) < 0:
-                raise ValueError(f"corpus settings: {k} must be >= 0, got {getattr(self, k)}")
+                raise SettingsError(f"corpus settings: {k} must be >= 0, got {getattr(self, k)}")
         if not 1 <= self.news_aligned_min <= self.news_aligned_max:
-            raise ValueError("corpus settings: need 1 <= news_aligned_min <= news_aligned_max")
+            raise SettingsError("corpus settings: need 1 <= news_aligned_min <= news_aligned_max")
         if self.composed_share > 0 and not (self.composed_people and self.composed_places):
-            raise ValueError(
+            raise SettingsError(
                 "corpus settings: composed_share > 0 needs composed_people and composed_places > 0"
             )
         if 0 < self.number_max < 2:
-            raise ValueError("corpus settings: number_max must be 0 (the lexicon's numbers) or >= 2")
+            raise SettingsError("corpus settings: number_max must be 0 (the lexicon's numbers) or >= 2")
         if not 0 <= self.news_extra_min <= self.news_extra_max:
-            raise ValueError("corpus settings: need 0 <= news_extra_min <= news_extra_max")
+            raise SettingsError("corpus settings: need 0 <= news_extra_min <= news_extra_max")
         for k in (
             "news_gold_share",
             "news_entity_reuse",
@@ -293,7 +282,7 @@ class GenerateSettings:
             "noisy_clean_fraction",
         ):
             if not 0.0 <= getattr(self, k) <= 1.0:
-                raise ValueError(f"corpus settings: {k} must be in [0, 1], got {getattr(self, k)}")
+                raise SettingsError(f"corpus settings: {k} must be in [0, 1], got {getattr(self, k)}")
 
 
 # --- the variety drawn per sentence ---------------------------------------------------------------------

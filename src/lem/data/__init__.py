@@ -5,7 +5,3 @@ the numbers of a paper run can be traced to the data rather than guessed at.
 """
 
 from __future__ import annotations
-
-from lem.settings import settings_from_dict
-
-__all__ = ["settings_from_dict"]

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lem.data import settings_from_dict
+from lem.settings import Settings
 
 log = logging.getLogger(__name__)
 
@@ -37,16 +37,14 @@ class ChecksumError(FetchError):
 
 
 @dataclass
-class DownloadSettings:
+class DownloadSettings(Settings):
+    SECTION = "download settings"
+
     retries: int = 5  # attempts after the first one
     backoff_s: float = 1.0  # first wait; doubled after each failure
     backoff_max_s: float = 60.0
     timeout_s: float = 60.0  # socket timeout per request
     chunk_bytes: int = 1 << 20
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any] | None) -> DownloadSettings:
-        return settings_from_dict(cls, data, "download settings")
 
 
 def sha256_file(path: str | os.PathLike, chunk_bytes: int = 1 << 20) -> str:

@@ -21,23 +21,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lem.data import settings_from_dict
 from lem.data.noisy import NOISY_HEADERS, read_noisy
 from lem.files import atomic_path, write_json
 from lem.inputs import InputError, read_text
+from lem.settings import Settings
 
 log = logging.getLogger(__name__)
 
 
 @dataclass
-class LeakageSettings:
+class LeakageSettings(Settings):
+    SECTION = "leakage settings"
+
     drop: bool = True  # drop overlapping training lines (False: only report)
     normalised: bool = True  # also match after normalisation (else exact only)
     min_chars: int = 0  # evaluation sentences shorter than this (normalised) are not matched
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any] | None) -> LeakageSettings:
-        return settings_from_dict(cls, data, "leakage settings")
 
 
 def normalise(text: str) -> str:

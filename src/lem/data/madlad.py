@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lem.data import settings_from_dict
 from lem.files import atomic_path
+from lem.settings import Settings, SettingsError
 
 log = logging.getLogger(__name__)
 
@@ -71,7 +71,9 @@ ABBREV = {  # short forms written with a stop that do not end a sentence
 
 
 @dataclass
-class MadladSettings:
+class MadladSettings(Settings):
+    SECTION = "madlad settings"
+
     size: int = 1000  # sentences to keep (paper: 1_000_000 en, 1_000_000 si, 150_000 ta)
     dataset: str = "allenai/madlad-400"
     revision: str | None = None  # hub revision (pin a commit hash for the paper run)
@@ -91,12 +93,9 @@ class MadladSettings:
     exclude_files: list[str] = field(default_factory=list)  # validation/evaluation sentences to keep out
     max_docs: int | None = None  # stop after this many documents (None: until `size` sentences)
 
-    @classmethod
-    def from_dict(cls, data: dict[str, Any] | None) -> MadladSettings:
-        s = settings_from_dict(cls, data, "madlad settings")
-        if s.lid not in ("script", "fasttext", "none"):
-            raise ValueError(f"madlad settings: lid must be script, fasttext or none, got {s.lid!r}")
-        return s
+    def validate(self) -> None:
+        if self.lid not in ("script", "fasttext", "none"):
+            raise SettingsError(f"madlad settings: lid must be script, fasttext or none, got {self.lid!r}")
 
 
 # --- sentence splitting -------------------------------------------------------------------------------------

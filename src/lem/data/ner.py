@@ -16,9 +16,9 @@ from typing import Any
 import numpy as np
 
 from lem.annotate.readers import read_conll_ner
-from lem.data import settings_from_dict
 from lem.files import atomic_path, write_json
 from lem.inputs import InputError, read_text
+from lem.settings import Settings, SettingsError
 
 log = logging.getLogger(__name__)
 
@@ -26,19 +26,20 @@ MULTINER_FILES = {"en": "Final_English.txt", "si": "Final_Sinhala.txt", "ta": "F
 
 
 @dataclass
-class MultinerSettings:
+class MultinerSettings(Settings):
+    SECTION = "multiner settings"
+
     valid: float = 0.1
     test: float = 0.1
     seed: int = 13
     skip_sentences: list[int] = field(default_factory=lambda: [0])  # sentence 0 is a title block
     on_error: str = "skip"  # malformed CoNLL lines: skip (counted) or raise
 
-    @classmethod
-    def from_dict(cls, data: dict[str, Any] | None) -> MultinerSettings:
-        s = settings_from_dict(cls, data, "multiner settings")
-        if s.valid < 0 or s.test < 0 or s.valid + s.test >= 1:
-            raise ValueError(f"multiner settings: valid + test must be in [0, 1), got {s.valid + s.test}")
-        return s
+    def validate(self) -> None:
+        if self.valid < 0 or self.test < 0 or self.valid + self.test >= 1:
+            raise SettingsError(
+                f"multiner settings: valid + test must be in [0, 1), got {self.valid + self.test}"
+            )
 
 
 def split_indices(n: int, valid: float, test: float, seed: int, skip: list[int] = ()) -> dict[str, list[int]]:

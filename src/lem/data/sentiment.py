@@ -26,9 +26,9 @@ from typing import Any
 
 import numpy as np
 
-from lem.data import settings_from_dict
 from lem.files import atomic_path, write_json
 from lem.inputs import MAX_LINE_CHARS, InputError, read_text
+from lem.settings import Settings, SettingsError
 
 log = logging.getLogger(__name__)
 
@@ -36,7 +36,9 @@ SPLITS = ("train", "valid", "test")
 
 
 @dataclass
-class SentimentSettings:
+class SentimentSettings(Settings):
+    SECTION = "sentiment settings"
+
     text_column: str = "Sentence"
     label_column: str = "Sentiment"
     label_map: dict[str, str | None] | None = None  # None keeps labels; a label mapped to null is dropped
@@ -48,22 +50,22 @@ class SentimentSettings:
     dedupe: bool = True  # a repeated text is kept once, so it lands in one split only
     delimiter: str | None = None  # None: "\t" for .tsv/.tab, "," otherwise
 
-    @classmethod
-    def from_dict(cls, data: dict[str, Any] | None) -> SentimentSettings:
-        s = settings_from_dict(cls, data, "sentiment settings")
+    def validate(self) -> None:
+        s = self
         total = s.train + s.valid + s.test
         if min(s.train, s.valid, s.test) < 0 or abs(total - 1.0) > 1e-6:
-            raise ValueError(f"sentiment settings: train/valid/test must be >= 0 and sum to 1, got {total}")
-        if s.delimiter is not None and (
-            not isinstance(s.delimiter, str) or len(s.delimiter) != 1 or s.delimiter in '"\r\n'
-        ):
-            raise ValueError(
+            raise SettingsError(
+                f"sentiment settings: train/valid/test must be >= 0 and sum to 1, got {total}"
+            )
+        if s.delimiter is not None and (len(s.delimiter) != 1 or s.delimiter in '"\r\n'):
+            raise SettingsError(
                 f"sentiment settings: delimiter must be one character (not a quote or line break) or null, got "
                 f"{s.delimiter!r}"
             )
         if s.text_column == s.label_column:
-            raise ValueError(f"sentiment settings: text_column and label_column are both {s.text_column!r}")
-        return s
+            raise SettingsError(
+                f"sentiment settings: text_column and label_column are both {s.text_column!r}"
+            )
 
 
 def read_labelled(

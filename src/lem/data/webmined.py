@@ -34,39 +34,30 @@ from typing import Any
 
 from lem.files import atomic_path, write_json
 from lem.inputs import MAX_LINE_CHARS, InputError, decode, long_line_message, shown
-from lem.settings import settings_from_dict
+from lem.settings import Settings, SettingsError
 
 SCRIPTS = {"en": "LATIN", "si": "SINHALA", "ta": "TAMIL"}  # language -> the first word of its letters' names
 
 
 @dataclass
-class FilterSettings:
+class FilterSettings(Settings):
     """The rule-based filters of `lem curate prepare` (config `curation.filters`)."""
+
+    SECTION = "curation filters"
 
     identical: bool = True  # drop a pair whose sides are the same text after normalisation
     script_share: float = 0.5  # drop a pair where a side has less than this share of letters in its script
     scripts: dict[str, str] = field(default_factory=lambda: dict(SCRIPTS))  # a language not listed: no check
 
-    @classmethod
-    def from_dict(cls, d: dict[str, Any] | None) -> FilterSettings:
-        s = settings_from_dict(cls, d, "curation filters")
-        s.validate()
-        return s
-
     def validate(self) -> None:
         s = self
-        if not isinstance(s.identical, bool):
-            raise ValueError(f"curation filters: identical={s.identical!r}: expected true or false")
         share = s.script_share
-        if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 <= share <= 1:
-            raise ValueError(
+        if not 0 <= share <= 1:
+            raise SettingsError(
                 f"curation filters: script_share={share!r}: expected a share in [0, 1] (0: no script check)"
             )
-        if not isinstance(s.scripts, dict) or not all(
-            isinstance(k, str) and isinstance(v, str) and v.isalpha() and v.isupper()
-            for k, v in s.scripts.items()
-        ):
-            raise ValueError(
+        if not all(v.isalpha() and v.isupper() for v in s.scripts.values()):
+            raise SettingsError(
                 f"curation filters: scripts={s.scripts!r}: expected language -> the upper-case first word of "
                 "its letters' Unicode names (LATIN, SINHALA, TAMIL, DEVANAGARI, ...)"
             )

@@ -67,6 +67,6 @@ STAGE = Stage(
             arg("--gold", required=True),
             arg("--out-pairs", required=True),
             arg("--out-metrics", required=True),
-        ), settings="lem.mining.settings:MineSettings", keys=True, errors=(ValueError,)),
+        ), settings="lem.mining.settings:MineSettings", keys=True),
     ),
 )  # fmt: skip

@@ -6,20 +6,18 @@ from pathlib import Path
 
 import numpy as np
 
+from lem.inputs import InputError
 from lem.mining.margin import mine
 from lem.mining.settings import MineSettings
+from lem.stats import prf_counts
 
 
 def prf(pred: set[tuple[str, str]], gold: set[tuple[str, str]]) -> dict[str, float | int]:
-    """Precision = correct / mined, recall = correct / gold, on deduplicated pairs (as the authors, deduped)."""
+    """Precision = correct / mined, recall = correct / gold, on deduplicated pairs (as the authors, deduped);
+    F1 and the zero cases as `lem.stats.prf_counts`."""
     n_correct = len(pred & gold)
-    p = n_correct / len(pred) if pred else 0.0
-    r = n_correct / len(gold) if gold else 0.0
-    f = 2 * p * r / (p + r) if p + r else 0.0
     return {
-        "precision": p,
-        "recall": r,
-        "f1": f,
+        **prf_counts(n_correct, len(pred), len(gold)),
         "n_pred": len(pred),
         "n_gold": len(gold),
         "n_correct": n_correct,
@@ -67,11 +65,11 @@ def read_gold(path: str | Path) -> set[tuple[str, str]]:
     """Gold alignments: TSV with header `src_id<TAB>tgt_id`; deduplicated."""
     lines = Path(path).read_text(encoding="utf-8").splitlines()
     if not lines or lines[0].split("\t")[:2] != ["src_id", "tgt_id"]:
-        raise ValueError(f"{path}:1: expected header 'src_id<TAB>tgt_id'")
+        raise InputError(f"{path}:1: expected header 'src_id<TAB>tgt_id'")
     gold = set()
     for n, line in enumerate(lines[1:], start=2):
         parts = line.split("\t")
         if len(parts) != 2 or not all(parts):
-            raise ValueError(f"{path}:{n}: expected 'src_id<TAB>tgt_id', got {line!r}")
+            raise InputError(f"{path}:{n}: expected 'src_id<TAB>tgt_id', got {line!r}")
         gold.add((parts[0], parts[1]))
     return gold

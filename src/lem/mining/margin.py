@@ -26,6 +26,7 @@ import numpy as np
 
 from lem.mining.knn import Neighbours, knn_exact, knn_index
 from lem.mining.settings import MARGINS, NEIGHBOURHOODS, RETRIEVALS, MineSettings
+from lem.settings import SettingsError
 
 log = logging.getLogger("lem.mining")
 
@@ -309,7 +310,7 @@ def mine(x: np.ndarray, y: np.ndarray, settings: MineSettings) -> Best:
     """Best target of every source and best source of every target under the configured margin."""
     if len(x) == 0 or len(y) == 0:
         return _empty_best(len(x), len(y))
-    kk = settings.k if settings.candidates == "all" else max(settings.k, settings.n_candidates)
+    kk = settings.neighbours
     if settings.index == "exact":  # on settings.device; the second pass of `all` stays numpy's
         fwd, bwd = knn_exact(x, y, kk, kk, settings.block_size, settings.device)
     else:
@@ -380,7 +381,9 @@ def document_groups(
     has_docs = bool(src_docs) and any(src_docs) and bool(tgt_docs) and any(tgt_docs)
     per_doc = has_docs if per_document is None else per_document
     if per_doc and not has_docs:
-        raise ValueError("mining setting per_document=true but the sentence files have no doc column values")
+        raise SettingsError(
+            "mining setting per_document=true but the sentence files have no doc column values"
+        )
     if not per_doc:
         return False, [(np.arange(n_src), np.arange(n_tgt))]
     sd: dict[str, list[int]] = {}

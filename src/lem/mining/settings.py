@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from lem.settings import known_keys
+from lem.settings import Settings, SettingsError
 
 MARGINS = ("ratio", "distance", "absolute")
 NEIGHBOURHOODS = ("mean", "pooled")
@@ -17,8 +16,10 @@ DEVICES = ("cpu", "cuda", "auto")
 
 
 @dataclass(frozen=True)
-class MineSettings:
+class MineSettings(Settings):
     """Every mining choice; the defaults reproduce the news benchmark authors' protocol."""
+
+    SECTION = "mining settings"
 
     margin: str = "ratio"
     neighbourhood: str = "pooled"
@@ -38,14 +39,10 @@ class MineSettings:
     device: str = "cpu"  # the exact search: cpu (numpy), cuda (torch on the GPU), auto (the GPU if any)
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any] | None) -> MineSettings:
-        d = known_keys(cls, d, "mining settings")
-        if "retrieval" in d:
-            r = d["retrieval"]
-            d["retrieval"] = (r,) if isinstance(r, str) else tuple(r)
-        s = cls(**d)
-        s.validate()
-        return s
+    def prepare(cls, data: dict[str, Any]) -> dict[str, Any]:
+        if isinstance(data.get("retrieval"), str):  # one direction for a list of one
+            data["retrieval"] = (data["retrieval"],)
+        return data
 
     def validate(self) -> None:
         for name, value, allowed in [
@@ -56,16 +53,16 @@ class MineSettings:
             ("device", self.device, DEVICES),
         ]:
             if value not in allowed:
-                raise ValueError(f"mining setting {name}={value!r}: expected one of {allowed}")
+                raise SettingsError(f"mining setting {name}={value!r}: expected one of {allowed}")
         bad = [r for r in self.retrieval if r not in RETRIEVALS]
         if bad or not self.retrieval:
-            raise ValueError(
+            raise SettingsError(
                 f"mining setting retrieval={list(self.retrieval)}: expected a non-empty list of {RETRIEVALS}"
             )
         if self.k < 1 or (self.candidate_k is not None and self.candidate_k < 1) or self.block_size < 1:
-            raise ValueError("mining settings k, candidate_k and block_size must be >= 1")
+            raise SettingsError("mining settings k, candidate_k and block_size must be >= 1")
         if self.index != "exact" and self.candidates == "all":
-            raise ValueError(
+            raise SettingsError(
                 f"mining setting index={self.index!r} needs candidates='knn' (an index only gives neighbours)"
             )
 
@@ -73,7 +70,7 @@ class MineSettings:
     def n_candidates(self) -> int:
         return self.k if self.candidate_k is None else self.candidate_k
 
-    def to_dict(self) -> dict[str, Any]:
-        d = dataclasses.asdict(self)
-        d["retrieval"] = list(self.retrieval)
-        return d
+    @property
+    def neighbours(self) -> int:
+        """Neighbours searched per side: the margin's k, and with `candidates: knn` the candidates too."""
+        return self.k if self.candidates == "all" else max(self.k, self.n_candidates)
