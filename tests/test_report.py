@@ -411,6 +411,29 @@ def test_the_readme_block_is_copied_from_the_report(tmp_path):
         update_readme(tmp_path / "report" / "summary.md", md)
 
 
+def test_a_named_readme_block_is_regenerated_alone(tmp_path):
+    """`lem report readme --block ablation`: config/ablation.yaml's run has its own block; the results block
+    beside it is left as it is."""
+    from lem.report import README_BEGIN, README_END, readme_markers, update_readme
+
+    r = tmp_path / "results"
+    prf = {"precision": 0.5, "recall": 0.5, "f1": 0.5, "n_pred": 4, "n_gold": 4, "n_correct": 2}
+    mining = [mining_file(r, v, s, prf, [(2, 4, 4)] * 5) for v in ("base", "mlm_tlm") for s in (1, 2)]
+    build_report(mining, [], [], ["base", "mlm_tlm"], tmp_path / "report")
+    md = (tmp_path / "report" / "summary.md").read_text()
+    begin, end = readme_markers("ablation")
+    readme = tmp_path / "README.md"
+    readme.write_text(f"{README_BEGIN}\nkept\n{README_END}\n{begin}\nold\n{end}\n")
+    update_readme(readme, md, "the ablation run", block="ablation")
+    text = readme.read_text()
+    assert f"{README_BEGIN}\nkept\n{README_END}\n" in text and "old" not in text
+    assert "the ablation run" in text.split(begin)[1] and "### Paired comparisons" in text.split(begin)[1]
+    with pytest.raises(ValueError, match="expected letters"):
+        readme_markers("a b")
+    with pytest.raises(ValueError, match="no nope block"):
+        update_readme(readme, md, block="nope")
+
+
 def test_the_project_readme_has_one_results_block_for_lem_report_readme():
     from lem.report import README_BEGIN, README_END
 
