@@ -76,12 +76,19 @@ def test_an_unknown_key_is_refused_naming_it_and_the_known_ones():
         ({"inner": 4}, "outer settings: inner=4: expected a mapping"),
         ({"inner": {"share": "half"}}, "outer settings: inner: share='half': expected a number"),
         ({"inner": {"share": False}}, "outer settings: inner: share=False: expected a number"),
-        ({"inner": {"size": 0}}, r"inner settings: size=0: expected an integer >= 1"),
+        ({"inner": {"size": 0}}, r"outer settings: inner: size=0: expected an integer >= 1"),
     ],
 )
 def test_a_wrong_type_or_value_is_refused_naming_the_key(data, message):
     with pytest.raises(SettingsError, match=message):
         Outer.from_dict(data)
+
+
+def test_a_nested_check_names_where_the_settings_sit():
+    with pytest.raises(SettingsError, match=r"^inner settings: size=0: expected an integer >= 1$"):
+        Inner.from_dict({"size": 0})  # at the top: the section's own name
+    with pytest.raises(SettingsError, match=r"^outer settings: inner: size=0: expected an integer >= 1$"):
+        Outer.from_dict({"inner": {"size": 0}})
 
 
 def test_a_non_mapping_is_refused():
@@ -103,7 +110,7 @@ def test_settings_by_name_builds_each_entry():
     assert by_name.from_dict({"si": {"size": 2}, "en": {}}) == {"si": Inner(2), "en": Inner()}
     with pytest.raises(SettingsError, match="inner settings: si: unknown key"):
         by_name.from_dict({"si": {"sise": 0}})
-    with pytest.raises(SettingsError, match="inner settings: size=0: expected"):
+    with pytest.raises(SettingsError, match="inner settings: si: size=0: expected"):
         by_name.from_dict({"si": {"size": 0}})
     with pytest.raises(SettingsError, match="expected a mapping of name -> settings"):
         by_name.from_dict([])  # type: ignore[arg-type]

@@ -16,11 +16,12 @@ there an annotation that Python cannot evaluate (`str | None`) is left to the cl
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import sys
 import types
 import typing
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any, TypeVar
 
 S = TypeVar("S", bound="Settings")
@@ -46,12 +47,14 @@ class Settings:
         where = where or cls.SECTION
         if data is not None and not isinstance(data, Mapping):
             raise SettingsError(f"{where}: expected a mapping, got {data!r}")
-        values = cls.prepare(known_keys(cls, data, where))
+        with _named(cls, where):
+            values = cls.prepare(known_keys(cls, data, where))
         hints = field_hints(cls)
         for key, value in values.items():
             values[key] = typed(value, hints.get(key), where, key)
         settings = cls(**values)
-        settings.validate()
+        with _named(cls, where):
+            settings.validate()
         return settings
 
     @classmethod
@@ -88,6 +91,22 @@ class SettingsByName:
         return {name: self.cls.from_dict(spec, f"{where}: {name}") for name, spec in (data or {}).items()}
 
 
+@contextlib.contextmanager
+def _named(cls: type, where: str) -> Iterator[None]:
+    """A `prepare` / `validate` error of settings nested at `where` (not at the top: `cls.SECTION`) names
+    `where` instead of the section."""
+    try:
+        yield
+    except SettingsError as err:
+        section = f"{cls.SECTION}: "  # type: ignore[attr-defined]
+        if where == cls.SECTION or str(err).startswith(f"{where}: "):  # type: ignore[attr-defined]
+            raise
+        message = str(err)
+        raise SettingsError(
+            f"{where}: {message[len(section) :] if message.startswith(section) else message}"
+        ) from None
+
+
 def known_keys(cls: type, data: Mapping[str, Any] | None, where: str) -> dict[str, Any]:
     """A copy of `data`, after checking that every key is a field of dataclass `cls`."""
     data = dict(data or {})
@@ -111,9 +130,18 @@ def _plain(value: Any) -> Any:
 # --- types from the annotations -----------------------------------------------------------------------------
 
 
+_HINTS: dict[type, dict[str, Any]] = {}
+
+
 def field_hints(cls: type) -> dict[str, Any]:
     """Field name -> its evaluated annotation; a field whose annotation cannot be evaluated here (Python
     3.8 and `str | None`) is left out (not type-checked)."""
+    if cls not in _HINTS:
+        _HINTS[cls] = _evaluated_hints(cls)
+    return _HINTS[cls]
+
+
+def _evaluated_hints(cls: type) -> dict[str, Any]:
     try:
         return typing.get_type_hints(cls)
     except (NameError, TypeError):

@@ -1,7 +1,9 @@
-"""Training, for every stage that trains: pre-training (`lem.pretrain`), sentiment (`lem.sentiment`) and NER
-(`lem.annotate.hf_ner`).
+"""Training, for every stage that trains: pre-training (`lem.pretrain`), sentiment (`lem.sentiment`), NER
+(`lem.annotate.hf_ner`) and NMT (`lem.nmt`).
 
-One place owns what the three share:
+One place owns what they share:
+- the settings every trainer has (`TrainingSettings`: epochs, batch_size, learning_rate, weight_decay,
+  precision), which each trainer's settings extend with its own defaults;
 - device, precision, threads and seeds (`pick_device`, `precision_flags`, `set_threads`, `seed_everything`);
 - the checkpoint policy (`CheckpointPolicy`): pre-training evaluates and saves on the `Schedule` derived
   from the stage's real step count (`training_schedule`) and keeps the best and the last checkpoints;
