@@ -46,12 +46,21 @@ def pytest_configure(config):
 
 
 @pytest.fixture(scope="session")
-def dag_reference(tmp_path_factory) -> Path:
-    """The whole shrunken DAG (tests/dag.py), run once per session, uninterrupted: read by the workflow,
-    interruption and reproducibility tests (one run instead of one each keeps CI short)."""
+def dag_config(tiny_sentence_transformer) -> dict:
+    """The shrunken embedded default of every DAG-level test (tests/dag.py), with a tiny local
+    sentence-transformers model as reference encoder row `ref_tiny`."""
+    from dag import small_config
+
+    return small_config(tiny_sentence_transformer)
+
+
+@pytest.fixture(scope="session")
+def dag_reference(tmp_path_factory, dag_config) -> Path:
+    """The whole shrunken DAG, run once per session, uninterrupted: the one whole-DAG run of the suite, read
+    by the workflow, curation, interruption and reproducibility tests (they rerun parts of it, never all)."""
     from dag import run_dag
 
-    return run_dag(tmp_path_factory.mktemp("dag"))
+    return run_dag(tmp_path_factory.mktemp("dag"), dag_config)
 
 
 @pytest.fixture(scope="session")

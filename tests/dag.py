@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -17,7 +18,13 @@ SNAKEMAKE = [sys.executable, "-m", "snakemake"]
 CORES = "2"
 
 
-def small_config() -> dict:
+def small_config(reference_model: Path | None = None) -> dict:
+    """The embedded default, shrunk to what the DAG-level tests read: the default's four rows (base, mlm_tlm
+    and two LEM variants; the other ablation variants only change the masking, tested at unit level, and
+    their planning and aliases by dry runs in tests/test_configs.py), two pre-training seeds (intervals and
+    pooled paired tests), curation and NMT on si-en at one kept share, and NMT a few steps long (the wiring,
+    not the translation quality). With `reference_model` (a local sentence-transformers folder), a reference
+    encoder row `ref_tiny` too."""
     cfg = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
     cfg["corpus"]["generate"].update(
         mono_sentences=400,
@@ -35,14 +42,21 @@ def small_config() -> dict:
     cfg["pretrain"]["max_length"] = 48
     cfg["embedding"]["max_length"] = 48
     cfg["sentiment"]["training"]["max_length"] = 48
-    cfg["variants"] = ["base", *cfg["pretrain"]["variants"]]  # every variant of the ablation grid trains
+    cfg["variants"] = ["base", "mlm_tlm", "lem", "lem_ne"]
     cfg["ner_model"]["settings"].update(epochs=1, max_length=48)
     cfg["sentiment"]["seeds"] = [1]
     cfg["sentiment"]["training"]["epochs"] = 1
     cfg["pretrain"]["seeds"] = [1, 2]  # intervals over seeds and pooled paired tests
+    cfg["curation"]["corpora"] = {"si-en": cfg["curation"]["corpora"]["si-en"]}  # the NMT pair
+    cfg["curation"]["settings"]["keep_fractions"] = [0.5]
     cfg["curation"]["nmt"]["settings"].update(  # NMT: the wiring, not the translation quality
-        vocab_size=300, hidden=32, heads=2, ffn=64, max_steps=12, evaluations=1, bootstrap_samples=50
+        vocab_size=300, hidden=32, heads=2, ffn=64, max_steps=6, evaluations=1, bootstrap_samples=50
     )
+    if reference_model is not None:
+        cfg["reference_encoders"] = {
+            "tiny": {"settings": {"backend": "sentence_transformers", "model": str(reference_model),
+                                  "device": "cpu"}}
+        }  # fmt: skip
     return cfg
 
 
@@ -57,24 +71,45 @@ def snakemake(workdir: Path, *args: str, config: Path | None = None) -> subproce
     )
 
 
-def new_workdir(path: Path) -> Path:
+def new_workdir(path: Path, cfg: dict | None = None) -> Path:
     path.mkdir(parents=True, exist_ok=True)
-    (path / "config.yaml").write_text(yaml.safe_dump(small_config()))
+    (path / "config.yaml").write_text(yaml.safe_dump(cfg if cfg is not None else small_config()))
     return path
+
+
+def run_config(workdir: Path) -> dict:
+    """The config a run folder was made with (what a dry run beside it changes one key of)."""
+    return yaml.safe_load((workdir / "config.yaml").read_text())
 
 
 def job_logs(workdir: Path) -> str:
     return "\n".join(f"--- {p}\n{p.read_text()[-3000:]}" for p in sorted((workdir / "logs").rglob("*.log")))
 
 
-def run_dag(workdir: Path) -> Path:
-    """The whole shrunken DAG from scratch in `workdir`; the test fails with the logs if it does."""
-    new_workdir(workdir)
-    proc = snakemake(workdir, "--cores", CORES)
-    (workdir / "snakemake.out").write_text(proc.stdout + proc.stderr)
+def check(proc: subprocess.CompletedProcess, workdir: Path) -> subprocess.CompletedProcess:
+    """`proc`, or the test fails with Snakemake's output and the job logs."""
     if proc.returncode != 0:
         pytest.fail(f"workflow failed:\n{(proc.stdout + proc.stderr)[-6000:]}\n{job_logs(workdir)[-12000:]}")
+    return proc
+
+
+def run_dag(workdir: Path, cfg: dict | None = None) -> Path:
+    """The whole shrunken DAG from scratch in `workdir`; the test fails with the logs if it does."""
+    new_workdir(workdir, cfg)
+    proc = snakemake(workdir, "--cores", CORES)
+    (workdir / "snakemake.out").write_text(proc.stdout + proc.stderr)
+    check(proc, workdir)
     return workdir
+
+
+def executed_rules(proc: subprocess.CompletedProcess) -> dict[str, int]:
+    """Rule -> number of jobs from the job-stats table of a Snakemake run (dry or real); {} when nothing ran."""
+    text = proc.stdout + proc.stderr
+    if "Job stats:" not in text:
+        return {}
+    table = text.split("Job stats:", 1)[1].split("\n\n", 1)[0]
+    jobs = {m.group(1): int(m.group(2)) for m in re.finditer(r"^(\w+)\s+(\d+)\s*$", table, re.M)}
+    return {rule: n for rule, n in jobs.items() if rule not in ("total", "all")}
 
 
 def metrics_files(workdir: Path) -> list[Path]:
@@ -92,9 +127,10 @@ def metrics_files(workdir: Path) -> list[Path]:
     return found + sorted(p for p in (workdir / "results" / "report").rglob("*") if p.is_file())
 
 
+def sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
 def digests(workdir: Path) -> dict[str, str]:
     """sha256 of every metrics file and report file, by path relative to `workdir`."""
-    return {
-        p.relative_to(workdir).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
-        for p in metrics_files(workdir)
-    }
+    return {p.relative_to(workdir).as_posix(): sha256(p) for p in metrics_files(workdir)}

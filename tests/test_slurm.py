@@ -82,8 +82,12 @@ def shrink(section: dict, **sizes) -> None:
 
 
 def small_config() -> dict:
-    """The embedded default, shrunk so the training branch takes about a minute."""
+    """The embedded default, shrunk so the training branch takes about a minute: two languages and one pair
+    (fewer annotation and feature jobs, each a SLURM job with its own scheduling latency)."""
     cfg = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    cfg["languages"], cfg["pairs"] = ["si", "en"], ["si-en"]
+    cfg["mining"]["evalsets"]["news_gen"]["pairs"] = ["si-en"]
+    cfg["curation"]["corpora"] = {"si-en": cfg["curation"]["corpora"]["si-en"]}
     shrink(
         cfg["corpus"]["generate"],
         mono_sentences=300,

@@ -10,9 +10,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-from dag import small_config, snakemake
-
-from lem.masking import variant_aliases
+from dag import run_config, snakemake
 
 pytestmark = pytest.mark.slow
 
@@ -29,18 +27,20 @@ def planned_rules(proc: subprocess.CompletedProcess) -> set[str]:
 
 @pytest.fixture(scope="module")
 def run_dir(dag_reference: Path) -> Path:
-    """The uninterrupted shrunken DAG, run once per session (tests/conftest.py) and shared with the
+    """The uninterrupted shrunken DAG, run once per session (tests/conftest.py) and shared with the curation,
     interruption and reproducibility tests; the tests here only read it and dry-run other configs beside it."""
     return dag_reference
 
 
 def test_report_holds_every_variant_task_and_pair(run_dir: Path):
     summary = pd.read_csv(run_dir / "results/report/summary.tsv", sep="\t")
-    cfg = small_config()
+    cfg = run_config(run_dir)
     controls = {"control_lexical", "control_random"}
-    for task in ("mining", "sentiment", "curation"):
+    refs = {f"ref_{name}" for name in cfg["reference_encoders"]}  # the reference encoder rows: no sentiment
+    assert refs == {"ref_tiny"}
+    for task, extra in (("mining", controls | refs), ("sentiment", set()), ("curation", refs)):
         part = summary[summary.task == task]
-        assert set(part.variant) == set(cfg["variants"]) | (controls if task == "mining" else set()), task
+        assert set(part.variant) == set(cfg["variants"]) | extra, task
         assert part["mean"].between(0, 1).all(), task
     mining = summary[(summary.task == "mining") & (summary.metric == "intersection_f1")]
     assert set(mining.pair) == set(cfg["pairs"])
@@ -57,9 +57,10 @@ def test_report_holds_every_variant_task_and_pair(run_dir: Path):
     assert (lexicon_ner > 0.9).all()  # the gazetteer is the generator's own lexicon
     md = (run_dir / "results/report/summary.md").read_text()
     assert "Bitext mining F1" in md and "sentiment macro-F1" in md
-    # every trained row has both seeds, the controls one; the comparisons cover every lem* and mlm_tlm row
+    # every trained row has both seeds, the controls and reference encoders one (they are not pre-trained);
+    # the comparisons cover every lem* and mlm_tlm row
     n = mining.set_index("variant")["n"].groupby(level=0).max()
-    assert (n[list(cfg["variants"])] == 2).all() and (n[list(controls)] == 1).all()
+    assert (n[list(cfg["variants"])] == 2).all() and (n[list(controls | refs)] == 1).all()
     comp = pd.read_csv(run_dir / "results/report/comparisons.tsv", sep="\t")
     lem_rows = [v for v in cfg["variants"] if v.startswith("lem")]
     for task in ("mining", "sentiment"):
@@ -70,8 +71,10 @@ def test_report_holds_every_variant_task_and_pair(run_dir: Path):
     assert "## Paired comparisons" in md
     nmt = summary[summary.task == "nmt"]  # every variant and the controls at each kept share (curation.nmt)
     assert cfg["curation"]["nmt"]["oracle"]
-    assert set(nmt.variant) == set(cfg["variants"]) | {"oracle", "random", "no_filter"}
-    assert (nmt["n"] == 2).all()  # one NMT run per pre-training seed, controls included
+    assert set(nmt.variant) == set(cfg["variants"]) | refs | {"oracle", "random", "no_filter"}
+    # one NMT run per pre-training seed, controls included; a reference encoder's ranking has no such seed
+    ref = nmt.variant.isin(refs)
+    assert (nmt[~ref]["n"] == 2).all() and (nmt[ref]["n"] == 1).all()
     assert "## Curation: NMT on the top share" in md and "| *no_filter* |" in md and "| *oracle* |" in md
     control = comp[(comp.task == "nmt") & (comp.role == "control")]
     assert (
@@ -126,13 +129,8 @@ def test_stage_outputs_are_sane(run_dir: Path):
         assert lem_ne["ne"]["masked"] > 1.5 * lem_ne["ne"]["text"], lang
         assert abs(std["ne"]["masked"] - std["ne"]["text"]) < 0.1, lang
     assert (run_dir / "results/models/lem/tri/seed1/para/model.safetensors").exists()
-    masking = small_config()["pretrain"]["variants"]
-    model_of = variant_aliases(masking, list(masking))
-    assert model_of["lem_ne_noun_verb"] == "lem"  # the same masking: trained once
-    assert not (run_dir / "results/models/lem_ne_noun_verb").exists()
-    for variant in masking:
-        if model_of[variant] != variant:
-            continue
+    # (a variant masking as another is trained once: tests/test_configs.py plans it)
+    for variant in [v for v in run_config(run_dir)["variants"] if v != "base"]:
         for stage in ("mono", "para"):
             folder = run_dir / f"results/models/{variant}/tri/seed2/{stage}"
             sel = json.loads((folder / "selection.json").read_text())
@@ -148,7 +146,7 @@ def test_nothing_to_do_after_a_run(run_dir: Path):
 
 
 def test_mining_change_reruns_only_mining_and_report(run_dir: Path):
-    cfg = small_config()
+    cfg = run_config(run_dir)
     cfg["mining"]["settings"]["retrieval"] = ["forward", "intersection"]
     changed = run_dir / "changed_retrieval.yaml"
     changed.write_text(yaml.safe_dump(cfg))
@@ -157,7 +155,7 @@ def test_mining_change_reruns_only_mining_and_report(run_dir: Path):
 
 def test_margin_change_reruns_mining_and_curation_not_training(run_dir: Path):
     # curation ranks with mining's margin (k, margin, neighbourhood): a new k reruns it and the NMT on it
-    cfg = small_config()
+    cfg = run_config(run_dir)
     cfg["mining"]["settings"]["k"] = 3
     changed = run_dir / "changed_k.yaml"
     changed.write_text(yaml.safe_dump(cfg))
@@ -167,7 +165,7 @@ def test_margin_change_reruns_mining_and_curation_not_training(run_dir: Path):
 
 
 def test_pretrain_change_reruns_training_and_downstream_only(run_dir: Path):
-    cfg = small_config()
+    cfg = run_config(run_dir)
     cfg["pretrain"]["stages"]["para"]["training"]["learning_rate"] = 0.0001
     changed = run_dir / "changed_lr.yaml"
     changed.write_text(yaml.safe_dump(cfg))
@@ -203,7 +201,7 @@ PRE_TRAINING = {
 
 
 def added_mining_set(run_dir: Path) -> set[str]:
-    cfg = small_config()
+    cfg = run_config(run_dir)
     cfg["mining"]["evalsets"]["news_more"] = {**cfg["mining"]["evalsets"]["news_gen"], "pairs": ["si-en"]}
     changed = run_dir / "added_mining_set.yaml"
     changed.write_text(yaml.safe_dump(cfg))
@@ -233,7 +231,7 @@ def test_removing_a_variant_or_an_evaluation_set_reruns_the_report_alone(run_dir
         ("dropped_variant", lambda cfg: cfg.update(variants=[v for v in cfg["variants"] if v != "lem_ne"])),
         ("dropped_sentiment", lambda cfg: cfg["sentiment"].update(datasets={})),
     ]:
-        cfg = small_config()
+        cfg = run_config(run_dir)
         change(cfg)
         changed = run_dir / f"{name}.yaml"
         changed.write_text(yaml.safe_dump(cfg))
