@@ -287,6 +287,38 @@ def test_eval_sentences_are_not_in_training_text(world):
                 assert line.split("\t")[1] not in train
 
 
+def test_noisy_extra_pairs_append_to_one_pair_and_change_no_other_file(world, tmp_path):
+    # issue 23: the NMT pair's larger training pool must not move pre-training or any evaluation set
+    corpus, evald, _ = world
+    counts = generate(GenerateSettings.from_dict({**SMALL, "noisy_extra_pairs": {"si-en": 120}}),
+                      tmp_path / "c", tmp_path / "e")  # fmt: skip
+    assert _files(tmp_path / "c") == _files(corpus)
+    old, new = _files(evald), _files(tmp_path / "e")
+    changed = "noisy/si-en.tsv"
+    assert {k: v for k, v in new.items() if k != changed} == {k: v for k, v in old.items() if k != changed}
+    old_rows = old[changed].decode().splitlines()
+    new_rows = new[changed].decode().splitlines()
+    assert new_rows[: len(old_rows)] == old_rows and len(new_rows) == len(old_rows) + 120
+    labels = {"clean": 105, "misaligned": 35, "untranslated": 35, "wrong_language": 35}
+    assert counts["noisy"]["si-en"] == labels
+    # no extra sentence in any other text of the world, after the leakage guard's normalisation
+    from lem.data.leakage import normalise
+
+    other = set()
+    for root in (corpus, evald):
+        for path in root.rglob("*"):
+            if path.is_file() and path.suffix != ".conll" and str(path.relative_to(root)) != changed:
+                for line in path.read_text(encoding="utf-8").splitlines():
+                    other.update(normalise(cell) for cell in line.split("\t"))
+    for row in new_rows[len(old_rows) :]:
+        a, b, label = row.split("\t")
+        assert normalise(a) not in other and (label == "untranslated" or normalise(b) not in other)
+    extra_src = [r.split("\t")[0] for r in new_rows[len(old_rows) :]]
+    assert len(set(extra_src)) == len(extra_src)
+    with pytest.raises(ValueError, match="noisy_extra_pairs: en-si=5"):
+        GenerateSettings.from_dict({"noisy_extra_pairs": {"en-si": 5}})
+
+
 def test_news_layout_is_loadable(world):
     _, evald, counts = world
     for pair in PAIRS:

@@ -15,8 +15,8 @@ import random
 import re
 import time
 from collections import Counter
-from collections.abc import Sequence
-from dataclasses import asdict, dataclass, fields
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field, fields
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -241,6 +241,9 @@ class GenerateSettings(Settings):
     sentiment_negation: float = 0.25
     noisy_pairs: int = 600
     noisy_clean_fraction: float = 0.5
+    # pair -> noisy pairs appended to that pair's corpus (the NMT pair's training pool), drawn from a stream of
+    # their own, after everything else: no other file changes, and none of their sentences is in another one
+    noisy_extra_pairs: dict[str, int] = field(default_factory=dict)
 
     @classmethod
     def prepare(cls, data: dict[str, Any]) -> dict[str, Any]:
@@ -283,6 +286,12 @@ class GenerateSettings(Settings):
         ):
             if not 0.0 <= getattr(self, k) <= 1.0:
                 raise SettingsError(f"corpus settings: {k} must be in [0, 1], got {getattr(self, k)}")
+        for pair, n in self.noisy_extra_pairs.items():
+            if pair not in PAIRS or n < 0:
+                raise SettingsError(
+                    f"corpus settings: noisy_extra_pairs: {pair}={n!r}: expected a pair of {PAIRS} and a "
+                    "count >= 0"
+                )
 
 
 # --- the variety drawn per sentence ---------------------------------------------------------------------
@@ -589,31 +598,59 @@ def news_benchmark(s: GenerateSettings, pair: str) -> dict[str, Any]:
     return {"docs": docs, "gold": gold, "gold_docs": sorted(gold_docs)}
 
 
-def noisy_pairs(s: GenerateSettings, pair: str) -> list[tuple[str, str, str]]:
-    """Clean translations plus misaligned, untranslated and wrong-language pairs, shuffled."""
+def noisy_pairs(s: GenerateSettings, pair: str, n: int | None = None, stream: str = "noisy",
+                fresh: Callable[[str, str], bool] | None = None) -> list[tuple[str, str, str]]:  # fmt: skip
+    """Clean translations plus misaligned, untranslated and wrong-language pairs, shuffled: `n` of them
+    (default `noisy_pairs`) from the random stream `stream`; `fresh(lang, text)`, when given, refuses a
+    sentence of language `lang` (a new draw replaces the pair)."""
     src, tgt = pair.split("-")
     third = next(lg for lg in lx.LANGS if lg not in (src, tgt))
-    rng = random.Random(f"{s.seed}/noisy/{pair}")
-    n_clean = round(s.noisy_clean_fraction * s.noisy_pairs)
-    labels = ["clean"] * n_clean + [NOISE_LABELS[i % 3] for i in range(s.noisy_pairs - n_clean)]
+    rng = random.Random(f"{s.seed}/{stream}/{pair}")
+    n = s.noisy_pairs if n is None else n
+    n_clean = round(s.noisy_clean_fraction * n)
+    labels = ["clean"] * n_clean + [NOISE_LABELS[i % 3] for i in range(n - n_clean)]
     rng.shuffle(labels)
+    ok = fresh or (lambda lang, text: True)
     rows = []
     for label in labels:
-        f, x = _sample(rng, var=variety(s))
-        a = _text(f, x, src)
-        if label == "clean":
-            b = _text(f, x, tgt)
-        elif label == "misaligned":
-            b = _text(f, x, tgt)
-            while b == _text(f, x, tgt):
-                f2, x2 = _sample(rng, var=variety(s))
-                b = _text(f2, x2, tgt)
-        elif label == "untranslated":
-            b = a
-        else:
-            b = _text(f, x, third)
+        while True:
+            f, x = _sample(rng, var=variety(s))
+            a = _text(f, x, src)
+            if label == "clean":
+                b = _text(f, x, tgt)
+            elif label == "misaligned":
+                b = _text(f, x, tgt)
+                while b == _text(f, x, tgt) or not ok(tgt, b):
+                    f2, x2 = _sample(rng, var=variety(s))
+                    b = _text(f2, x2, tgt)
+            elif label == "untranslated":
+                b = a
+            else:
+                b = _text(f, x, third)
+            # the side b of a misaligned pair was checked as it was drawn; an untranslated b is a
+            other = {"clean": [(tgt, b)], "wrong_language": [(third, b)]}.get(label, [])
+            if all(ok(lang, text) for lang, text in [(src, a), *other]):
+                break
         rows.append((a, b, label))
     return rows
+
+
+def noisy_extra(s: GenerateSettings, pair: str, taken: dict[str, set[str]]) -> list[tuple[str, str, str]]:
+    """The `noisy_extra_pairs[pair]` pairs appended to the pair's noisy corpus (stream `noisy_extra`): no
+    sentence equal, after the leakage guard's normalisation, to one in `taken` (language -> sentences: every
+    other text of the world) or to another extra pair's."""
+    from lem.data.leakage import normalise
+
+    keys = {lang: {normalise(t) for t in texts} for lang, texts in taken.items()}
+
+    def fresh(lang: str, text: str) -> bool:
+        key = normalise(text)
+        if key in keys[lang]:
+            return False
+        keys[lang].add(key)
+        return True
+
+    return noisy_pairs(s, pair, s.noisy_extra_pairs.get(pair, 0), "noisy_extra", fresh)
 
 
 NMT_HELD_OUT = {"valid": 100, "test": 200}  # pairs per pair of the NMT validation and test sets
@@ -827,6 +864,14 @@ def generate(settings: GenerateSettings, out_dir: str | Path, eval_dir: str | Pa
     sentiment = sentiment_set(s)
     mono = {lg: mono_corpus(s, lg, banned[lg]) for lg in lx.LANGS}
     para = {pair: para_corpus(s, pair, banned) for pair in PAIRS}
+    if any(s.noisy_extra_pairs.values()):
+        taken = {lg: set(banned[lg]) | {sentence_text(t) for t in mono[lg]} for lg in lx.LANGS}
+        for pair, splits in para.items():
+            for rows in splits.values():
+                for lang, side in zip(pair.split("-"), zip(*rows, strict=True), strict=False):
+                    taken[lang].update(side)
+        for pair in PAIRS:
+            noisy[pair] += noisy_extra(s, pair, taken)
 
     for lg, sents in mono.items():
         write_text(out_dir / "mono" / f"{lg}.txt", "".join(sentence_text(t) + "\n" for t in sents))
