@@ -33,6 +33,7 @@ def small_config(reference_model: Path | None = None) -> dict:
         news_documents=8,
         sentiment_examples=300,
         noisy_pairs=80,
+        noisy_extra_pairs={"si-en": 40},  # NMT's pair: a few more rows (the default: thousands)
     )
     cfg["tokenizer"]["vocab_size"] = 800
     cfg["base_model"]["model"].update(hidden_size=32, intermediate_size=64)

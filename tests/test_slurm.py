@@ -86,6 +86,7 @@ def small_config() -> dict:
     (fewer annotation and feature jobs, each a SLURM job with its own scheduling latency)."""
     cfg = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
     cfg["languages"], cfg["pairs"] = ["si", "en"], ["si-en"]
+    cfg["corpus"]["generate"]["noisy_extra_pairs"] = {}
     cfg["mining"]["evalsets"]["news_gen"]["pairs"] = ["si-en"]
     cfg["curation"]["corpora"] = {"si-en": cfg["curation"]["corpora"]["si-en"]}
     shrink(
