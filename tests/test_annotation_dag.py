@@ -24,8 +24,18 @@ def snakemake(tmp_path: Path, configfile: Path, *args: str) -> str:
     return proc.stdout
 
 
+_GRAPHS: dict[Path, tuple[dict[str, str], set[tuple[str, str]]]] = {}
+
+
 def job_graph(tmp_path: Path, configfile: Path) -> tuple[dict[str, str], set[tuple[str, str]]]:
-    """Jobs (id -> `rule` or `rule k=v ...` with its wildcards) and edges (producer, consumer)."""
+    """Jobs (id -> `rule` or `rule k=v ...` with its wildcards) and edges (producer, consumer); each config's
+    graph is computed once per session (two tests read the paper's)."""
+    if configfile not in _GRAPHS:
+        _GRAPHS[configfile] = _job_graph(tmp_path, configfile)
+    return _GRAPHS[configfile]
+
+
+def _job_graph(tmp_path: Path, configfile: Path) -> tuple[dict[str, str], set[tuple[str, str]]]:
     dot = snakemake(tmp_path, configfile, "--dag", "--cores", "1")
     nodes = {
         m.group(1): " ".join(m.group(2).replace("\\n", "\n").split("\n")).replace(": ", "=")
