@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from lem.config_check import base_model_folder, check_config, expand_data_root
+from lem.config_check import ConfigError, base_model_folder, check_config, expand_data_root
 from lem.plan import load_config, make_plan
 from lem.run import Run
 
@@ -146,3 +146,20 @@ def test_common_smk_is_thin():
     text = (REPO / "workflow" / "rules" / "common.smk").read_text(encoding="utf-8")
     assert len(text.splitlines()) < 200
     assert "RUN = Run(config)" in text
+
+
+def test_curation_corpora_and_mining_sets_embed_in_jobs_of_their_own():
+    """A model's embed jobs: one for the mining sets, one for the curation corpora, so that a mining set added
+    after a run reruns no curation or NMT job; a mining set may not be called `curation` (its folders)."""
+    config = load_config([REPO / "config" / "config.yaml"])
+    run = Run(config)
+    rules = {job.rule: job for job in run.embed_jobs()}
+    assert set(rules) == {"embed", "embed_curation"}
+    assert {e for e, _, _ in rules["embed"].files} == set(config["mining"]["evalsets"])
+    assert {e for e, _, _ in rules["embed_curation"].files} == {"curation"}
+    assert (
+        rules["embed_curation"].unit == "curation/all"
+    )  # its log: logs/embed/{row}/seed{seed}/curation/all.log
+    config["mining"]["evalsets"]["curation"] = config["mining"]["evalsets"]["news_gen"]
+    with pytest.raises(ConfigError, match="^mining.evalsets: name 'curation' is reserved"):
+        check_config(config)

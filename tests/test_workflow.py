@@ -214,11 +214,6 @@ def test_a_mining_set_added_after_pretraining_is_prepared_checked_and_mined_with
     assert not rules & (PRE_TRAINING | {"sentiment", "prepare_curation", "prepare_sentiment"})
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="one embed job per model writes every evaluation set's embeddings (embed_units, embed.smk): a new "
-    "set reruns it, which rewrites the curation corpora's embeddings and reruns curate and NMT",
-)
 def test_a_mining_set_added_after_pretraining_reruns_only_its_own_jobs(run_dir: Path):
     rules = added_mining_set(run_dir)
     assert (

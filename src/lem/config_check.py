@@ -521,11 +521,13 @@ def _check_names(config: dict[str, Any]) -> None:
                 f"{key}: name {name!r} is used in file paths: expected letters, digits, '_', '.' and '-' only "
                 "([A-Za-z0-9_.-]+, not '.' or '..')"
             )
-    if "sentiment" in ((config.get("mining") or {}).get("evalsets") or {}):
-        raise ConfigError(
-            "mining.evalsets: name 'sentiment' is reserved: results/eval/prepared/sentiment/ holds the "
-            "sentiment datasets; choose another name"
-        )
+    reserved = {"sentiment": "the sentiment datasets", "curation": "the curation corpora"}
+    for name in (config.get("mining") or {}).get("evalsets") or {}:
+        if name in reserved:
+            raise ConfigError(
+                f"mining.evalsets: name {name!r} is reserved: results/eval/prepared/{name}/ holds "
+                f"{reserved[name]}; choose another name"
+            )
 
 
 def _check_pairs(config: dict[str, Any]) -> None:

@@ -14,7 +14,7 @@ reaches only what it asks for.
   a trained variant and a base model trained from scratch, the first for the others.
 - scopes: `tri` (one model for all languages) or one per pair (`pretrain.scope`).
 - paths: `base_model_dir`, `model_for`, `model_dir`, `nmt_run_dir`, the evaluation and leakage files, ...
-- the job grid: `training_jobs`, `embed_jobs`, `mining_outputs`, `sentiment_outputs`, `curation_outputs`,
+- the job grid: `training_jobs`, `embed_jobs`, `reference_jobs`, `mining_outputs`, `sentiment_outputs`, `curation_outputs`,
   `nmt_runs`, `annotation_eval_outputs`, and `jobs()`: rule -> the outputs of every job the config implies
   (tests/test_run_model.py checks it against `snakemake -n`).
 - settings: `settings_for(rule, **wildcards)`: the settings a rule passes to its `lem` verb (`--settings`).
@@ -113,6 +113,39 @@ def file_args(input_files: Sequence[str], output_files: Sequence[str], langs: Se
     for i, (s, o) in enumerate(zip(input_files, output_files, strict=True)):
         out += ["--sentences", s] + (["--lang", langs[i]] if langs is not None else []) + ["--out", o]
     return out
+
+
+KIND_SUFFIX = {"mining": "", "curation": "_curation"}  # an embed rule's name: the unit's, and the kind's
+
+
+def by_kind(files: Sequence[tuple[str, str, str]]) -> list[tuple[str, list[tuple[str, str, str]]]]:
+    """(kind, files) of embedding files (evalset, pair, lang): the mining sets' and the curation corpora's
+    (evalset `curation`), each where there are any."""
+    parts = {
+        "mining": [f for f in files if f[0] != "curation"],
+        "curation": [f for f in files if f[0] == "curation"],
+    }
+    return [(kind, part) for kind, part in parts.items() if part]
+
+
+def sentence_files(files: Sequence[tuple[str, str, str]]) -> list[str]:
+    """The prepared sentences of embedding files (evalset, pair, lang)."""
+    return [f"results/eval/prepared/{e}/{p}/{lang}.tsv" for e, p, lang in files]
+
+
+def reference_args(files: Sequence[tuple[str, str, str]], input: Any, output: Any) -> list[str]:
+    """--sentences S --lang L --out E for every file (evalset, pair, lang) of a reference encoder's job."""
+    return file_args(input.sentences, output.emb, [lang for *_, lang in files])
+
+
+class EmbedRule(NamedTuple):
+    """An embed rule: one job per model (`variants` x `seeds`) writing `files` (evalset, pair, lang)."""
+
+    rule: str
+    unit: str  # its log's name: the unit (`all`, a pair), under `curation/` for the curation corpora
+    variants: list[str]
+    files: list[tuple[str, str, str]]
+    seeds: list[int]
 
 
 class TrainingJob(NamedTuple):
@@ -495,34 +528,32 @@ class Run:
                 units[pair] = (self.trained, [f for f in files if f[1] == pair])
         return units
 
-    def embed_jobs(self) -> list[tuple[str, str, list[str], list[tuple[str, str, str]], list[int]]]:
-        """(rule, unit, variants, files, seeds) of every embed rule: one per unit, serving every pre-training
-        seed (the curation corpora included: curation ranks with every seed's models)."""
-        return [
-            (
-                "embed" if unit == "all" else f"embed_{unit.replace('-', '_')}",
-                unit,
-                variants,
-                files,
-                self.seeds,
-            )
-            for unit, (variants, files) in self.embed_units().items()
-        ]
+    def embed_jobs(self) -> list[EmbedRule]:
+        """Every embed rule: per unit, one for the mining sets and one for the curation corpora (a mining set
+        added later reruns no curation; `by_kind`), each serving every pre-training seed."""
+        rules = []
+        for unit, (variants, files) in self.embed_units().items():
+            name = "embed" if unit == "all" else f"embed_{unit.replace('-', '_')}"
+            for kind, part in by_kind(files):
+                label = unit if kind == "mining" else f"{kind}/{unit}"
+                rules.append(EmbedRule(name + KIND_SUFFIX[kind], label, variants, part, self.seeds))
+        return rules
 
     def reference_rows(self, backend: str) -> str:
         """The enabled reference rows of a backend, as a wildcard constraint (one that never matches when none)."""
         rows = [r for r, s in self.references.items() if s["settings"].get("backend") == backend]
         return "|".join(re.escape(r) for r in rows) or "(?!)"
 
-    def reference_sentences(self) -> list[str]:
-        return [f"results/eval/prepared/{e}/{p}/{lang}.tsv" for e, p, lang in self.embedding_files()]
+    def reference_jobs(self) -> list[tuple[str, str, list[tuple[str, str, str]]]]:
+        """(rule name suffix, log name, files) of a reference row's embed jobs: the mining sets, the curation
+        corpora (as the variants' `embed_jobs`)."""
+        return [
+            (KIND_SUFFIX[kind], "reference" if kind == "mining" else f"{kind}/reference", part)
+            for kind, part in by_kind(self.embedding_files())
+        ]
 
-    def reference_paths(self, ext: str) -> list[str]:
-        return self.embed_paths(self.embedding_files(), ext, self.seeds[0])
-
-    def reference_args(self, input_files: Sequence[str], output_files: Sequence[str]) -> list[str]:
-        """--sentences S --lang L --out E for every file of a reference encoder's job."""
-        return file_args(input_files, output_files, [lang for _, _, lang in self.embedding_files()])
+    def reference_paths(self, files: Sequence[tuple[str, str, str]], ext: str) -> list[str]:
+        return self.embed_paths(files, ext, self.seeds[0])
 
     def reference_controls(self) -> dict[str, Any]:
         """Reference rows that are positive controls (`positive_lift` set) -> their lift, for the report."""
@@ -620,23 +651,21 @@ class Run:
 
         for job in self.training_jobs():
             add(job.rule, job.output)
-        for rule, _unit, variants, files, seeds in self.embed_jobs():
-            e, p, lang = files[0]
-            for v in variants:
-                for s in self.row_seeds(v) if v in self.variants else seeds:
-                    add(rule, self.embedding_path(v, s, e, p, lang, "npy"))
+        for job in self.embed_jobs():
+            for v in job.variants:
+                for s in self.row_seeds(v):
+                    add(job.rule, self.embedding_path(v, s, *job.files[0], "npy"))
         for e, spec in self.config["mining"].get("evalsets", {}).items():
             for p in spec["pairs"]:
                 src = src_tgt(p)[0]
                 for v in self.controls:
                     if v != "control_lexical" or self.control_dictionary(p) is not None:
                         add("embed_control", self.embedding_path(v, self.seeds[0], e, p, src, "npy"))
-        files = self.embedding_files()
         for row, spec in self.references.items():
             backend = spec["settings"].get("backend")
             rule = "embed_reference_laser" if backend == "laser" else "embed_reference"
-            if files:
-                add(rule, self.embedding_path(row, self.seeds[0], *files[0], "npy"))
+            for suffix, _log, files in self.reference_jobs():
+                add(rule + suffix, self.embedding_path(row, self.seeds[0], *files[0], "npy"))
         for path in self.mining_outputs():
             add("mine", path)
         for path in self.sentiment_outputs():

@@ -51,6 +51,8 @@ from lem.run import (
     file_args,
     metrics_keys,
     pair_source,
+    reference_args,
+    sentence_files,
     sha256_arg,
     source_dep,
     source_file,

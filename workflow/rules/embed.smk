@@ -1,10 +1,10 @@
-# One embed job per model: it loads the model once and writes the embeddings of every evaluation file the
-# model serves, at results/embeddings/{variant}/seed{seed}/{evalset}/{src}-{tgt}/{lang}.{npy,ids.txt,meta.json}
-# (seed: the pre-training seed of the model; the curation corpora, evalset `curation`, with the first seed's
-# models only: rules `embed*_seeds` write the other seeds' evaluation files).
-# A unit `all` is a model that serves every pair (the base model; any variant's trilingual model); in the
-# per-pair scope a trained variant has one unit per pair (`si-en`, ...). Adding an evaluation set reruns
-# each variant's embed jobs (their outputs change); mining settings never do.
+# One embed job per model and kind of evaluation set (lem.run.Run.embed_jobs): it loads the model once and
+# writes the embeddings of every mining set's files the model serves, or of every curation corpus, at
+# results/embeddings/{variant}/seed{seed}/{evalset}/{src}-{tgt}/{lang}.{npy,ids.txt,meta.json} (seed: the
+# pre-training seed of the model). A unit `all` is a model that serves every pair (the base model; any
+# variant's trilingual model); in the per-pair scope a trained variant has one unit per pair (`si-en`, ...).
+# A mining set added later reruns the mining sets' embed jobs, never the curation corpora's (so no curation
+# or NMT job); mining settings never rerun either.
 
 
 for _name, _unit, _variants, _files, _seeds in RUN.embed_jobs():
@@ -15,9 +15,7 @@ for _name, _unit, _variants, _files, _seeds in RUN.embed_jobs():
         input:
             # RUN.model_for (lem.run): every pair of a unit has the same model
             model=lambda w, pair=_files[0][1]: RUN.model_for(w.variant, pair, w.seed),
-            sentences=[
-                f"results/eval/prepared/{e}/{p}/{lang}.tsv" for e, p, lang in _files
-            ],
+            sentences=sentence_files(_files),
         output:
             emb=RUN.embed_paths(_files, "npy"),
             ids=RUN.embed_paths(_files, "ids.txt"),

@@ -1,23 +1,26 @@
-# Reference encoders (config `reference_encoders`, lem.refenc): one job per row `ref_<name>`, writing every text of
+# Reference encoders (config `reference_encoders`, lem.refenc): per row `ref_<name>`, one job for the mining sets and
+# one for the curation corpora (RUN.reference_jobs, as the variants' embed jobs), writing every text of
 # RUN.embedding_files() at results/embeddings/{variant}/seed{first seed}/{evalset}/{pair}/{lang}.{npy,ids.txt,meta.json}, the layout
 # of the variants' and the controls' embeddings, so mining takes them as one more row. A laser row runs in
 # envs/laser.yaml (laser-encoders needs Python 3.8; the project is not installed there, so the rule puts the
 # repository's src/ on PYTHONPATH and runs `python -m lem`); a sentence_transformers row in the main environment.
 
 
-if RUN.reference_sentences():
+for _suffix, _log, _files in RUN.reference_jobs():
 
-    rule embed_reference_laser:
+    rule:
+        name:
+            f"embed_reference_laser{_suffix}"
         input:
-            sentences=RUN.reference_sentences(),
+            sentences=sentence_files(_files),
         output:
-            emb=RUN.reference_paths("npy"),
-            ids=RUN.reference_paths("ids.txt"),
-            meta=RUN.reference_paths("meta.json"),
+            emb=RUN.reference_paths(_files, "npy"),
+            ids=RUN.reference_paths(_files, "ids.txt"),
+            meta=RUN.reference_paths(_files, "meta.json"),
         log:
-            f"logs/embed/{{variant}}/seed{RUN.seeds[0]}/reference.log",
+            f"logs/embed/{{variant}}/seed{RUN.seeds[0]}/{_log}.log",
         benchmark:
-            f"benchmarks/embed/{{variant}}/seed{RUN.seeds[0]}/reference.tsv"
+            f"benchmarks/embed/{{variant}}/seed{RUN.seeds[0]}/{_log}.tsv"
         wildcard_constraints:
             variant=RUN.reference_rows("laser"),
         conda:
@@ -28,24 +31,24 @@ if RUN.reference_sentences():
             settings=lambda w: as_json(
                 RUN.settings_for("embed_reference", variant=w.variant)
             ),
-            files=lambda w, input, output: RUN.reference_args(
-                input.sentences, output.emb
-            ),
+            files=lambda w, input, output, f=_files: reference_args(f, input, output),
         shell:
             'PYTHONPATH={params.src:q}"${{PYTHONPATH:+:$PYTHONPATH}}" python -m lem reference encode {params.files:q} '
             "--settings '{params.settings}' > {log:q} 2>&1"
 
-    rule embed_reference:
+    rule:
+        name:
+            f"embed_reference{_suffix}"
         input:
-            sentences=RUN.reference_sentences(),
+            sentences=sentence_files(_files),
         output:
-            emb=RUN.reference_paths("npy"),
-            ids=RUN.reference_paths("ids.txt"),
-            meta=RUN.reference_paths("meta.json"),
+            emb=RUN.reference_paths(_files, "npy"),
+            ids=RUN.reference_paths(_files, "ids.txt"),
+            meta=RUN.reference_paths(_files, "meta.json"),
         log:
-            f"logs/embed/{{variant}}/seed{RUN.seeds[0]}/reference.log",
+            f"logs/embed/{{variant}}/seed{RUN.seeds[0]}/{_log}.log",
         benchmark:
-            f"benchmarks/embed/{{variant}}/seed{RUN.seeds[0]}/reference.tsv"
+            f"benchmarks/embed/{{variant}}/seed{RUN.seeds[0]}/{_log}.tsv"
         wildcard_constraints:
             variant=RUN.reference_rows("sentence_transformers"),
         conda:
@@ -55,8 +58,6 @@ if RUN.reference_sentences():
             settings=lambda w: as_json(
                 RUN.settings_for("embed_reference", variant=w.variant)
             ),
-            files=lambda w, input, output: RUN.reference_args(
-                input.sentences, output.emb
-            ),
+            files=lambda w, input, output, f=_files: reference_args(f, input, output),
         shell:
             "lem reference encode {params.files:q} --settings '{params.settings}' > {log:q} 2>&1"
