@@ -240,7 +240,7 @@ def write_table(rows: list[dict], out: Path) -> None:
         doc = doc[: doc.index(start) + len(start)] + "\n" + table + "\n" + doc[doc.index(end) :]
     else:
         doc = f"# Annotation quality\n\n{start}\n{table}\n{end}\n"
-    from lem.files import write_text
+    from lem.core.files import write_text
 
     write_text(out, doc)
 

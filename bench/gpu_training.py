@@ -5,7 +5,7 @@ Model: xlm-roberta-base's architecture (hidden 768, 12 heads, FFN 3072) with its
 bf16 autocast. On the CPU (no GPU): 2 layers, batch 8, 16-48 subwords, a few steps, float32, so that it
 ends in a few minutes on 2 cores. Measured:
 
-- train: `lem.pretrain.train_stage` as the pipeline runs it (Trainer, `lem.training` batch sampler and
+- train: `lem.pretrain.train_stage` as the pipeline runs it (Trainer, `lem.core.training` batch sampler and
   per-batch-seeded collator in the loop, LM head on the labelled positions, `precision: auto`, fused AdamW
   on CUDA, SDPA attention); steps timed from one step's end to the next (so the collation of the next
   batch counts), evaluation and saving excluded.
@@ -220,7 +220,7 @@ def pipeline_stage(rows, valid, batches, tok, args, device: str, loss_positions:
 
 
 def masking():
-    from lem.masking import MaskingSettings
+    from lem.masking.collate import MaskingSettings
 
     return MaskingSettings.from_dict({"strategy": "lem"})
 
@@ -260,13 +260,13 @@ def main() -> None:
         torch.set_num_threads(args.threads or os.cpu_count() or 1)
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-    from lem.masking import BatchSeededCollator, make_collator
+    from lem.masking.collate import BatchSeededCollator, make_collator
 
     tok = tokenizer_250k()
     rows = make_rows(args.steps * args.batch_size, lo, hi, seed=0)
     valid = make_rows(2 * args.batch_size, lo, hi, seed=1)
     # the batches the stage draws (BatchIndexSampler, epoch 0) with the stage's masks, collated beforehand
-    from lem import training
+    from lem.core import training
 
     order = training.BatchIndexSampler(len(rows), args.batch_size, SEED).order(0)
     collate = BatchSeededCollator(make_collator(tok, masking(), SEED), SEED)

@@ -96,7 +96,7 @@ def main() -> None:
     torch.set_num_threads(1)
     from transformers import DataCollatorForLanguageModeling
 
-    from lem.masking import MaskingSettings, make_collator
+    from lem.masking.collate import MaskingSettings, make_collator
 
     if args.features:
         rows, tok = feature_rows(args.features, args.tokenizer, args.n)

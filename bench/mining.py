@@ -23,7 +23,7 @@ machine may be shared, so single timings are noisy.
 Last line: `mining_vs_two_knn_ratio=<float> peak_mb=<int> matmul_fraction=<float> all_vs_knn_ratio=<float>
 all_peak_mb=<int>` (all_vs_knn_ratio: seconds of the all-candidates mode over the k-NN mode, same data).
 
-`--device cuda` (N = 500k per side unless `--n`): the exact k-NN both ways on the GPU (`lem.mining.knn_torch`,
+`--device cuda` (N = 500k per side unless `--n`): the exact k-NN both ways on the GPU (`lem.mine.knn_torch`,
 what `mining.settings.device: cuda` runs: curation's whole neighbour search of a 500k-pair corpus), after a
 check at `--check-n` (20k) that its neighbours equal the numpy engine's; refuses at once, exit 2, without CUDA.
 
@@ -85,7 +85,7 @@ def numpy_all(x: np.ndarray, y: np.ndarray, block: int) -> tuple[np.ndarray, np.
         rx[a : a + block] = np.partition(s, ny - K, axis=1)[:, ny - K :]
         both = np.concatenate([cy, s])
         cy = np.partition(both, len(both) - K, axis=0)[len(both) - K :]
-    # sums of the k best, best first, in float64 (as lem.mining.neighbourhood_terms)
+    # sums of the k best, best first, in float64 (as lem.mine.neighbourhood_terms)
     dx = -np.sort(-rx, axis=1).astype(np.float64).sum(axis=1) / (2 * K)
     dy = -np.sort(-cy.T, axis=1).astype(np.float64).sum(axis=1) / (2 * K)
     fb = np.zeros(nx, np.int64)
@@ -106,7 +106,7 @@ def worker(kind: str, xp: str, yp: str, block: int) -> dict:
     t = time.perf_counter()
     out: dict = {}
     if kind == "miner":
-        from lem import mining
+        from lem import mine as mining
 
         fwd, bwd = mining.knn_both(x, y, K, K, block)
         t_pass = time.perf_counter() - t
@@ -114,8 +114,8 @@ def worker(kind: str, xp: str, yp: str, block: int) -> dict:
         best = mining.best_from_neighbours(fwd, bwd, st)
         out = {"pass_s": t_pass, "n_max": len(mining.retrieve(best, "max"))}
     elif kind == "miner_all":  # the default settings: the authors' formula, every candidate
-        from lem import mining
-        from lem.mining import margin
+        from lem import mine as mining
+        from lem.mine import margin
 
         st = mining.MineSettings()
         assert st.candidates == "all" and st.margin == "ratio" and st.neighbourhood == "pooled"
@@ -171,7 +171,7 @@ def gpu_main(a: argparse.Namespace) -> int:
     if not torch.cuda.is_available():
         print("bench/mining.py --device cuda: torch sees no CUDA device", file=sys.stderr)
         return 2
-    from lem import mining
+    from lem import mine as mining
 
     n = a.n or 500_000
     cuda = torch.device("cuda")

@@ -1,4 +1,4 @@
-"""Calibration and power of the report's seed-level test (lem.stats.seed_paired_test), by simulation.
+"""Calibration and power of the report's seed-level test (lem.evidence.stats.seed_paired_test), by simulation.
 
 Two recipes of equal skill (mining F1 about 0.3) are trained with 3 or 5 pre-training seeds each and
 evaluated on D documents; each (recipe, seed) moves the skill by a normal draw of s.d. `seed sd` (independent
@@ -21,7 +21,7 @@ import time
 
 import numpy as np
 
-from lem import power, stats
+from lem.evidence import power, stats
 
 SEED_SDS = (0.0, 0.02, 0.04, 0.08)
 SEEDS = (3, 5)

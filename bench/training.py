@@ -1,13 +1,13 @@
 """Training throughput: our training step vs a bare PyTorch loop over the same model and batches.
 
-Ours = `lem.training`'s Trainer set-up as the pipeline's training stage uses it (batches drawn by
+Ours = `lem.core.training`'s Trainer set-up as the pipeline's training stage uses it (batches drawn by
 `BatchIndexSampler`, the per-batch-seeded LEM collator in the loop or in `--workers` DataLoader workers,
 the loss of `--loss-positions`, AdamW, linear schedule, gradient clipping). Bare = a hand-written loop that
 calls the same collator, forward (the same loss path), backward, AdamW and scheduler, nothing else. Both
 start from the same weights and see the same examples in the same order; tokens are the non-padding input
 tokens. One thread by default; median of several passes. The last line reads `train_vs_bare_ratio=<float>`.
 
-`--numerics` is `resources.cpu_numerics` (`lem.numerics`): `portable` (what `lem` jobs run by default: CPU
+`--numerics` is `resources.cpu_numerics` (`lem.core.numerics`): `portable` (what `lem` jobs run by default: CPU
 kernels pinned at AVX2), `native` (the CPU's own kernels, or the environment's), or `compare`: both, each in
 its own process (the kernels are chosen when torch loads), ending with `portable_vs_native_ratio=<float>`
 (ours, tokens/s).
@@ -79,7 +79,7 @@ def main() -> None:
         compare_numerics()
         return
     os.environ["LEM_CPU_NUMERICS"] = args.numerics
-    from lem.numerics import pin_numerics
+    from lem.core.numerics import pin_numerics
 
     pin_numerics()  # before torch loads, as the `lem` command does
 
@@ -87,8 +87,8 @@ def main() -> None:
     import torch.nn.functional as F
     from transformers import AutoTokenizer, TrainerCallback, get_linear_schedule_with_warmup
 
-    from lem import training
-    from lem.masking import BatchSeededCollator, MaskingSettings, make_collator
+    from lem.core import training
+    from lem.masking.collate import BatchSeededCollator, MaskingSettings, make_collator
     from lem.pretrain import ModelSettings, load_features, new_model
 
     torch.set_num_threads(args.threads)

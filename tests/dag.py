@@ -114,7 +114,7 @@ def executed_rules(proc: subprocess.CompletedProcess) -> dict[str, int]:
 
 
 def metrics_files(workdir: Path) -> list[Path]:
-    """Every metrics file of a run: the JSON files under results/ written by `lem.files.with_keys` (they end
+    """Every metrics file of a run: the JSON files under results/ written by `lem.core.files.with_keys` (they end
     with `provenance`), and every file of results/report/."""
     found = []
     for path in sorted((workdir / "results").rglob("*.json")):

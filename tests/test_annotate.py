@@ -12,8 +12,8 @@ from lem.annotate.run import Annotator, read_sentences
 from lem.annotate.schema import SCHEMA
 from lem.annotate.settings import AnnotateSettings
 from lem.cli import command
-from lem.entities import coarse_for_lang, entity_flags, is_number, repair_iob2, to_iob2
-from lem.text import words
+from lem.core.entities import coarse_for_lang, entity_flags, is_number, repair_iob2, to_iob2
+from lem.core.text import words
 
 main = command("annotate")
 
@@ -34,22 +34,24 @@ def test_coarse_classes_and_ner_mapping():
 
 
 def test_annotation_contract_is_defined_once():
-    """Flag bits, NER types and tag sets live in lem.entities; every other module imports them."""
+    """Flag bits, NER types and tag sets live in lem.core.entities; every other module imports them."""
     import re
     from pathlib import Path
 
     import lem
     import lem.annotate.readers
     import lem.annotate.tagsets
+    import lem.core.entities as ent
     import lem.corpus.lexicon
-    import lem.entities as ent
-    import lem.masking
+    import lem.masking.collate
 
     # the on-disk contract (docs/contracts.md): annotation `flags` and feature `word_flags` bits
     assert (ent.FLAG_NE, ent.FLAG_NOUN, ent.FLAG_VERB, ent.FLAG_ANY) == (1, 2, 4, 7)
     assert ent.ENTITY_BITS == {"ne": 1, "noun": 2, "verb": 4}
     assert ent.NER_TYPES == ("PER", "LOC", "ORG", "MISC")
-    assert lem.masking.ENTITY_BITS is ent.ENTITY_BITS and lem.annotate.readers.NER_TYPES is ent.NER_TYPES
+    assert (
+        lem.masking.collate.ENTITY_BITS is ent.ENTITY_BITS and lem.annotate.readers.NER_TYPES is ent.NER_TYPES
+    )
     assert lem.corpus.lexicon.ENTITY_TYPES is ent.NER_TYPES and lem.annotate.tagsets.COARSE is ent.COARSE
     names = r"FLAG_(NE|NOUN|VERB|BITS|ANY)|ENTITY_BITS|NER_TYPES|PENN|UCSC|UPOS|NATIVE_TAGSET|ONTONOTES"
     definition = re.compile(rf"^\s*(\w+\s*,\s*)*({names})\s*(,\s*\w+\s*)*(:[^=]*)?=[^=]", re.M)

@@ -8,7 +8,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from lem.cli import command
-from lem.entities import FLAG_NOUN, FLAG_VERB
+from lem.core.entities import FLAG_NOUN, FLAG_VERB
 
 main = command("annotate")
 
@@ -113,7 +113,7 @@ def test_tamil_crf_trained_on_ttb_sample_tags_upos_nouns_and_verbs(shared_data, 
     coarse = [c for r in rows for c in r["coarse"]]
     assert coarse.count("NOUN") > 0.2 * len(coarse) and coarse.count("VERB") > 0.05 * len(coarse)
 
-    # Against the gold UPOS (surface tokens; the sentences whose words `lem.text.words` splits alike).
+    # Against the gold UPOS (surface tokens; the sentences whose words `lem.core.text.words` splits alike).
     from lem.annotate.readers import read_conllu
 
     gold = "\n\n".join("\n".join(f"{w}\t{t}\tO" for w, t in s) for s in read_conllu(test, surface=True))
@@ -128,7 +128,7 @@ def test_tamil_crf_trained_on_ttb_sample_tags_upos_nouns_and_verbs(shared_data, 
 def test_english_crf_trained_on_ewt_dev_is_the_offline_english_pos_route(shared_data, tmp_path):
     """English POS with no network and no spaCy/stanza model: a CRF trained in the pipeline on UD English-EWT
     dev (`crf_models.en_pos`, as Tamil's on TTB), scored on EWT test against the gold UPOS. Measured with
-    100 iterations: UPOS accuracy 0.918, coarse 0.958 on the 1,732 test sentences whose words `lem.text.words`
+    100 iterations: UPOS accuracy 0.918, coarse 0.958 on the 1,732 test sentences whose words `lem.core.text.words`
     splits alike (a lexicon of dev: 0.781 / 0.855); 50 iterations here."""
     ewt = shared_data / "ud-english-ewt"
     if not (ewt / "en_ewt-ud-dev.conllu").is_file():

@@ -1,4 +1,4 @@
-"""lem.chance: chance levels of mining, classification and curation, analytic and by permutation."""
+"""lem.evidence.chance: chance levels of mining, classification and curation, analytic and by permutation."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import itertools
 import numpy as np
 import pytest
 
-from lem import chance
-from lem.controls import random_embeddings
-from lem.mining import MineSettings, mine_corpus, prf
+from lem.evidence import chance
+from lem.evidence.controls import random_embeddings
+from lem.mine import MineSettings, mine_corpus, prf
 
 NEWS = {"mono_sentences": 10, "para_train": 10, "para_valid": 5, "news_documents": 30,
         "sentiment_examples": 20, "noisy_pairs": 8}  # fmt: skip

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from lem import cli
-from lem.stage import Stage, Verb, arg, json_object
+from lem.core.stage import Stage, Verb, arg, json_object
 
 REPO = Path(__file__).resolve().parents[1]
 SRC = REPO / "src" / "lem"
@@ -30,7 +30,7 @@ def test_every_listed_stage_declares_itself_under_its_name():
 
 
 def test_no_second_cli_dispatch_settings_parser_or_logging_setup():
-    """argparse parsers, logging set-up and JSON settings parsing live in lem.stage alone."""
+    """argparse parsers, logging set-up and JSON settings parsing live in lem.core.stage alone."""
     offenders = []
     for path in SRC.rglob("*.py"):
         if path.name == "stage.py":
@@ -122,7 +122,7 @@ def test_settings_become_the_verbs_dataclass_and_errors_are_one_line(tmp_path, c
     def run(a):
         seen["settings"], seen["keys"] = a.settings, a.keys
         if a.fail:
-            from lem.inputs import InputError
+            from lem.core.inputs import InputError
 
             raise InputError(f"{tmp_path}/x.tsv:3: expected 2 fields, got 1")
 
@@ -188,5 +188,5 @@ def test_readme_layout_table_names_every_tracked_entry_and_module():
             missing.append(name)
     for path in sorted((SRC / "mining").glob("*.py")):
         if not path.name.startswith("__") and f"`{path.name}`" not in table:
-            missing.append(f"src/lem/mining/{path.name}")
+            missing.append(f"src/lem/mine/{path.name}")
     assert not missing, f"README's layout table does not name {missing}"

@@ -221,7 +221,7 @@ def test_lengths_of_a_model_not_there_yet_are_not_checked(tmp_path, monkeypatch)
 
 
 def test_a_stand_in_model_is_checked_before_it_is_built(tmp_path, monkeypatch):
-    """Its architecture is lem.standin.SIZES[size]: known at planning."""
+    """Its architecture is lem.stand_in.SIZES[size]: known at planning."""
     monkeypatch.chdir(tmp_path)
     cfg = copy.deepcopy(CONFIGS["gpu-smoke.yaml"])
     cfg["embedding"]["max_length"] = 4096
@@ -242,7 +242,7 @@ def test_a_stand_in_model_is_checked_before_it_is_built(tmp_path, monkeypatch):
 def test_masking_of_the_shipped_variants_still_aliases():
     """The refusal of other-strategy keys leaves every shipped variant valid (and lem_ne_noun_verb still
     an alias of lem)."""
-    from lem.masking import variant_aliases
+    from lem.masking.collate import variant_aliases
 
     for cfg in CONFIGS.values():
         variants = cfg["pretrain"]["variants"]

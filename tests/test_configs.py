@@ -187,7 +187,7 @@ def test_ablation_config_plans_one_trained_model_per_ingredient(tmp_path):
     """config/ablation.yaml: the embedded default with four LEM variants, each changing one ingredient, and
     without sentiment and curation; none is an alias of another (each masks differently), so each is
     pre-trained on every seed."""
-    from lem.masking import MaskingSettings
+    from lem.masking.collate import MaskingSettings
 
     cfg = yaml.safe_load((REPO / "config" / "ablation.yaml").read_text())
     default = yaml.safe_load((REPO / "config" / "config.yaml").read_text())

@@ -1,13 +1,13 @@
-"""lem.controls: the dictionary encoder (positive control), random embeddings and shuffled gold (negative)."""
+"""lem.evidence.controls: the dictionary encoder (positive control), random embeddings and shuffled gold (negative)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from lem import chance, controls
-from lem.inputs import InputError
-from lem.mining import MineSettings, mine_corpus, prf
+from lem.core.inputs import InputError
+from lem.evidence import chance, controls
+from lem.mine import MineSettings, mine_corpus, prf
 
 NEWS = {"mono_sentences": 10, "para_train": 10, "para_valid": 5, "news_documents": 30,
         "sentiment_examples": 20, "noisy_pairs": 8}  # fmt: skip

@@ -10,10 +10,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from lem.curation import CurationSettings, curate
+from lem.core.inputs import InputError
+from lem.curate import CurationSettings, curate
 from lem.data.webmined import FilterSettings, prepare_curation_corpus, prepare_test_set, script_share
 from lem.embed import write_embeddings
-from lem.inputs import InputError
 from lem.report import markdown, nmt_rows, summarise
 
 
@@ -196,7 +196,7 @@ def test_rank_reads_the_embeddings_and_puts_aligned_pairs_first(tmp_path):
 def test_report_nmt_table_compares_rows_over_seeds_only_when_the_oracle_beats_random(tmp_path, signal):
     """NMT per pre-training seed: mean +- seed s.d.; the oracle-vs-random control decides whether the share
     has signal; only then are the rows compared (paired over seeds, Holm with the rest) and marked."""
-    from lem import evidence
+    from lem.evidence import compare as evidence
 
     bleu = {
         "mlm_tlm": (20.0, 21.0, 19.5),
@@ -252,7 +252,7 @@ def test_curation_rankings_reach_the_seed_level_comparison(tmp_path):
     """Each labelled ranking's per-pair items reach the comparisons: the precision of clean pairs in the
     largest kept share, mlm_tlm against base and lem against mlm_tlm, one ranking per pre-training seed,
     paired over seeds; a single seed is listed untested (one ranking says nothing of the recipe)."""
-    from lem import evidence
+    from lem.evidence import compare as evidence
 
     rng = np.random.default_rng(1)
     n = 200

@@ -114,8 +114,8 @@ def test_conll_split_keeps_sentence_blocks_whole(tmp_path):
 def test_mono_text_from_a_list_of_files(tmp_path):
     """`corpus.files.mono.<lang>` as a list: the files read in order and concatenated (`lem data mono
     --input a b`), the stats summed with each file's; a file of the list with no sentence fails naming it."""
+    from lem.core.inputs import InputError
     from lem.data.parallel import read_mono_files
-    from lem.inputs import InputError
 
     a, b, empty = tmp_path / "a.txt", tmp_path / "b.txt", tmp_path / "empty.txt"
     a.write_bytes("\ufeffone\r\ntwo\r\n".encode())

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from lem.cli import command
+from lem.core.inputs import InputError
 from lem.data.news import (
     PAIRS,
     find_dir,
@@ -18,7 +19,6 @@ from lem.data.news import (
     load_news,
     write_news,
 )
-from lem.inputs import InputError
 
 main = command("data")
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from lem.cli import command
+from lem.core.inputs import InputError
 from lem.data.sentiment import SentimentSettings, prepare_sentiment
-from lem.inputs import InputError
 
 main = command("data")
 

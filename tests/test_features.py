@@ -11,11 +11,11 @@ from datasets import load_from_disk
 from transformers import AutoTokenizer
 
 from lem.cli import command
-from lem.entities import FLAG_NE as NE
-from lem.entities import FLAG_NOUN as NOUN
-from lem.entities import FLAG_VERB as VERB
+from lem.core.entities import FLAG_NE as NE
+from lem.core.entities import FLAG_NOUN as NOUN
+from lem.core.entities import FLAG_VERB as VERB
+from lem.core.text import word_spans
 from lem.features import build_mono_features, pair_keep
-from lem.text import word_spans
 from lem.tokenizer import train_tokenizer
 
 main = command("features")

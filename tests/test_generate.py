@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from lem.cli import command
+from lem.core.text import words
 from lem.corpus import generate as gen
 from lem.corpus import lexicon as lx
 from lem.corpus.generate import PAIRS, SLOT_RE, TEMPLATES, GenerateSettings, _slots, generate
-from lem.text import words
 
 main = command("corpus")
 

@@ -1,4 +1,4 @@
-"""Training jobs sharing a GPU (`resources.gpu_share`, lem.gpu_share): the resources every training rule asks
+"""Training jobs sharing a GPU (`resources.gpu_share`, lem.core.gpu_share): the resources every training rule asks
 for, and two training jobs run side by side under the sharing resource writing the files they write one
 after the other."""
 
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from lem.gpu_share import slots_argument, training_resources
+from lem.core.gpu_share import slots_argument, training_resources
 
 REPO = Path(__file__).resolve().parents[1]
 TRAINING_RULES = {"pretrain_base", "pretrain_mono", "pretrain_para", "train_ner", "sentiment", "nmt_run"}
@@ -65,7 +65,7 @@ def test_every_training_rule_asks_for_a_slot_when_shared(tmp_path):
 
 
 SNAKEFILE = """
-from lem.gpu_share import training_resources
+from lem.core.gpu_share import training_resources
 
 rule all:
     input: expand("out/{job}.npy", job=["a", "b"])

@@ -1,6 +1,6 @@
 """Bad input files: every loader of a file that a config names (corpus.source: files mono/para inputs,
 line-aligned sources, the news benchmark, lexicons and CoNLL files, sentiment CSVs, noisy curation corpora,
-the leakage guard's evaluation files, local MADLAD JSONL) either fails with one `lem.inputs.InputError`
+the leakage guard's evaluation files, local MADLAD JSONL) either fails with one `lem.core.inputs.InputError`
 naming the file, the line and what was expected, or follows its documented skip policy and counts what it
 dropped. Fuzzed with random bytes and random text full of tabs, CRLF, BOMs and NULs: no other exception
 type ever leaves a loader."""
@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 
 from lem.annotate import readers
 from lem.cli import command
+from lem.core.inputs import InputError
 from lem.data.leakage import LeakageSettings, guard, read_eval_sentences
 from lem.data.madlad import iter_local_jsonl
 from lem.data.ner import irregular_spacing_lines, split_conll
@@ -30,7 +31,6 @@ from lem.data.noisy import read_noisy
 from lem.data.parallel import merge_and_split, read_mono, read_pairs_tsv, read_parallel
 from lem.data.sentiment import SentimentSettings, prepare_sentiment
 from lem.data.webmined import stream_aligned
-from lem.inputs import InputError
 
 data_main = command("data")
 
@@ -393,7 +393,7 @@ def test_fuzz_covers_every_loader():
 
 
 def test_a_full_disk_is_one_line_not_a_traceback(tmp_path, capsys, monkeypatch):
-    """Before: a 15-28-line traceback (lem.stage: a full disk is no bug)."""
+    """Before: a 15-28-line traceback (lem.core.stage: a full disk is no bug)."""
     import errno
 
     import lem.data.parallel

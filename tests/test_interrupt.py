@@ -1,4 +1,4 @@
-"""Ctrl-C: a SIGINT sent to Snakemake's process alone reaches its running jobs (lem.interrupt)."""
+"""Ctrl-C: a SIGINT sent to Snakemake's process alone reaches its running jobs (lem.core.interrupt)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import time
 PARENT = textwrap.dedent(
     """
     import subprocess, sys, time
-    from lem.interrupt import forward_to_jobs
+    from lem.core.interrupt import forward_to_jobs
     forward_to_jobs()
     job = subprocess.Popen(["bash", "-c", "set -e; " + sys.argv[1] + " -c 'import time\\nwhile True: time.sleep(0.05)'; true"])
     print("started", flush=True)

@@ -7,9 +7,9 @@ import pytest
 
 from lem.annotate.run import Annotator
 from lem.annotate.settings import AnnotateSettings
+from lem.core.entities import native_tagset
+from lem.core.stage import lang_code
 from lem.data.webmined import FilterSettings, filter_reason
-from lem.entities import native_tagset
-from lem.stage import lang_code
 
 SENTENCES = ["කමල් පෙරේරා පොත් 4037ක් ආනයනය කළේය.", "නිමල් සිල්වා ගමට ගියේය.", "පොත් සිකුරාදා ලබා දෙන ලදී."]
 

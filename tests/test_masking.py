@@ -10,12 +10,12 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lem.masking import (
+from lem.masking.cli import masking_stats
+from lem.masking.collate import (
     MaskingSettings,
     fixed_masked_examples,
     make_collator,
     masking_budget,
-    masking_stats,
     variant_aliases,
 )
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from lem.cli import command
-from lem.files import metrics_keys, with_keys
+from lem.core.files import metrics_keys, with_keys
 
 annotate_main = command("annotate")
 
@@ -64,7 +64,7 @@ def test_metrics_record_the_sha256_of_the_settings_the_job_received(tmp_path):
         json.loads((tmp_path / "m.json").read_text())["provenance"]["settings_sha256"]
         != prov["settings_sha256"]
     )
-    from lem.files import record_job_settings, run_provenance
+    from lem.core.files import record_job_settings, run_provenance
 
     record_job_settings("lem x y", ["y", "--threads", "4", "--a", "1"])
     with_threads = run_provenance()["settings_sha256"]

@@ -8,10 +8,10 @@ import json
 import numpy as np
 import pytest
 
-from lem import mining
+from lem import mine as mining
 from lem.cli import command
-from lem.mining import MineSettings
-from lem.mining import margin as margin_mod
+from lem.mine import MineSettings
+from lem.mine import margin as margin_mod
 
 # ---------------------------------------------------------------- the dense reference (written from the formulas)
 
@@ -165,7 +165,7 @@ def test_mining_and_curation_scores_through_the_gpu_path_equal_the_cpu_path(monk
     the same pairs and scores as `device: cpu` (numpy)."""
     import torch
 
-    from lem.mining import knn as knn_mod
+    from lem.mine import knn as knn_mod
 
     monkeypatch.setattr(knn_mod, "torch_device", lambda device: torch.device("cpu"))
     rng = np.random.default_rng(11)

@@ -9,24 +9,13 @@ import random
 
 import pytest
 
-from lem.inputs import InputError
-from lem.nmt import (
-    NLLB_CODES,
-    NMTSettings,
-    compare_runs,
-    control_ranking,
-    flores_files,
-    paired_bootstrap,
-    read_pairs,
-    read_ranking,
-    read_test_set,
-    run_nmt,
-    score,
-    select_top,
-    stale_temporaries,
-    train_scratch,
-    translate,
-)
+from lem.core.inputs import InputError
+from lem.curate import control_ranking, read_ranking, select_top
+from lem.nmt.cli import compare_runs, run_nmt, stale_temporaries
+from lem.nmt.data import flores_files, read_pairs, read_test_set
+from lem.nmt.settings import NLLB_CODES, NMTSettings
+from lem.nmt.train import train_scratch
+from lem.nmt.translate import paired_bootstrap, score, translate
 
 # Latin syllables -> Sinhala letters: a word is 2-3 syllables, its "translation" its letters in order
 SYLLABLES = dict(

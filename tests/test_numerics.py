@@ -1,4 +1,4 @@
-"""The CPU's numeric code paths pinned from `resources.cpu_numerics` (lem.numerics), and the hardware that every
+"""The CPU's numeric code paths pinned from `resources.cpu_numerics` (lem.core.numerics), and the hardware that every
 metrics file records. The two-dispatch training test is in tests/test_pretrain.py."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import sys
 
 import pytest
 
-from lem import numerics
-from lem.files import run_provenance
+from lem.core import numerics
+from lem.core.files import run_provenance
 
 OUTER = {
     "ATEN_CPU_CAPABILITY": "default",

@@ -11,18 +11,11 @@ from pathlib import Path
 import pytest
 import yaml
 
+from lem.core.training import training_schedule
 from lem.features import mono_split
-from lem.masking import variant_aliases
-from lem.plan import (
-    PlanError,
-    load_config,
-    make_plan,
-    safetensors_parameters,
-    table,
-    validated,
-)
-from lem.pretrain import training_schedule
-from lem.standin import SIZES, xlmr_mlm_parameters
+from lem.masking.collate import variant_aliases
+from lem.plan import PlanError, load_config, make_plan, safetensors_parameters, table, validated
+from lem.stand_in import SIZES, xlmr_mlm_parameters
 
 REPO = Path(__file__).resolve().parents[1]
 PAPER = REPO / "config" / "paper.yaml"

@@ -19,17 +19,10 @@ from safetensors.numpy import load_file
 
 from lem.annotate.run import annotate_file
 from lem.annotate.settings import AnnotateSettings
+from lem.core.numerics import cpu_flags, is_x86
+from lem.core.training import steps_per_epoch, training_schedule
 from lem.features import build_pair_features
-from lem.numerics import cpu_flags, is_x86
-from lem.pretrain import (
-    ModelSettings,
-    TrainSettings,
-    fingerprint,
-    new_model,
-    prepare_checkpoint_dir,
-    steps_per_epoch,
-    training_schedule,
-)
+from lem.pretrain import ModelSettings, TrainSettings, fingerprint, new_model, prepare_checkpoint_dir
 
 
 @pytest.fixture(scope="module")
@@ -141,7 +134,7 @@ def test_killed_run_resumes_to_the_uninterrupted_result(tiny, tmp_path):
 
 
 def test_sigint_saves_a_checkpoint_stops_promptly_and_resumes_to_the_same_result(tiny, tmp_path):
-    """SIGINT to the training command alone (as Snakemake forwards it: lem.interrupt), which was started
+    """SIGINT to the training command alone (as Snakemake forwards it: lem.core.interrupt), which was started
     with SIGINT ignored (a background job of a non-interactive shell): it saves a checkpoint at the end of
     its step and exits 130 within seconds, leaving no output; the rerun resumes from that checkpoint."""
     straight, stopped = tmp_path / "straight", tmp_path / "stopped"

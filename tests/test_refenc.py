@@ -1,4 +1,4 @@
-"""Reference encoders (lem.refenc): settings, the laser backend against a fake `laser_encoders` (the real one
+"""Reference encoders (lem.reference): settings, the laser backend against a fake `laser_encoders` (the real one
 needs Python 3.8 and downloads its models), and the sentence_transformers backend for real on a tiny random
 model built here. No network: hub look-ups are local-only."""
 
@@ -19,8 +19,8 @@ import numpy as np
 import pytest
 import yaml
 
-from lem import refenc
-from lem.refenc import RefEncoder, RefEncoderError, RefEncoderSettings, embed_files, encode
+from lem import reference as refenc
+from lem.reference import RefEncoder, RefEncoderError, RefEncoderSettings, embed_files, encode
 
 REPO = Path(__file__).resolve().parents[1]
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
@@ -471,11 +471,11 @@ def _module_path(mod: str) -> Path:
 
 
 def test_refenc_and_what_it_imports_parse_as_python_38():
-    """envs/laser.yaml is Python 3.8 (fairseq 0.12.2): lem.refenc, `python -m lem` (lem.__main__, lem.cli, and
-    lem.inputs, which lem.stage imports when a verb runs) and every lem module they import, directly or not,
+    """envs/laser.yaml is Python 3.8 (fairseq 0.12.2): lem.reference, `python -m lem` (lem.__main__, lem.cli, and
+    lem.core.inputs, which lem.core.stage imports when a verb runs) and every lem module they import, directly or not,
     must stay within that grammar (a grammar check only: runtime-only features such as
     zip(strict=) inside functions are not seen, and are harmless unless run at import time)."""
-    todo, seen = ["lem.refenc", "lem.__main__", "lem.cli", "lem.inputs"], set()
+    todo, seen = ["lem.reference", "lem.__main__", "lem.cli", "lem.core.inputs"], set()
     while todo:
         mod = todo.pop()
         if mod in seen:
@@ -487,7 +487,15 @@ def test_refenc_and_what_it_imports_parse_as_python_38():
         parent = mod.rpartition(".")[0]
         if parent:
             todo.append(parent)  # importing a.b runs a/__init__.py first
-    assert {"lem", "lem.refenc", "lem.embed", "lem.files", "lem.settings", "lem.stage", "lem.cli"} <= seen
+    assert {
+        "lem",
+        "lem.reference",
+        "lem.embed",
+        "lem.core.files",
+        "lem.core.settings",
+        "lem.core.stage",
+        "lem.cli",
+    } <= seen
 
 
 # --- in the DAG: rows ref_<name>, planned with their environment, stopping with the message when run ------------

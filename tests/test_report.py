@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from lem import stats
+from lem.evidence import stats
 from lem.report import build_report
 
 
@@ -208,7 +208,7 @@ def test_a_control_that_misbehaves_fails_the_report(tmp_path, variant, value, me
 def test_the_positive_control_must_also_beat_chance_by_its_test(tmp_path):
     """controls.positive_lift per evaluation set and positive_alpha: a lexical control above the lift but with
     too few mined pairs to tell from chance fails; with enough it passes, and the verdict line is logged."""
-    from lem.controls import PositiveBar
+    from lem.evidence.controls import PositiveBar
     from lem.report import ControlError, check_controls
 
     low = {"precision": 0.1, "recall": 0.1, "f1": 0.1}
@@ -353,7 +353,7 @@ def test_a_mining_file_without_units_names_the_file(tmp_path):
 
 
 def test_figures_of_the_trained_models(tmp_path):
-    from lem import figures
+    from lem.evidence import figures
 
     refs = []
     for v, stage, seed in [

@@ -1,4 +1,4 @@
-"""Sentiment fine-tuning through lem.training: the best epoch by validation macro-F1, reproducible."""
+"""Sentiment fine-tuning through lem.core.training: the best epoch by validation macro-F1, reproducible."""
 
 from __future__ import annotations
 

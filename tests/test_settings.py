@@ -1,6 +1,6 @@
-"""The one settings base (`lem.settings.Settings`): unknown keys, types from the annotations, nested settings,
-the `prepare` and `validate` hooks; the trainers' shared `lem.training.TrainingSettings`; every settings class
-built from its section of the shipped configs; every verb's `--settings` built by `lem.stage`."""
+"""The one settings base (`lem.core.settings.Settings`): unknown keys, types from the annotations, nested settings,
+the `prepare` and `validate` hooks; the trainers' shared `lem.core.training.TrainingSettings`; every settings class
+built from its section of the shipped configs; every verb's `--settings` built by `lem.core.stage`."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ import pytest
 import yaml
 
 from lem import cli
-from lem.settings import Settings, SettingsByName, SettingsError
-from lem.training import TrainingSettings
+from lem.core.settings import Settings, SettingsByName, SettingsError
+from lem.core.training import TrainingSettings
 
 REPO = Path(__file__).resolve().parents[1]
 SRC = REPO / "src" / "lem"
@@ -127,7 +127,7 @@ TRAINERS = {
     "lem.annotate.hf_ner:TrainNERSettings": {"epochs": 3.0, "batch_size": 16, "learning_rate": 5e-5,
                                              "weight_decay": 0.0, "precision": "fp16", "warmup_ratio": 0.0,
                                              "seed": 0, "max_length": 128},
-    "lem.nmt:NMTSettings": {"epochs": 30.0, "batch_size": 32, "learning_rate": 2e-3, "weight_decay": 0.0,
+    "lem.nmt.settings:NMTSettings": {"epochs": 30.0, "batch_size": 32, "learning_rate": 2e-3, "weight_decay": 0.0,
                             "precision": "auto", "warmup": 0.1, "seed": 13, "max_steps": 1000, "max_length": 64},
 }  # fmt: skip
 
@@ -154,7 +154,7 @@ def test_trainer_settings_files_keep_their_key_order():
     """NMT's metrics.json / nmt.json and NER's train_metrics.json record the settings in the order they had
     before the shared base (so the same values give the same bytes)."""
     from lem.annotate.hf_ner import TrainNERSettings
-    from lem.nmt import NMTSettings
+    from lem.nmt.settings import NMTSettings
 
     assert list(TrainNERSettings().to_dict()) == [
         "epochs", "learning_rate", "batch_size", "max_length", "warmup_ratio", "weight_decay", "seed", "device",
@@ -200,7 +200,7 @@ def test_every_settings_section_of_the_shipped_configs_builds(configfile):
 
 
 def test_from_dict_is_written_once():
-    """Every settings dataclass builds through `lem.settings.Settings.from_dict`: no copy of it, and no
+    """Every settings dataclass builds through `lem.core.settings.Settings.from_dict`: no copy of it, and no
     hand-written unknown-key check, anywhere else in src/lem."""
     offenders = []
     for path in SRC.rglob("*.py"):
@@ -214,9 +214,9 @@ def test_from_dict_is_written_once():
 
 
 def test_every_verb_gets_its_settings_from_its_declaration():
-    """`--settings` is never a verb's own argument: `Verb(settings=...)` declares it and `lem.stage` builds
+    """`--settings` is never a verb's own argument: `Verb(settings=...)` declares it and `lem.core.stage` builds
     it; and no verb reports a builtin ValueError or RuntimeError as bad input (bugs keep their traceback)."""
-    from lem.stage import resolve
+    from lem.core.stage import resolve
 
     for name in cli.STAGES:
         for verb in cli.stage(name).verbs:

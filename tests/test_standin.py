@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from lem.standin import SIZES, build_stand_in, xlmr_mlm_parameters
+from lem.stand_in import SIZES, build_stand_in, xlmr_mlm_parameters
 
 TEXT = "the road to Colombo is long\nකොළඹ පාරේ බස් ධාවනය වේ\nகொழும்பு சாலை நீளமானது\n"
 

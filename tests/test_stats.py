@@ -1,4 +1,4 @@
-"""lem.stats: intervals over seeds, paired bootstrap, approximate randomisation, Holm."""
+"""lem.evidence.stats: intervals over seeds, paired bootstrap, approximate randomisation, Holm."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from sklearn.metrics import f1_score
 
-from lem import stats
+from lem.evidence import stats
 
 
 def mining_rows(rng, docs: int, recall: float) -> np.ndarray:
@@ -231,7 +231,7 @@ def test_seed_level_test_is_calibrated_when_seeds_vary(seed_sd):
     """Two recipes of equal skill, 3 seeds, 105 documents: the seed-level test rejects about 5 % whatever
     the seed spread (the pooled bootstrap rejected 40 % at 0.04). Coarse: 3000 comparisons, so the band is
     about +- 3 standard errors around 0.05 (bench/stats_calibration.py has the fine figures)."""
-    from lem import power
+    from lem.evidence import power
 
     rng = np.random.default_rng(23)
     rate = power.rejection_rate(*power.simulate_mining(rng, 3000, 3, 105, seed_sd))
@@ -241,7 +241,7 @@ def test_seed_level_test_is_calibrated_when_seeds_vary(seed_sd):
 
 
 def test_power_analysis_matches_simulation_and_sizes_seeds():
-    from lem import power
+    from lem.evidence import power
 
     # sd(d_s) of the simulation: 2 x seed variance + the item noise of two recipes (measured by variance_parts)
     rng = np.random.default_rng(5)

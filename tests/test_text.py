@@ -1,4 +1,4 @@
-from lem.text import word_spans, words
+from lem.core.text import word_spans, words
 
 
 def test_punctuation_split_off_but_scripts_kept_whole():

@@ -1,4 +1,4 @@
-"""lem.training: the masked-LM loss on the labelled positions, batches keyed by their global index (workers,
+"""lem.core.training: the masked-LM loss on the labelled positions, batches keyed by their global index (workers,
 resume), data-parallel runs under torchrun, and the launcher."""
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ import pytest
 import torch
 from safetensors.numpy import load_file
 
-from lem import training
-from lem.masking import BATCH_KEY, BatchSeededCollator, MaskingSettings, make_collator
+from lem.core import training
+from lem.masking.collate import BATCH_KEY, BatchSeededCollator, MaskingSettings, make_collator
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -205,7 +205,7 @@ def weights(run: Path) -> dict:
 
 
 def train_in_process(tiny, run: Path, callbacks=(), **overrides) -> dict:
-    from lem.masking import MaskingSettings as M
+    from lem.masking.collate import MaskingSettings as M
     from lem.pretrain import (
         TrainSettings,
         fingerprint,

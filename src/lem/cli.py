@@ -1,9 +1,9 @@
-"""The `lem` command: `lem <stage> <verb> [--flags]`, one stage per pipeline step (`lem.stage`).
+"""The `lem` command: `lem <stage> <verb> [--flags]`, one stage per pipeline step (`lem.core.stage`).
 
-Each stage module declares `STAGE = lem.stage.Stage(...)`; this file lists them and imports only the one a
+Each stage module declares `STAGE = lem.core.stage.Stage(...)`; this file lists them and imports only the one a
 command names, so that `lem --help` and light stages stay fast. `docs/contracts.md` documents every verb;
 tests/test_cli.py checks it, and every `lem` call of the workflow's rules, against these declarations.
-Every command first pins the CPU's numeric code paths as `LEM_CPU_NUMERICS` says (`lem.numerics`), before
+Every command first pins the CPU's numeric code paths as `LEM_CPU_NUMERICS` says (`lem.core.numerics`), before
 anything loads torch.
 """
 
@@ -13,8 +13,8 @@ import importlib
 import sys
 from collections.abc import Callable, Sequence
 
-from lem.numerics import pin_numerics
-from lem.stage import Stage
+from lem.core.numerics import pin_numerics
+from lem.core.stage import Stage
 
 STAGES: dict[str, tuple[str, str]] = {
     "corpus": ("lem.corpus.cli", "generate the embedded trilingual corpus and evaluation sets"),
@@ -22,15 +22,15 @@ STAGES: dict[str, tuple[str, str]] = {
     "annotate": ("lem.annotate.cli", "POS / NER annotation into the word-level Parquet format"),
     "tokenizer": ("lem.tokenizer", "train a SentencePiece tokenizer in XLM-R format"),
     "features": ("lem.features", "tokenize annotated text into training features with entity flags"),
-    "masking": ("lem.maskstats", "masking statistics of a collator over a features dataset"),
+    "masking": ("lem.masking.cli", "masking statistics of a collator over a features dataset"),
     "pretrain": ("lem.pretrain", "base-model pre-training and continual pre-training (mono, para)"),
-    "stand-in": ("lem.standin", "a random XLM-R-architecture model + tokenizer for smoke tests"),
+    "stand-in": ("lem.stand_in", "a random XLM-R-architecture model + tokenizer for smoke tests"),
     "plan": ("lem.plan", "what a config's training jobs cost: steps, evaluations, disk, GPU-hours"),
     "embed": ("lem.embed", "sentence embeddings of one or more sentence files (one model load)"),
-    "reference": ("lem.refenc", "reference encoders' embeddings (LASER, sentence-transformers/LaBSE)"),
-    "mine": ("lem.mining.cli", "margin-based bitext mining and P/R/F1 against gold"),
-    "curate": ("lem.curation", "rank a noisy parallel corpus by margin score"),
-    "nmt": ("lem.nmt", "NMT on the top share of a ranked corpus: BLEU, chrF, paired bootstrap"),
+    "reference": ("lem.reference", "reference encoders' embeddings (LASER, sentence-transformers/LaBSE)"),
+    "mine": ("lem.mine.cli", "margin-based bitext mining and P/R/F1 against gold"),
+    "curate": ("lem.curate", "rank a noisy parallel corpus by margin score"),
+    "nmt": ("lem.nmt.cli", "NMT on the top share of a ranked corpus: BLEU, chrF, paired bootstrap"),
     "sentiment": ("lem.sentiment", "fine-tune and evaluate sentence classification"),
     "report": ("lem.report", "collect every metric into the summary table and figures"),
 }
@@ -65,7 +65,7 @@ def commands_markdown() -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     try:
-        pin_numerics()  # first: before any stage imports torch (resources.cpu_numerics, lem.numerics)
+        pin_numerics()  # first: before any stage imports torch (resources.cpu_numerics, lem.core.numerics)
     except ValueError as err:
         print(f"lem: {err}", file=sys.stderr)
         return 2

@@ -1,15 +1,15 @@
 """Every config section checked against the settings dataclass of the `lem` verb that reads it.
 
-The settings dataclasses (`lem.mining.MineSettings`, `lem.pretrain.TrainSettings`, ...) are the single
+The settings dataclasses (`lem.mine.MineSettings`, `lem.pretrain.TrainSettings`, ...) are the single
 source of truth for what a section may hold; the schema types the other sections (and repeats a few of
 these). `check_config` builds every section's dataclass from the config exactly as the workflow's rules
 pass it (the same merges: the run's `seed`, a stage's `epochs`, a MADLAD language's `size`, ...), so an
 unknown key, a value of the wrong type or a value the dataclass refuses fails when the workflow is loaded
 (workflow/rules/common.smk, right after the schema), before any job runs, in one line naming the key:
 
-    mining.settings.kk: unknown key; known: block_size, candidate_k, ... (lem.mining.MineSettings, ...)
-    mining.settings.k: mining settings k, candidate_k and block_size must be >= 1 (lem.mining...)
-    mining.settings.threshold: expected a number or null, got '0.5' (lem.mining.MineSettings, `lem mine run`)
+    mining.settings.kk: unknown key; known: block_size, candidate_k, ... (lem.mine.MineSettings, ...)
+    mining.settings.k: mining settings k, candidate_k and block_size must be >= 1 (lem.mine...)
+    mining.settings.threshold: expected a number or null, got '0.5' (lem.mine.MineSettings, `lem mine run`)
 
 Types come from the dataclass's annotations (checked on the built object, so what `from_dict` converts,
 e.g. a list into a tuple, passes); values from the dataclass's own `from_dict` checks. A key that the rule
@@ -125,9 +125,9 @@ SECTIONS: tuple[Section, ...] = (
         {"seed": "seed"},
         {"epochs": "pretrain.stages.<stage>.epochs"},
     ),
-    Section("pretrain.variants.<name>", "lem.masking:MaskingSettings", "lem pretrain continue"),
+    Section("pretrain.variants.<name>", "lem.masking.collate:MaskingSettings", "lem pretrain continue"),
     Section("embedding", "lem.embed:EmbedSettings", "lem embed encode"),
-    Section("mining.settings", "lem.mining:MineSettings", "lem mine run"),
+    Section("mining.settings", "lem.mine:MineSettings", "lem mine run"),
     Section(
         "sentiment.datasets.<name>.prepare", "lem.data.sentiment:SentimentSettings", "lem data sentiment"
     ),
@@ -135,12 +135,12 @@ SECTIONS: tuple[Section, ...] = (
     Section("curation.filters", "lem.data.webmined:FilterSettings", "lem curate prepare"),
     Section(
         "curation.settings",
-        "lem.curation:CurationSettings",
+        "lem.curate:CurationSettings",
         "lem curate rank",
         overridden={"mining": "mining.settings"},
     ),
-    Section("reference_encoders.<name>.settings", "lem.refenc:RefEncoderSettings", "lem reference encode"),
-    Section("curation.nmt.settings", "lem.nmt:NMTSettings", "lem nmt run"),
+    Section("reference_encoders.<name>.settings", "lem.reference:RefEncoderSettings", "lem reference encode"),
+    Section("curation.nmt.settings", "lem.nmt.settings:NMTSettings", "lem nmt run"),
 )
 SECTION = {s.path: s for s in SECTIONS}
 
@@ -659,17 +659,17 @@ def base_model_folder(config: dict[str, Any]) -> str | None:
 
 
 def _stand_in_architecture(config: dict[str, Any]) -> dict[str, Any] | None:
-    """A stand-in base model's architecture before it is built (lem.standin.SIZES: known at planning), with
+    """A stand-in base model's architecture before it is built (lem.stand_in.SIZES: known at planning), with
     `where` naming it; None for any other source."""
     bm = config.get("base_model") or {}
     if bm.get("source") != "stand_in":
         return None
-    from lem.standin import SIZES
+    from lem.stand_in import SIZES
 
     size = (bm.get("stand_in") or {}).get("size", "base")
     if size not in SIZES:
         return None
-    return {**SIZES[size], "where": f"base_model.stand_in.size {size} (lem.standin.SIZES)"}
+    return {**SIZES[size], "where": f"base_model.stand_in.size {size} (lem.stand_in.SIZES)"}
 
 
 def model_positions(config: dict[str, Any]) -> tuple[int, str] | None:
@@ -755,7 +755,7 @@ def _check_model_shape(config: dict[str, Any]) -> None:
         )
 
 
-LASER_DIM = 1024  # LASER3's sentence embeddings (lem.refenc, backend laser)
+LASER_DIM = 1024  # LASER3's sentence embeddings (lem.reference, backend laser)
 
 
 def _check_pq_m(config: dict[str, Any]) -> None:
@@ -888,7 +888,7 @@ def _check_source_refs(config: dict[str, Any]) -> None:
 
 def _check_controls(config: dict[str, Any]) -> None:
     """`controls.lexical`: `generated` (the generated corpus only) or {pair: dictionary file} naming mined
-    pairs only (a mined pair without one is marked "no dictionary", lem.controls.lexical_dictionaries);
+    pairs only (a mined pair without one is marked "no dictionary", lem.evidence.controls.lexical_dictionaries);
     `controls.positive_lift` as a mapping names evaluation sets only; control rows must not share a name
     with a variant."""
     controls = config.get("controls") or {}
@@ -927,9 +927,9 @@ def _check_controls(config: dict[str, Any]) -> None:
 
 def _check_references(config: dict[str, Any]) -> None:
     """reference_encoders.<name>: its row `ref_<name>` is no variant's name; a laser encoder has a LASER code
-    for every configured language; a sentence-transformers hub model is pinned (lem.refenc refuses it at
+    for every configured language; a sentence-transformers hub model is pinned (lem.reference refuses it at
     run time otherwise, after the jobs before it)."""
-    from lem.refenc import RefEncoderSettings, hub_model
+    from lem.reference import RefEncoderSettings, hub_model
 
     for name, spec in (config.get("reference_encoders") or {}).items():
         row, path = f"ref_{name}", f"reference_encoders.{name}"

@@ -17,10 +17,10 @@ from typing import Any
 
 import numpy as np
 
-from lem.files import atomic_path, write_json
-from lem.inputs import InputError
-from lem.settings import Settings, SettingsError
-from lem.stage import Stage, UsageError, Verb, arg
+from lem.core.files import atomic_path, write_json
+from lem.core.inputs import InputError
+from lem.core.settings import Settings, SettingsError
+from lem.core.stage import Stage, UsageError, Verb, arg
 
 log = logging.getLogger(__name__)
 
@@ -232,9 +232,9 @@ def cmd_encode(a: argparse.Namespace) -> None:
 
 def cmd_control(a: argparse.Namespace) -> None:
     """The evaluation chain's controls, in the embed layout: `lexical` (a positive control: bag of dictionary
-    concepts, `lem.controls.lexical_embeddings`) and `random` (a negative control: seeded random vectors,
+    concepts, `lem.evidence.controls.lexical_embeddings`) and `random` (a negative control: seeded random vectors,
     a different seed per file so that no two files share rows)."""
-    from lem import controls
+    from lem.evidence import controls
 
     if (a.kind == "lexical") != bool(a.dictionary):
         raise UsageError("--dictionary is required by --kind lexical, and only by it")

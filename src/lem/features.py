@@ -1,7 +1,7 @@
 """Tokenize annotated text into training features carrying per-word entity flags (`lem features`).
 
 Each example stores `input_ids`, `word_ids` (per token, -1 for special tokens) and `word_flags` (per word,
-the bits of `lem.entities`: 1 = NE, 2 = NOUN, 4 = VERB), so the masking collator needs no strings, no
+the bits of `lem.core.entities`: 1 = NE, 2 = NOUN, 4 = VERB), so the masking collator needs no strings, no
 look-ups and no model calls.
 
 Which word a token belongs to. The masking unit is the *SentencePiece word*: the tokens from one `▁`-initial
@@ -36,9 +36,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from lem.entities import FLAG_BITS
-from lem.files import atomic_path
-from lem.stage import Stage, Verb, arg
+from lem.core.entities import FLAG_BITS
+from lem.core.files import atomic_path
+from lem.core.stage import Stage, Verb, arg
 
 log = logging.getLogger(__name__)
 
@@ -92,7 +92,7 @@ def read_annotations(path: str | os.PathLike) -> Annotations:
         row = int(row_of_word[w])
         raise ValueError(
             f"{path}: row {row} (sent_id {sent_ids[row]}): word span [{starts[w]}, {ends[w]}) is not an ordered, "
-            f"non-empty span inside the text of {lengths[row]} characters (expected lem.text.word_spans)"
+            f"non-empty span inside the text of {lengths[row]} characters (expected lem.core.text.word_spans)"
         )
     return Annotations(str(path), texts, starts, ends, flags, offsets)
 

@@ -55,9 +55,9 @@ from typing import Any
 
 import yaml
 
-from lem.power import PowerError, cmd_power
+from lem.core.stage import Stage, UsageError, Verb, arg, json_object
+from lem.evidence.power import PowerError, cmd_power
 from lem.run import Run
-from lem.stage import Stage, UsageError, Verb, arg, json_object
 
 REPO = Path(__file__).resolve().parents[2]
 SCHEMA = REPO / "workflow" / "schemas" / "config.schema.yaml"
@@ -67,7 +67,7 @@ H100_TOKENS_PER_SECOND = (
 EVAL_COST = 1 / 3  # a forward pass per token, relative to a training step (forward + backward)
 CKPT_STATE_BYTES = 1_000_000  # scheduler, RNG states, trainer_state.json, training arguments
 TOKENIZER_BYTES_PER_ID = 90  # sentencepiece model + tokenizer.json of XLM-R: about 22 MB for 250,002 ids
-# Known hub architectures, for sizing a model that is not downloaded yet (see lem.standin.SIZES)
+# Known hub architectures, for sizing a model that is not downloaded yet (see lem.stand_in.SIZES)
 KNOWN_HUB = {"FacebookAI/xlm-roberta-base": "base", "xlm-roberta-base": "base"}
 KNOWN_NMT_PARAMETERS = {"facebook/nllb-200-distilled-600M": 615_073_792}  # its model.safetensors header
 # Tokens per second of one job on one H100 for every kind of GPU job but pre-training (plan.tokens_per_second),
@@ -349,7 +349,7 @@ class ModelSize:
 
 def model_size(config: dict[str, Any], root: Path) -> ModelSize:
     """Parameters of the models that train (all variants start from the base model, so all share them)."""
-    from lem.standin import SIZES, xlmr_mlm_parameters
+    from lem.stand_in import SIZES, xlmr_mlm_parameters
 
     bm = config["base_model"]
     folder = base_folder(config, root)
@@ -380,7 +380,7 @@ def model_size(config: dict[str, Any], root: Path) -> ModelSize:
         vocab = arch.pop("vocab_size") or int(bm["stand_in"]["vocab_size"])
         tok = int(bm["stand_in"]["vocab_size"]) * TOKENIZER_BYTES_PER_ID
         return ModelSize(
-            xlmr_mlm_parameters(vocab, **arch), tok, f"lem.standin.SIZES[{size!r}]", f"stand-in {size}"
+            xlmr_mlm_parameters(vocab, **arch), tok, f"lem.stand_in.SIZES[{size!r}]", f"stand-in {size}"
         )
     config_json = folder / "config.json"
     if config_json.is_file():
@@ -498,7 +498,7 @@ def make_plan(config: dict[str, Any], root: str | Path = ".") -> dict[str, Any]:
     totals["all_gpu_hours"] = totals["gpu_hours"] + totals["other_gpu_hours"]
     notes = []
     runtime = int(config["resources"]["runtime_training"])
-    # sharing a GPU (lem.gpu_share): N jobs at once, each N x as long as its share of the GPU's time
+    # sharing a GPU (lem.core.gpu_share): N jobs at once, each N x as long as its share of the GPU's time
     share = int(config["resources"].get("gpu_share", 1)) if int(config["resources"]["gpu_training"]) else 1
     long_jobs = [j for j in jobs if j.gpu_hours * share * 60 > runtime]
     if long_jobs:
@@ -519,7 +519,7 @@ def make_plan(config: dict[str, Any], root: str | Path = ".") -> dict[str, Any]:
     if aliases:
         shared = ", ".join(f"{v} uses {m}'s" for v, m in aliases.items())
         notes.append(
-            f"no jobs for variants whose masking equals an earlier one's (lem.masking.variant_aliases): {shared} "
+            f"no jobs for variants whose masking equals an earlier one's (lem.masking.collate.variant_aliases): {shared} "
             "models, evaluated under their own names"
         )
     if any(j.counts.endswith("*") for j in jobs):
@@ -652,7 +652,7 @@ class OtherJobs:
         return out
 
     def nmt(self) -> list[Task]:
-        from lem.nmt import NMTSettings
+        from lem.nmt.settings import NMTSettings
 
         nmt = (self.config.get("curation") or {}).get("nmt") or {}
         if not nmt.get("pairs"):
@@ -738,7 +738,7 @@ class OtherJobs:
 
     def hidden_size(self) -> int:
         """Floats per embedding: the base model's hidden size (every row is stored as float32)."""
-        from lem.standin import SIZES
+        from lem.stand_in import SIZES
 
         bm = self.config["base_model"]
         cfg = base_folder(self.config, self.root) / "config.json"
@@ -907,7 +907,7 @@ TSV_FIELDS = [f.name for f in dataclasses.fields(Job)]
 
 def write_outputs(plan: dict[str, Any], text: str, outs: list[str]) -> None:
     """Each of `outs` by its suffix: .json (everything), .tsv (one row per job), .txt (the table)."""
-    from lem.files import write_json, write_text
+    from lem.core.files import write_json, write_text
 
     for out in outs:
         if out.endswith(".txt"):

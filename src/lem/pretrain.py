@@ -1,15 +1,15 @@
 """Pre-training: the tiny base model from scratch, and continual pre-training (stage mono, then para).
 
 One function does a training stage: `train_stage`. It runs the Hugging Face Trainer with a masking
-collator (standard MLM or LEM, from `lem.masking`), evaluates the masked-LM loss on a validation set that
+collator (standard MLM or LEM, from `lem.masking.collate`), evaluates the masked-LM loss on a validation set that
 was masked **once** with a fixed seed (so checkpoints are comparable), keeps the checkpoint with the
 lowest validation loss and records the choice in `selection.json`. Checkpoints live outside the stage's
 output folder (`--checkpoints`), so a job that is killed and started again resumes from its last
 checkpoint (model, optimizer, scheduler, RNG and data position) instead of step 0.
 
 What every training stage shares (device, precision, seeds, the schedule and checkpoint policy, the
-Trainer, the masked-LM loss on the labelled positions, data-parallel runs, saving) is `lem.training`;
-the masking of training batches and of the validation set is `lem.masking`.
+Trainer, the masked-LM loss on the labelled positions, data-parallel runs, saving) is `lem.core.training`;
+the masking of training batches and of the validation set is `lem.masking.collate`.
 """
 
 from __future__ import annotations
@@ -26,11 +26,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lem.files import content_digest
-from lem.masking import MaskingSettings, fixed_masked_validation  # noqa: F401  (kept importable from here)
-from lem.settings import Settings, SettingsError
-from lem.stage import Stage, Verb, arg
-from lem.training import (  # noqa: F401  (the schedule is imported from here by `lem plan cost` and the config check)
+from lem.core.files import content_digest
+from lem.core.settings import Settings, SettingsError
+from lem.core.stage import Stage, Verb, arg
+from lem.core.training import (  # noqa: F401  (the schedule is imported from here by `lem plan cost` and the config check)
     KEPT_CHECKPOINTS,
     LOSS_POSITIONS,
     PRECISIONS,
@@ -40,6 +39,10 @@ from lem.training import (  # noqa: F401  (the schedule is imported from here by
     steps_per_epoch,
     training_schedule,
 )
+from lem.masking.collate import (  # noqa: F401  (kept importable from here)
+    MaskingSettings,
+    fixed_masked_validation,
+)
 
 log = logging.getLogger("lem.pretrain")
 
@@ -47,7 +50,7 @@ log = logging.getLogger("lem.pretrain")
 @dataclass(frozen=True)
 class TrainSettings(TrainingSettings):
     """How one training stage runs (HF Trainer arguments we expose); epochs, batch_size, learning_rate,
-    weight_decay and precision are `lem.training.TrainingSettings`'."""
+    weight_decay and precision are `lem.core.training.TrainingSettings`'."""
 
     max_steps: int = -1
     grad_accum: int = 1
@@ -216,12 +219,13 @@ def train_stage(
     The stage evaluates and saves at the steps of `stage_schedule` (at least `min_evaluations` times, the
     final step included, whatever `checkpoint_every` and the data size), keeps the best and the last
     checkpoints only, and fails unless it evaluated exactly at the scheduled steps. Under torchrun
-    (`lem.training`), `settings.batch_size` is shared between the processes and rank 0 alone writes."""
+    (`lem.core.training`), `settings.batch_size` is shared between the processes and rank 0 alone writes."""
     from transformers import TrainerCallback
 
-    from lem import training
-    from lem.files import atomic_path, write_json
-    from lem.masking import BatchSeededCollator, make_collator, masking_stats
+    from lem.core import training
+    from lem.core.files import atomic_path, write_json
+    from lem.masking.cli import masking_stats
+    from lem.masking.collate import BatchSeededCollator, make_collator
 
     t0 = time.time()
     world = training.world_size()
@@ -464,7 +468,7 @@ NPROC_HELP = (
 
 def cmd_train(args: argparse.Namespace, argv: list[str]) -> int:
     """Relaunch under torchrun when asked for several processes; then train (`run`) in this process."""
-    from lem.training import nproc_per_node, relaunch
+    from lem.core.training import nproc_per_node, relaunch
 
     status = relaunch(["pretrain", *argv], nproc_per_node(args.nproc_per_node))
     if status is not None:

@@ -17,12 +17,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from lem import evidence, figures
-from lem.controls import PositiveBar, lexical_control_lines, positive_control_verdict
+from lem.core.files import atomic_path, write_text
+from lem.core.inputs import InputError
+from lem.core.stage import Stage, Verb, arg, json_object
 from lem.data.news import gold_counts_markdown
-from lem.files import atomic_path, write_text
-from lem.inputs import InputError
-from lem.stage import Stage, Verb, arg, json_object
+from lem.evidence import compare as evidence
+from lem.evidence import figures
+from lem.evidence.controls import PositiveBar, lexical_control_lines, positive_control_verdict
 
 log = logging.getLogger("lem.report")
 
@@ -90,7 +91,7 @@ def collect(
     """One row per (variant, task, dataset, pair, metric, seed) value, keyed by each file's `keys` (a file's
     variant must be one of `variants` when given); `coverage` (the annotation coverage JSON) adds task
     `coverage`, one row per language (as `pair`) and entity-type share. `items`, when given, collects each
-    run's per-item rows for the paired tests (lem.evidence); `controls`, when given, takes the metrics of each
+    run's per-item rows for the paired tests (lem.evidence.compare); `controls`, when given, takes the metrics of each
     positive-control row (`control_lexical`) by (dataset, pair), for its verdict."""
     rows = []
     for path in mining:
@@ -291,7 +292,7 @@ def markdown(
         "Every value is measured by this run: the mean over seeds (pre-training seeds; for sentiment every "
         "pre-training x fine-tuning seed) with its t-based 95 % interval in brackets where there are several. "
         "Under each table, *chance* is what a system that knows nothing scores on the same test set "
-        "(`lem.chance`: analytic for mining, the best input-blind classifier for sentiment, a random ranking "
+        "(`lem.evidence.chance`: analytic for mining, the best input-blind classifier for sentiment, a random ranking "
         "for curation) and *ceiling* the best any system can reach under mining's candidate structure. "
         "Rows `control_lexical` (a bag of dictionary concepts) and `control_random` (random vectors) are the "
         "positive and negative controls of the evaluation chain. ▲/▼: significantly above/below the row's "
@@ -369,7 +370,7 @@ def nmt_markdown(
 ) -> list[str]:
     """The curation/NMT table: BLEU and chrF per ranking row (variants, then oracle, random and no_filter)
     and kept share, one column group per pair, mean +- seed s.d. over the pre-training seeds. ▲/▼ on BLEU
-    from the seed-level comparisons (lem.evidence), made only where the oracle beat random: a kept share
+    from the seed-level comparisons (lem.evidence.compare), made only where the oracle beat random: a kept share
     where it did not has "no signal" and no mark."""
     part = summary[summary.task == "nmt"]
     if part.empty:
@@ -479,7 +480,7 @@ def check_controls(
     control_metrics: dict[tuple[str, str], dict] | None = None,
 ) -> list[str]:
     """The controls' verdicts on mining intersection F1, per dataset and pair: the positive control
-    (`control_lexical`) must pass `lem.controls.positive_control_verdict` (chance + lift x (ceiling - chance),
+    (`control_lexical`) must pass `lem.evidence.controls.positive_control_verdict` (chance + lift x (ceiling - chance),
     lift per evaluation set, and above chance by a one-sided test at `positive.alpha`; its metrics file in
     `control_metrics`), the negative control (`control_random`) must stay below chance + negative_lift x
     (ceiling - chance), and a reference encoder row given in `references` (row -> its lift; config
@@ -698,7 +699,7 @@ STAGE = Stage(
                 help="the positive control must reach chance + lift x (ceiling - chance): a number or JSON "
                 "{evalset: lift}"),
             arg("--positive-alpha", type=float, default=0.01,
-                help="and beat chance by a one-sided test at this level (lem.controls.chance_p_value)"),
+                help="and beat chance by a one-sided test at this level (lem.evidence.controls.chance_p_value)"),
             arg("--para-stats", nargs="*", default=[],
                 help="stats.json of lem data pairs per pair (validation pairs that repeated training pairs)"),
             arg("--news-stats", nargs="*", default=[],

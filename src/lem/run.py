@@ -9,7 +9,7 @@ reaches only what it asks for.
 
 - rows: `variants` (`base` and the trained ones), the controls (`control_lexical`, `control_random`) and the
   reference encoders (`ref_<name>`); `model_of` maps each variant to the first-listed variant with the same
-  masking (lem.masking.variant_aliases), whose model it shares; `trained_models` are those that train.
+  masking (lem.masking.collate.variant_aliases), whose model it shares; `trained_models` are those that train.
 - seeds: `seeds` (`pretrain.seeds`, else the run's `seed`); `row_seeds(row)` those a row has: every seed for
   a trained variant and a base model trained from scratch, the first for the others.
 - scopes: `tri` (one model for all languages) or one per pair (`pretrain.scope`).
@@ -226,9 +226,9 @@ class Run:
 
     @cached_property
     def model_of(self) -> dict[str, str]:
-        """Each trained variant -> the first-listed variant with the same masking (lem.masking.MaskingSettings
+        """Each trained variant -> the first-listed variant with the same masking (lem.masking.collate.MaskingSettings
         .canonical), whose model it shares: evaluated and reported under its own name with that model."""
-        from lem.masking import variant_aliases
+        from lem.masking.collate import variant_aliases
 
         return variant_aliases(self.config["pretrain"]["variants"], self.trained)
 
@@ -613,7 +613,7 @@ class Run:
         """(ranking, pair, share, seed) of every NMT run: each row's ranking per pre-training seed it has, the
         random (and oracle) ranking at each kept share and the no_filter control (every pair: share 1) once
         per pre-training seed, each seed's NMT trained with that seed, so that every row has one replicate per
-        seed, paired by seed (lem.evidence)."""
+        seed, paired by seed (lem.evidence.compare)."""
         runs = []
         for pair in self.config["curation"]["nmt"]["pairs"]:
             for r in self.curation_rows + [c for c in self.nmt_controls if c != "no_filter"]:

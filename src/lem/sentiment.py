@@ -18,11 +18,11 @@ from typing import Any
 
 import numpy as np
 
-from lem.chance import classification_chance
-from lem.files import with_keys, write_json
-from lem.inputs import InputError
-from lem.stage import Stage, UsageError, Verb, arg
-from lem.training import TrainingSettings
+from lem.core.files import with_keys, write_json
+from lem.core.inputs import InputError
+from lem.core.stage import Stage, UsageError, Verb, arg
+from lem.core.training import TrainingSettings
+from lem.evidence.chance import classification_chance
 
 log = logging.getLogger("lem.sentiment")
 
@@ -33,7 +33,7 @@ DEFAULT_MAX_LENGTH = 128
 @dataclass(frozen=True)
 class SentimentSettings(TrainingSettings):
     """Fine-tuning settings (`sentiment.training`); epochs, batch_size, learning_rate, weight_decay and
-    precision are `lem.training.TrainingSettings`', with sentiment's defaults."""
+    precision are `lem.core.training.TrainingSettings`', with sentiment's defaults."""
 
     SECTION = "sentiment settings"
 
@@ -92,7 +92,7 @@ def finetune(
     from datasets import Dataset
     from transformers import AutoModelForSequenceClassification, AutoTokenizer, DataCollatorWithPadding
 
-    from lem import training
+    from lem.core import training
 
     splits = {
         name: read_split(p) for name, p in (("train", train_tsv), ("valid", valid_tsv), ("test", test_tsv))
@@ -185,7 +185,7 @@ def finetune(
     counts = {name: {n: int(lbls.count(n)) for n in names} for name, (_, lbls) in splits.items()}
     report.update(
         {
-            "valid_macro_f1": best_valid,  # of the epoch kept (lem.training.CheckpointPolicy.best_epoch)
+            "valid_macro_f1": best_valid,  # of the epoch kept (lem.core.training.CheckpointPolicy.best_epoch)
             "valid_macro_f1_per_epoch": per_epoch,
             "labels": names,
             "counts": counts,

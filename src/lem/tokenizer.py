@@ -22,8 +22,8 @@ from pathlib import Path
 from tokenizers import Tokenizer, decoders, normalizers, pre_tokenizers, processors, trainers
 from tokenizers.models import Unigram
 
-from lem.files import atomic_path
-from lem.stage import Stage, Verb, arg
+from lem.core.files import atomic_path
+from lem.core.stage import Stage, Verb, arg
 
 log = logging.getLogger(__name__)
 

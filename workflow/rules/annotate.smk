@@ -1,4 +1,4 @@
-from lem.gpu_share import training_resources
+from lem.core.gpu_share import training_resources
 
 
 rule annotate_mono:
@@ -121,7 +121,7 @@ rule train_ner:
         "../../envs/annotate.yaml"
     threads: training_threads()
     resources:
-        **training_resources(config["resources"]),  # lem.gpu_share: a GPU, or a share of one
+        **training_resources(config["resources"]),  # lem.core.gpu_share: a GPU, or a share of one
     params:
         settings=lambda w: as_json(RUN.settings_for("train_ner")),
         valid=lambda w: (

@@ -19,16 +19,16 @@ try:
 except ConfigError as _err:
     raise WorkflowError(f"config: {_err}") from None
 
-from lem.numerics import export_mode
+from lem.core.numerics import export_mode
 
 # Every `lem` job pins the CPU's kernels (portable) or leaves them (native) as its environment says
-# (lem.numerics): set here for the jobs of this run, and again by each SLURM job, which reads this file too.
+# (lem.core.numerics): set here for the jobs of this run, and again by each SLURM job, which reads this file too.
 export_mode(config["resources"]["cpu_numerics"])
 
-from lem.interrupt import forward_to_jobs
+from lem.core.interrupt import forward_to_jobs
 
 # Ctrl-C, or a SIGINT sent to Snakemake alone, reaches the running jobs too: the local executor only waits
-# for them, and a training job saves a checkpoint and stops (lem.interrupt).
+# for them, and a training job saves a checkpoint and stops (lem.core.interrupt).
 forward_to_jobs()
 
 from lem.data.download import unpinned_hub_sources, unpinned_url_sources

@@ -3,11 +3,11 @@
 # `curation.nmt.oracle`) the oracle ranking keep their top share (`curation.settings.keep_fractions`),
 # `no_filter` keeps every pair; one NMT run each (the same recipe, `curation.nmt.settings`, trained with the
 # pre-training seed) translates the test set and scores BLEU and chrF (sacrebleu, signatures in
-# metrics.json). The report compares the rows by a paired test over seeds (lem.evidence), once the oracle
+# metrics.json). The report compares the rows by a paired test over seeds (lem.evidence.compare), once the oracle
 # beats random.
 
 
-from lem.gpu_share import training_resources
+from lem.core.gpu_share import training_resources
 
 
 rule nmt_heldout:
@@ -74,7 +74,7 @@ rule nmt_run:
         "../../envs/train.yaml"
     threads: 1
     resources:
-        **training_resources(config["resources"]),  # lem.gpu_share: a GPU, or a share of one
+        **training_resources(config["resources"]),  # lem.core.gpu_share: a GPU, or a share of one
     params:
         settings=lambda w: as_json(RUN.settings_for("nmt_run", seed=w.seed)),
         keys_json=lambda w: metrics_keys(

@@ -1,4 +1,4 @@
-from lem.gpu_share import training_resources
+from lem.core.gpu_share import training_resources
 
 if config["tokenizer"]["source"] == "train":
 
@@ -82,7 +82,7 @@ if config["base_model"]["source"] == "scratch":
             "../../envs/train.yaml"
         threads: training_threads()
         resources:
-            **training_resources(config["resources"]),  # lem.gpu_share: a GPU, or a share of one
+            **training_resources(config["resources"]),  # lem.core.gpu_share: a GPU, or a share of one
         params:
             settings=lambda w: as_json(RUN.settings_for("pretrain_base", seed=w.seed)),
             checkpoints="results/checkpoints/base/seed{seed}",
@@ -150,7 +150,7 @@ rule pretrain_mono:
         "../../envs/train.yaml"
     threads: training_threads()
     resources:
-        **training_resources(config["resources"]),  # lem.gpu_share: a GPU, or a share of one
+        **training_resources(config["resources"]),  # lem.core.gpu_share: a GPU, or a share of one
     params:
         settings=lambda w: as_json(
             RUN.settings_for(
@@ -180,7 +180,7 @@ rule pretrain_para:
         "../../envs/train.yaml"
     threads: training_threads()
     resources:
-        **training_resources(config["resources"]),  # lem.gpu_share: a GPU, or a share of one
+        **training_resources(config["resources"]),  # lem.core.gpu_share: a GPU, or a share of one
     params:
         settings=lambda w: as_json(
             RUN.settings_for(

@@ -1,4 +1,4 @@
-from lem.gpu_share import training_resources
+from lem.core.gpu_share import training_resources
 
 
 rule sentiment:
@@ -20,7 +20,7 @@ rule sentiment:
         "../../envs/train.yaml"
     threads: 1
     resources:
-        **training_resources(config["resources"]),  # lem.gpu_share: a GPU, or a share of one
+        **training_resources(config["resources"]),  # lem.core.gpu_share: a GPU, or a share of one
     params:
         settings=as_json(RUN.settings_for("sentiment")),
         keys_json=lambda w: metrics_keys(

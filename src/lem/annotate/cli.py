@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 
-from lem.entities import TAGSETS
-from lem.stage import Stage, UsageError, Verb, arg, json_object, lang_code
+from lem.core.entities import TAGSETS
+from lem.core.stage import Stage, UsageError, Verb, arg, json_object, lang_code
 
 
 def conll_for_task(path: str, fmt: str, task: str, on_error: str):
@@ -23,7 +23,7 @@ def conll_for_task(path: str, fmt: str, task: str, on_error: str):
 
 def cmd_run(a: argparse.Namespace) -> None:
     from lem.annotate.run import annotate_file
-    from lem.files import write_json
+    from lem.core.files import write_json
 
     stats = annotate_file(a.lang, a.input, a.out, a.settings, a.column)
     if a.stats:
@@ -32,7 +32,7 @@ def cmd_run(a: argparse.Namespace) -> None:
 
 def cmd_train_crf(a: argparse.Namespace) -> None:
     from lem.annotate.crf import train_crf
-    from lem.entities import native_tagset
+    from lem.core.entities import native_tagset
 
     tagset = None
     if a.task == "pos":
@@ -59,7 +59,7 @@ def cmd_score(a: argparse.Namespace) -> None:
     from lem.annotate.readers import read_conll_columns
     from lem.annotate.schema import read_annotations
     from lem.annotate.scoring import score_against_conll
-    from lem.files import with_keys, write_json
+    from lem.core.files import with_keys, write_json
 
     result = with_keys(
         score_against_conll(read_annotations(a.pred), read_conll_columns(a.gold, 3), a.lang, a.gold_tagset),
@@ -90,7 +90,7 @@ LANG = arg(
     "--lang", required=True, type=lang_code, help="a language code (any: its resources are the config's)"
 )
 # a backend that cannot run here, and a language's coverage that fails its check: one line (bad input files,
-# arguments and settings are lem.stage's input errors)
+# arguments and settings are lem.core.stage's input errors)
 ERRORS = ("lem.annotate:BackendError", "lem.annotate.coverage:CoverageError")
 
 STAGE = Stage(

@@ -16,10 +16,10 @@ from dataclasses import dataclass
 
 from lem.annotate.run import Annotator, chunks, iter_sentences
 from lem.annotate.settings import AnnotateSettings
-from lem.entities import ENTITY_BITS, ENTITY_TYPES
-from lem.files import write_json
-from lem.settings import Settings, SettingsByName, SettingsError
-from lem.stage import UsageError
+from lem.core.entities import ENTITY_BITS, ENTITY_TYPES
+from lem.core.files import write_json
+from lem.core.settings import Settings, SettingsByName, SettingsError
+from lem.core.stage import UsageError
 
 log = logging.getLogger(__name__)
 
@@ -53,7 +53,7 @@ ANNOTATION_BY_LANGUAGE = SettingsByName(AnnotateSettings)
 def enabled_entity_types(variants: dict[str, dict]) -> dict[str, list[str]]:
     """Entity type -> the variants whose masking uses it (only `lem` strategies mask by type; a variant
     without `entity_types` uses the masking default, all three)."""
-    from lem.masking import MaskingSettings
+    from lem.masking.collate import MaskingSettings
 
     used: dict[str, list[str]] = {}
     for name, masking in sorted(variants.items()):

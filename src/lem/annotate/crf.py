@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pycrfsuite
 
-from lem.entities import TAGSETS, check_tagset, coarse_map, repair_iob2
-from lem.files import atomic_path, read_json, write_json
-from lem.inputs import InputError
+from lem.core.entities import TAGSETS, check_tagset, coarse_map, repair_iob2
+from lem.core.files import atomic_path, read_json, write_json
+from lem.core.inputs import InputError
 
 log = logging.getLogger(__name__)
 FEATURES_VERSION = 1

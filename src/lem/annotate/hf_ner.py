@@ -1,7 +1,7 @@
 """NER with any Hugging Face token-classification model, and fine-tuning one on CoNLL NER data.
 
 A word takes the label of its first subword (the authors' rule). Words past the model's maximum length
-are labelled O. Runs batched, on GPU when one exists (device `auto`). Fine-tuning is `lem.training`'s: the
+are labelled O. Runs batched, on GPU when one exists (device `auto`). Fine-tuning is `lem.core.training`'s: the
 epoch with the best validation F1 is kept when a validation set is given.
 """
 
@@ -15,9 +15,9 @@ import time
 from dataclasses import dataclass
 
 from lem.annotate import BackendError
-from lem.annotate.tagsets import repair_iob2, to_iob2
-from lem.files import atomic_path, write_json
-from lem.training import TrainingSettings, pick_device
+from lem.core.entities import repair_iob2, to_iob2
+from lem.core.files import atomic_path, write_json
+from lem.core.training import TrainingSettings, pick_device
 
 log = logging.getLogger(__name__)
 LABELS = ["O", "B-PER", "I-PER", "B-LOC", "I-LOC", "B-ORG", "I-ORG", "B-MISC", "I-MISC"]
@@ -84,7 +84,7 @@ class HFNER:
 @dataclass(frozen=True)
 class TrainNERSettings(TrainingSettings):
     """Fine-tuning settings (HF Trainer defaults otherwise: AdamW, linear decay); epochs, batch_size,
-    learning_rate, weight_decay and precision are `lem.training.TrainingSettings`', with NER's defaults.
+    learning_rate, weight_decay and precision are `lem.core.training.TrainingSettings`', with NER's defaults.
     `precision` applies on a GPU only (fp16 autocast by default, `auto` for bf16 where the GPU has it);
     the CPU trains in float32."""
 
@@ -137,14 +137,14 @@ def train_ner(
     """Fine-tune `base_model` (dir or hub id) for IOB2 PER/LOC/ORG/MISC on CoNLL sentences; saves the model
     (safetensors), tokenizer and training arguments (JSON) to `out` atomically and returns metrics. With
     `valid`, the model is evaluated after every epoch and the epoch with the best validation F1 is kept
-    (`lem.training.CheckpointPolicy.best_epoch`); its validation scores are in the metrics."""
+    (`lem.core.training.CheckpointPolicy.best_epoch`); its validation scores are in the metrics."""
     from transformers import (
         AutoModelForTokenClassification,
         AutoTokenizer,
         DataCollatorForTokenClassification,
     )
 
-    from lem import training
+    from lem.core import training
 
     s = settings or TrainNERSettings()
     training.seed_everything(s.seed)

@@ -16,8 +16,8 @@ from lem.annotate.readers import (
     read_tnt_lex,
     read_tsv_lexicon,
 )
-from lem.entities import TAGSETS, check_tagset
-from lem.settings import SettingsError
+from lem.core.entities import TAGSETS, check_tagset
+from lem.core.settings import SettingsError
 
 POS_FORMATS = ("tsv", "tnt", "conllu")
 NER_FORMATS = ("gazetteer_tsv", "conll")

@@ -1,11 +1,11 @@
 """Readers of the annotation resources: CoNLL NER, CoNLL-U, the TnT `.lex` lexicon, TSV lexicons, gazetteers.
 
 Every reader handles a UTF-8 BOM and CRLF line endings, and treats a malformed line (a line of more than
-`lem.inputs.MAX_LINE_CHARS` characters included) by the `on_error` policy: `raise` (a `ReaderError` naming
+`lem.core.inputs.MAX_LINE_CHARS` characters included) by the `on_error` policy: `raise` (a `ReaderError` naming
 the file, the line and what was expected) or `skip` (the line is dropped and counted in the returned
 object's `skipped` / `skip_reasons`). Text that is not UTF-8 or holds a NUL byte, and a file that yields no
 sentence or entry at all (empty, or every line skipped), raise `ReaderError` whatever the policy.
-`ReaderError` is a `lem.inputs.InputError` (a ValueError).
+`ReaderError` is a `lem.core.inputs.InputError` (a ValueError).
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
 
-from lem.entities import NER_TYPES
-from lem.inputs import MAX_LINE_CHARS, InputError, shown
-from lem.inputs import read_lines as _read_input_lines
+from lem.core.entities import NER_TYPES
+from lem.core.inputs import MAX_LINE_CHARS, InputError, shown
+from lem.core.inputs import read_lines as _read_input_lines
 
 log = logging.getLogger(__name__)
 
@@ -329,8 +329,8 @@ def lexicon_from_sentences(sentences: list[list[tuple[str, str]]], path: str = "
 
 
 def read_gazetteer_tsv(path: str | os.PathLike, on_error: str = "raise", normalize=None) -> Gazetteer:
-    """Gazetteer `phrase<TAB>TYPE`; phrases are split into words with `lem.text.words`."""
-    from lem.text import words
+    """Gazetteer `phrase<TAB>TYPE`; phrases are split into words with `lem.core.text.words`."""
+    from lem.core.text import words
 
     check_on_error(on_error)
     norm = normalize or (lambda w: w)

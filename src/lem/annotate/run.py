@@ -15,10 +15,18 @@ import pyarrow.parquet as pq
 from lem.annotate.readers import ReaderError
 from lem.annotate.schema import Annotated, annotation_schema, to_table
 from lem.annotate.settings import AnnotateSettings, TaskSettings
-from lem.entities import ENTITY_BITS, LANG_CODE, OTHER, check_tagset, coarse_map, entity_flags, native_tagset
-from lem.files import atomic_path
-from lem.settings import SettingsError
-from lem.text import word_spans
+from lem.core.entities import (
+    ENTITY_BITS,
+    LANG_CODE,
+    OTHER,
+    check_tagset,
+    coarse_map,
+    entity_flags,
+    native_tagset,
+)
+from lem.core.files import atomic_path
+from lem.core.settings import SettingsError
+from lem.core.text import word_spans
 
 log = logging.getLogger(__name__)
 

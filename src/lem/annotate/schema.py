@@ -2,7 +2,7 @@
 
 One row per input line: `sent_id, text, words, starts, ends, pos, coarse, ner, flags`; the coarse classes,
 NER labels and flag bits (1 = NE: NER label not O and the word is not a number, 2 = NOUN, 4 = VERB) are
-those of `lem.entities`. The schema metadata records the tag set of the `pos` column (`lem.pos_tagset`) and
+those of `lem.core.entities`. The schema metadata records the tag set of the `pos` column (`lem.pos_tagset`) and
 the language (`lem.lang`).
 """
 
@@ -14,8 +14,8 @@ from dataclasses import dataclass
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from lem.files import atomic_path
-from lem.inputs import InputError
+from lem.core.files import atomic_path
+from lem.core.inputs import InputError
 
 SCHEMA = pa.schema(
     [

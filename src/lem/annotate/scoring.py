@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from lem.annotate.hf_ner import ner_scores
 from lem.annotate.schema import pos_tagset_of
-from lem.entities import check_tagset, coarse_class, native_tagset
-from lem.inputs import InputError
+from lem.core.entities import check_tagset, coarse_class, native_tagset
+from lem.core.inputs import InputError
 
 
 def pos_scores(gold: list[list[str]], pred: list[list[str]], gold_tagset: str, pred_tagset: str) -> dict:

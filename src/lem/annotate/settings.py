@@ -6,8 +6,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lem.annotate.lexicon import NER_FORMATS, POS_FORMATS
-from lem.entities import check_tagset
-from lem.settings import Settings, SettingsError
+from lem.core.entities import check_tagset
+from lem.core.settings import Settings, SettingsError
 
 BACKENDS = {
     # backend: (tasks it can do, keys it accepts besides `backend`, keys it requires)

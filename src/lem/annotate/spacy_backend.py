@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from lem.annotate import BackendError
-from lem.entities import repair_iob2, to_iob2
+from lem.core.entities import repair_iob2, to_iob2
 
 
 class SpacyTagger:

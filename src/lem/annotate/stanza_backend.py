@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from lem.annotate import BackendError
-from lem.entities import repair_iob2, to_iob2
-from lem.settings import SettingsError
+from lem.core.entities import repair_iob2, to_iob2
+from lem.core.settings import SettingsError
 
 STANZA_COVERAGE = {"pos": ("en", "ta"), "ner": ("en",)}
 

@@ -1,8 +1,8 @@
-"""Kept for old imports: the tag sets, coarse maps and NER type mappings are defined in `lem.entities`."""
+"""Kept for old imports: the tag sets, coarse maps and NER type mappings are defined in `lem.core.entities`."""
 
 from __future__ import annotations
 
-from lem.entities import (
+from lem.core.entities import (
     COARSE,
     NATIVE_TAGSET,
     NOUN,

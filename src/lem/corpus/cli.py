@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 
+from lem.core.stage import Stage, Verb, arg
 from lem.corpus.generate import GenerateSettings, generate
-from lem.stage import Stage, Verb, arg
 
 
 def run_generate(args: argparse.Namespace) -> int:

@@ -21,10 +21,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from lem.core.files import atomic_path, write_text
+from lem.core.settings import Settings, SettingsError
+from lem.core.text import is_punct, words
 from lem.corpus import lexicon as lx
-from lem.files import atomic_path, write_text
-from lem.settings import Settings, SettingsError
-from lem.text import is_punct, words
 
 log = logging.getLogger(__name__)
 

@@ -23,7 +23,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from lem.entities import NER_TYPES
+from lem.core.entities import NER_TYPES
 
 LANGS = ("en", "si", "ta")
 ENTITY_TYPES = NER_TYPES  # the categories that are named entities (and their NER type)

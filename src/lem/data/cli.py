@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from lem.stage import Stage, UsageError, Verb, arg, json_object
+from lem.core.stage import Stage, UsageError, Verb, arg, json_object
 
 
 def cmd_news(a: argparse.Namespace) -> None:
@@ -22,8 +22,8 @@ def cmd_sentiment(a: argparse.Namespace) -> None:
 
 
 def cmd_lines(a: argparse.Namespace) -> None:
+    from lem.core.files import write_json
     from lem.data.parallel import read_parallel, write_pairs
-    from lem.files import write_json
 
     pairs, stats = read_parallel(a.src, a.tgt, a.format)
     write_pairs(pairs, a.out)
@@ -49,7 +49,7 @@ def cmd_pairs(a: argparse.Namespace) -> None:
     write_pairs(train, a.out_train)
     write_pairs(valid, a.out_valid)
     if a.stats:
-        from lem.files import write_json
+        from lem.core.files import write_json
 
         write_json(a.stats, stats)
 
@@ -102,8 +102,8 @@ def cmd_fetch_hf(a: argparse.Namespace) -> None:
 
 
 def cmd_madlad(a: argparse.Namespace) -> None:
+    from lem.core.files import write_json
     from lem.data.madlad import extract_to_file
-    from lem.files import write_json
 
     counts = extract_to_file(
         a.lang, a.settings, a.out, a.local_jsonl, provenance=a.provenance, allow_unpinned=a.allow_unpinned
@@ -119,15 +119,15 @@ def cmd_leakage(a: argparse.Namespace) -> None:
 
 
 def cmd_leakage_check(a: argparse.Namespace) -> None:
+    from lem.core.files import write_json
     from lem.data.leakage import LeakageSettings, check_evalset
-    from lem.files import write_json
 
     write_json(a.out, check_evalset(a.name, a.eval, a.train, a.guard_report, a.settings or LeakageSettings()))
 
 
 def cmd_check_model(a: argparse.Namespace) -> None:
     from lem.config_check import check_base_model
-    from lem.files import write_json
+    from lem.core.files import write_json
 
     write_json(a.out, check_base_model(a.config_json))
 

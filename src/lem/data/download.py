@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lem.settings import Settings
+from lem.core.settings import Settings
 
 log = logging.getLogger(__name__)
 
@@ -162,7 +162,7 @@ def fetch_url(
                 sha256_file(fetched),
             )
     if fetched != out:
-        from lem.files import atomic_path
+        from lem.core.files import atomic_path
 
         with atomic_path(out) as tmp:
             try:
@@ -172,7 +172,7 @@ def fetch_url(
 
                 shutil.copyfile(fetched, tmp)
     if provenance is not None:
-        from lem.files import write_json
+        from lem.core.files import write_json
 
         write_json(provenance, url_provenance(url, out, sha256, allow_unpinned, obtained))
     return out
@@ -437,7 +437,7 @@ def fetch_hf(
 
 
 def _write_provenance(out: Path, record: dict[str, Any]) -> None:
-    from lem.files import write_json
+    from lem.core.files import write_json
 
     write_json(out / PROVENANCE, record)
 
@@ -447,7 +447,7 @@ def unpack(archive: str | os.PathLike, out: str | os.PathLike) -> Path:
     import tarfile
     import zipfile
 
-    from lem.files import atomic_path
+    from lem.core.files import atomic_path
 
     archive, out = Path(archive), Path(out)
     with atomic_path(out) as tmp:

@@ -21,10 +21,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from lem.core.files import atomic_path, write_json
+from lem.core.inputs import InputError, read_text
+from lem.core.settings import Settings
 from lem.data.noisy import NOISY_HEADERS, read_noisy
-from lem.files import atomic_path, write_json
-from lem.inputs import InputError, read_text
-from lem.settings import Settings
 
 log = logging.getLogger(__name__)
 

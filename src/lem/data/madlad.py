@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lem.files import atomic_path
-from lem.settings import Settings, SettingsError
+from lem.core.files import atomic_path
+from lem.core.settings import Settings, SettingsError
 
 log = logging.getLogger(__name__)
 
@@ -286,11 +286,11 @@ class Extractor:
 def iter_local_jsonl(path: str | os.PathLike) -> Iterator[str]:
     """Documents of a local file in the MADLAD layout: one JSON object `{"text": ...}` per line (`.gz` too);
     a line that is not UTF-8 or not such an object, or a broken gzip stream, fails naming the file and the
-    line (`lem.inputs.InputError`)."""
+    line (`lem.core.inputs.InputError`)."""
     import gzip
     import zlib
 
-    from lem.inputs import InputError
+    from lem.core.inputs import InputError
 
     opener = gzip.open if str(path).endswith(".gz") else open
     lineno = 0
@@ -379,13 +379,7 @@ def source_provenance(
 ) -> dict[str, Any]:
     """Where the documents come from. From the hub: the configured revision must be a commit unless
     `allow_unpinned`; it is resolved to its commit, and the documents are streamed at that commit."""
-    from lem.data.download import (
-        FetchError,
-        hub_provenance,
-        require_pinned,
-        resolve_hub_commit,
-        sha256_file,
-    )
+    from lem.data.download import FetchError, hub_provenance, require_pinned, resolve_hub_commit, sha256_file
 
     if local_jsonl:
         files = {str(p): {"bytes": Path(p).stat().st_size, "sha256": sha256_file(p)} for p in local_jsonl}
@@ -428,7 +422,7 @@ def extract_to_file(
 
     `provenance` (optional JSON path): the source of the documents, for the hub the commit they were
     streamed at, and the sentence count."""
-    from lem.files import write_json
+    from lem.core.files import write_json
 
     started = time.monotonic()
     record = source_provenance(lang, settings, local_jsonl, allow_unpinned)

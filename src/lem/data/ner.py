@@ -16,9 +16,9 @@ from typing import Any
 import numpy as np
 
 from lem.annotate.readers import read_conll_ner
-from lem.files import atomic_path, write_json
-from lem.inputs import InputError, read_text
-from lem.settings import Settings, SettingsError
+from lem.core.files import atomic_path, write_json
+from lem.core.inputs import InputError, read_text
+from lem.core.settings import Settings, SettingsError
 
 log = logging.getLogger(__name__)
 

@@ -4,13 +4,13 @@ Layout: `<root>/<Pair folder>/<site>/{<Lang>,<Lang>}/<docid>` plus a gold file i
 name ends in the pair after a `.`, `-` or `_`, in any case (`ITN.si-en`, `ArmyNews.si-en`, and in the public
 archive `Tamil-English/Army_news/ArmyNews-ta-en`). Document lines are `<lang>_<docid>_<k>\\t<sentence>`;
 gold lines `<srcID>\\t<tgtID>`. Every defect of the real files is repaired or dropped here and counted in
-`stats.json` (a line of more than `lem.inputs.MAX_LINE_CHARS` characters is dropped and counted too): wrong-case
+`stats.json` (a line of more than `lem.core.inputs.MAX_LINE_CHARS` characters is dropped and counted too): wrong-case
 prefixes (`Si_`), one-to-two links (`ta_311285_6,7`), CRLF, a gold id written with the other language's prefix
 when the right-language sentence exists (Newsfirst si-en `en_4439030_0<TAB>en_4439030_0`), the two ids of a
 link swapped; links to no sentence and repeated links are dropped, per reason (`gold_dropped`); links across
-documents are kept and counted (a per-document miner cannot reach them: `lem.chance.mining_ceiling`).
+documents are kept and counted (a per-document miner cannot reach them: `lem.evidence.chance.mining_ceiling`).
 `gold_counts_markdown` turns `stats.json` files into the report's table of gold counts and drops. What cannot be repaired fails in one
-line naming the file (and line) or the folder, site and pair (`lem.inputs.InputError`): text that is not
+line naming the file (and line) or the folder, site and pair (`lem.core.inputs.InputError`): text that is not
 UTF-8 or holds a NUL byte, a side without sentences, a gold file none of whose links names a sentence of the
 documents (mining would have nothing to score).
 """
@@ -28,8 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lem.files import atomic_path, write_json
-from lem.inputs import MAX_LINE_CHARS, InputError, decode
+from lem.core.files import atomic_path, write_json
+from lem.core.inputs import MAX_LINE_CHARS, InputError, decode
 
 log = logging.getLogger(__name__)
 

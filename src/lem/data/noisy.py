@@ -1,6 +1,6 @@
 """The noisy parallel corpus that `lem curate rank` ranks: `src<TAB>tgt[<TAB>label]` with a header line.
 
-Read here (not in `lem.curation`, which needs torch) so that the leakage guard, which runs before any
+Read here (not in `lem.curate`, which needs torch) so that the leakage guard, which runs before any
 training job, reads every curation corpus with the same checks and a malformed one fails early.
 """
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from lem.inputs import MAX_LINE_CHARS, InputError, long_line_message, read_lines, shown
+from lem.core.inputs import MAX_LINE_CHARS, InputError, long_line_message, read_lines, shown
 
 NOISY_HEADERS = (["src", "tgt"], ["src", "tgt", "label"])
 
@@ -16,7 +16,7 @@ NOISY_HEADERS = (["src", "tgt"], ["src", "tgt", "label"])
 def read_noisy(path: str | Path) -> tuple[list[str], list[str], list[str] | None]:
     """Read `src<TAB>tgt[<TAB>label]` with a header line (a BOM and CRLF accepted); a line that is not UTF-8,
     holds a NUL byte, has another field count than the header, or is longer than MAX_LINE_CHARS characters
-    fails naming the file and the line (`lem.inputs.InputError`), as does a corpus without pairs. The
+    fails naming the file and the line (`lem.core.inputs.InputError`), as does a corpus without pairs. The
     corpus is an evaluation set: nothing is dropped."""
     src, tgt, labels = [], [], []
     lines = read_lines(path)

@@ -3,8 +3,8 @@ monolingual text files and `src<TAB>tgt` pair files: the `corpus.source: files` 
 
 The NLPC format: UTF-8 with a BOM, `#` header lines at the top of both files, empty lines at matching
 positions. Both formats: CRLF, leading/trailing spaces, inner tabs; a pair with an empty side is dropped.
-Text that is not UTF-8 or holds a NUL byte fails naming the file and line (`lem.inputs`); lines of more
-than `lem.inputs.MAX_LINE_CHARS` characters are dropped and counted (`too_long`) in text and line-aligned
+Text that is not UTF-8 or holds a NUL byte fails naming the file and line (`lem.core.inputs`); lines of more
+than `lem.core.inputs.MAX_LINE_CHARS` characters are dropped and counted (`too_long`) in text and line-aligned
 files and refused in pair files; a file (or a set of pair files) that leaves no sentence fails naming it,
 so no stage ever trains on an empty language or pair.
 """
@@ -19,8 +19,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from lem.files import atomic_path
-from lem.inputs import MAX_LINE_CHARS, InputError, decode, long_line_message, shown, split_lines
+from lem.core.files import atomic_path
+from lem.core.inputs import MAX_LINE_CHARS, InputError, decode, long_line_message, shown, split_lines
 
 log = logging.getLogger(__name__)
 

@@ -6,8 +6,8 @@ rare `Conflict` label; the column names, label mapping and split are settings so
 The file is read with the `csv` module (quoted fields may hold the delimiter and line breaks): a BOM and
 CRLF are accepted; text that is not UTF-8 or holds a NUL byte, a missing or repeated column name, a row
 whose field count differs from the header's, or broken quoting fails naming the file and the line
-(`lem.inputs.InputError`). Rows with an empty text or label, a text of more than
-`lem.inputs.MAX_LINE_CHARS` characters, dropped labels and duplicates are dropped and counted in
+(`lem.core.inputs.InputError`). Rows with an empty text or label, a text of more than
+`lem.core.inputs.MAX_LINE_CHARS` characters, dropped labels and duplicates are dropped and counted in
 `stats.json`; a file left with no row or with one class only (macro-F1 is then 1.0 whatever the model), or
 too few rows to put one in each split of a non-zero share, fails.
 """
@@ -26,9 +26,9 @@ from typing import Any
 
 import numpy as np
 
-from lem.files import atomic_path, write_json
-from lem.inputs import MAX_LINE_CHARS, InputError, read_text
-from lem.settings import Settings, SettingsError
+from lem.core.files import atomic_path, write_json
+from lem.core.inputs import MAX_LINE_CHARS, InputError, read_text
+from lem.core.settings import Settings, SettingsError
 
 log = logging.getLogger(__name__)
 

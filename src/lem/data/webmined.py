@@ -32,9 +32,9 @@ from itertools import zip_longest
 from pathlib import Path
 from typing import Any
 
-from lem.files import atomic_path, write_json
-from lem.inputs import MAX_LINE_CHARS, InputError, decode, long_line_message, shown
-from lem.settings import Settings, SettingsError
+from lem.core.files import atomic_path, write_json
+from lem.core.inputs import MAX_LINE_CHARS, InputError, decode, long_line_message, shown
+from lem.core.settings import Settings, SettingsError
 
 SCRIPTS = {"en": "LATIN", "si": "SINHALA", "ta": "TAMIL"}  # language -> the first word of its letters' names
 

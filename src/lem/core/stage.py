@@ -8,9 +8,9 @@ command names (so `lem --help` stays fast). What every command shares lives here
 - settings: a verb with `settings=SomeSettings` gets `--settings '<json object>'`, parsed by `json_object`
   and built with `SomeSettings.from_dict` before `run` sees it (`args.settings` is the dataclass); other
   JSON arguments use `type=json_object`; a bad value exits 2 naming the flag;
-- metrics keys: `keys=True` adds `--keys '<json object>'` (`lem.files.metrics_keys`), `args.keys` a dict
+- metrics keys: `keys=True` adds `--keys '<json object>'` (`lem.core.files.metrics_keys`), `args.keys` a dict
   or None, written as the metrics file's `keys`;
-- threads: `threads=True` adds `--threads N` and applies it (`lem.training.set_threads`) before `run`;
+- threads: `threads=True` adds `--threads N` and applies it (`lem.core.training.set_threads`) before `run`;
 - logging: `setup_logging`, one format, to stderr (the rules send it to the job's log);
 - errors: bad input (`input_errors`: a bad or missing input file, an impossible argument combination, a
   refused setting) and the exception types a verb declares become one line `lem <stage> <verb>: <message>`
@@ -29,7 +29,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from lem.interrupt import restore_default as restore_default_sigint
+from lem.core.interrupt import restore_default as restore_default_sigint
 
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
@@ -47,7 +47,7 @@ def setup_logging(level: int = logging.INFO) -> None:
 
 def lang_code(text: str) -> str:
     """argparse `type=` of a language code: 2 or 3 lower-case letters (any language the config declares)."""
-    from lem.entities import LANG_CODE
+    from lem.core.entities import LANG_CODE
 
     if not LANG_CODE.fullmatch(text):
         raise argparse.ArgumentTypeError(f"not a language code (2 or 3 lower-case letters): {text!r}")
@@ -92,8 +92,8 @@ def resolve(obj: Any) -> Any:
 
 
 def input_errors() -> tuple[type[BaseException], ...]:
-    from lem.inputs import InputError
-    from lem.settings import SettingsError
+    from lem.core.inputs import InputError
+    from lem.core.settings import SettingsError
 
     return (InputError, FileNotFoundError, UsageError, SettingsError)
 
@@ -187,7 +187,7 @@ class Stage:
                 print(f"{prog}: --settings: {err}", file=sys.stderr)
                 return 2
         if verb.keys:
-            from lem.files import metrics_keys, record_job_settings
+            from lem.core.files import metrics_keys, record_job_settings
 
             try:
                 args.keys = metrics_keys(args.keys)
@@ -196,7 +196,7 @@ class Stage:
                 return 2
             record_job_settings(prog, argv)  # its metrics file records the sha256 of what it received
         if verb.threads:
-            from lem.training import set_threads
+            from lem.core.training import set_threads
 
             set_threads(args.threads)
         errors = input_errors() + tuple(resolve(e) for e in verb.errors)
@@ -207,7 +207,7 @@ class Stage:
             print(f"{prog}: {err}", file=sys.stderr)
             return 1
         except KeyboardInterrupt:
-            # Ctrl-C (lem.interrupt): outputs are atomic, a training run saved a checkpoint to resume from
+            # Ctrl-C (lem.core.interrupt): outputs are atomic, a training run saved a checkpoint to resume from
             print(f"{prog}: interrupted", file=sys.stderr)
             return 130
         except OSError as err:

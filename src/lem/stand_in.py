@@ -19,9 +19,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from lem.stage import Stage, UsageError, Verb, arg
+from lem.core.stage import Stage, UsageError, Verb, arg
 
-log = logging.getLogger("lem.standin")
+log = logging.getLogger("lem.stand_in")
 
 XLMR_BASE_VOCAB = 250_002
 
@@ -78,8 +78,8 @@ def build_stand_in(
     import torch
     from transformers import AutoTokenizer, XLMRobertaConfig, XLMRobertaForMaskedLM
 
+    from lem.core.files import atomic_path, write_json
     from lem.data.download import sha256_file
-    from lem.files import atomic_path, write_json
     from lem.tokenizer import train_tokenizer
 
     if size not in SIZES:

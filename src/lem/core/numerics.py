@@ -31,7 +31,7 @@ import sys
 from collections.abc import MutableMapping
 from typing import Any
 
-log = logging.getLogger("lem.numerics")
+log = logging.getLogger("lem.core.numerics")
 
 MODES = ("portable", "native")
 MODE_ENV = "LEM_CPU_NUMERICS"  # how the config key reaches a job: common.smk sets it, `lem` reads it

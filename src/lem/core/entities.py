@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 
-from lem.text import is_punct
+from lem.core.text import is_punct
 
 # --- entity flags -----------------------------------------------------------------------------------------
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from lem.settings import Settings, SettingsError
+from lem.core.settings import Settings, SettingsError
 
 MARGINS = ("ratio", "distance", "absolute")
 NEIGHBOURHOODS = ("mean", "pooled")

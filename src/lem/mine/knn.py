@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from lem.mining.settings import MineSettings
+from lem.mine.settings import MineSettings
 
 _BOUND_GROUP = 2048  # columns per group when bounding the k-th best of a row (see `_group_bound`)
 

@@ -1,6 +1,6 @@
 """Power of the seed-level comparisons: how many pre-training seeds (and test documents) a difference needs.
 
-The report compares two variants by a paired t-test over pre-training seeds (`lem.stats.seed_paired_test`).
+The report compares two variants by a paired t-test over pre-training seeds (`lem.evidence.stats.seed_paired_test`).
 Its power depends on the standard deviation of the per-seed differences d_s = a_s - b_s, which has two parts:
 - the *item* part: the test-set noise of one seed's difference, which shrinks as 1 / documents (estimated
   per seed by a bootstrap over that seed's documents, then averaged over seeds);
@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from lem import stats
+from lem.evidence import stats
 
 
 class PowerError(ValueError):
@@ -155,7 +155,8 @@ def rejection_rate(a: np.ndarray, b: np.ndarray, alpha: float = 0.05) -> float:
 
 
 def _mining_items(paths: list[str]) -> Any:
-    from lem import evidence, report
+    from lem import report
+    from lem.evidence import compare as evidence
 
     items = evidence.Items()
     variants = set()
@@ -170,7 +171,7 @@ def power_table(paths: list[str], delta: float, alpha: float = 0.05, target: flo
     """One row per comparison the report makes on mining (lem* vs mlm_tlm, mlm_tlm vs base): the run's
     difference, the variance parts, the power of its own seeds at `delta`, and the seeds needed for
     `target` power with its documents and with twice as many."""
-    from lem import evidence
+    from lem.evidence import compare as evidence
 
     items, variants = _mining_items(paths)
     out = []

@@ -4,36 +4,39 @@
 guard) into `pairs.tsv` and one sentence file per side, which the embed stage embeds for every variant (evalset
 `curation`). `lem curate rank` reads those embeddings and scores each pair (x_i, y_i) with the margin of its
 cosine against each side's k nearest neighbours on the other side (LASER's scoring of a given bitext,
-`lem.mining.pair_margin_scores`), with mining's k, margin and neighbourhood (`mining.settings`) unless
+`lem.mine.pair_margin_scores`), with mining's k, margin and neighbourhood (`mining.settings`) unless
 `curation.settings` sets them. Where the corpus carries clean/noisy labels (the embedded default's generated
 corpus), the ranking is evaluated: precision of clean pairs in the top-ranked share, for each configured
-share, and average precision. The NMT trained on the top shares is `lem.nmt` (workflow/rules/nmt.smk).
+share, and average precision. The NMT trained on the top shares is `lem.nmt` (workflow/rules/nmt.smk); the
+training pairs of a share (`select_top`, `kept_count`) and the control rankings (`control_ranking`) are here.
 """
 
 from __future__ import annotations
 
 import argparse
 import logging
+import os
+import random
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from lem.chance import curation_chance
+from lem.core.files import atomic_path, with_keys, write_json, write_text
+from lem.core.inputs import InputError, read_lines, shown
+from lem.core.settings import Settings, SettingsError
+from lem.core.stage import Stage, UsageError, Verb, arg
 from lem.data.noisy import NOISY_HEADERS, read_noisy  # noqa: F401 - the corpus reader, re-exported
-from lem.files import atomic_path, with_keys, write_json
-from lem.inputs import InputError
-from lem.settings import Settings, SettingsError
-from lem.stage import Stage, Verb, arg
+from lem.evidence.chance import curation_chance
 
-log = logging.getLogger("lem.curation")
+log = logging.getLogger("lem.curate")
 
 
 @dataclass
 class CurationSettings(Settings):
     """Curation's choices. The margin (`k`, `margin`, `neighbourhood`) is mining's (`mining`: the
-    `mining.settings` section, `lem.mining.MineSettings`) unless set here explicitly (None: mining's)."""
+    `mining.settings` section, `lem.mine.MineSettings`) unless set here explicitly (None: mining's)."""
 
     SECTION = "curation settings"
 
@@ -45,7 +48,7 @@ class CurationSettings(Settings):
 
     def margin_settings(self) -> tuple[int, str, str]:
         """(k, margin, neighbourhood): this section's where set, else mining's (one place for the margin)."""
-        from lem.mining import MineSettings
+        from lem.mine import MineSettings
 
         mine = MineSettings.from_dict(self.mining)
         return (
@@ -55,7 +58,7 @@ class CurationSettings(Settings):
         )
 
     def validate(self) -> None:
-        from lem.mining import MARGINS, NEIGHBOURHOODS
+        from lem.mine import MARGINS, NEIGHBOURHOODS
 
         if self.k is not None and self.k < 1:
             raise SettingsError(
@@ -79,9 +82,8 @@ class CurationSettings(Settings):
 
 
 def ranking_metrics(scores: np.ndarray, clean: np.ndarray, keep_fractions: list[float]) -> dict[str, Any]:
-    """Precision of clean pairs among the top-scored share of the corpus (`lem.nmt.kept_count`: the pairs the
+    """Precision of clean pairs among the top-scored share of the corpus (`lem.curate.kept_count`: the pairs the
     NMT of that share trains on), and average precision."""
-    from lem.nmt import kept_count
 
     order = np.argsort(-scores, kind="stable")
     hits = clean[order].astype(np.float64)
@@ -107,9 +109,9 @@ def curate(
 ) -> dict:
     """Score every pair of the prepared corpus `pairs` (`lem curate prepare`) from the embed stage's
     embeddings of its two sides (`src_emb`, `tgt_emb`, checked against the sentence files' ids) with the
-    margin of `lem.mining.pair_margin_scores`; write the ranking (best first) and the metrics."""
+    margin of `lem.mine.pair_margin_scores`; write the ranking (best first) and the metrics."""
     from lem.embed import load_embeddings, read_sentences
-    from lem.mining import pair_margin_scores
+    from lem.mine import pair_margin_scores
 
     t0 = time.time()
     src, _, labels = read_noisy(pairs)
@@ -144,13 +146,105 @@ def curate(
         }
         ranks = np.empty(len(order), dtype=np.int64)
         ranks[order] = np.arange(1, len(order) + 1)
-        # per-pair items for the report's paired test (lem.evidence): each pair's rank and whether it is clean
+        # per-pair items for the report's paired test (lem.evidence.compare): each pair's rank and whether it is clean
         metrics["items"] = {"rank": ranks.tolist(), "clean": clean.astype(int).tolist()}
     else:
         metrics["n"] = len(src)
     write_json(out_metrics, with_keys(metrics, keys))
     log.info("curated %s: %d pairs in %.1fs", pairs, len(src), time.time() - t0)
     return metrics
+
+
+# --- the training pairs of a kept share (from nmt.py: `lem nmt select`, the report's curation test) ---------
+
+
+RANKING_HEADER = ["rank", "index", "score", "label"]
+
+
+def read_ranking(path: str | os.PathLike) -> list[int]:
+    """Corpus row indices, best first, of a ranking file (`rank<TAB>index<TAB>score<TAB>label`)."""
+    lines = read_lines(path)
+    if not lines or lines[0].split("\t") != RANKING_HEADER:
+        got = "an empty file" if not lines else shown(lines[0])
+        raise InputError(f"{path}:1: expected the header {'<TAB>'.join(RANKING_HEADER)}, got {got}")
+    order: list[int] = []
+    for lineno, line in enumerate(lines[1:], start=2):
+        row = line.split("\t")
+        if len(row) != 4 or not row[0].isdigit() or not row[1].isdigit() or int(row[0]) != lineno - 1:
+            raise InputError(
+                f"{path}:{lineno}: expected rank {lineno - 1}<TAB>index<TAB>score<TAB>label, got {shown(line)}"
+            )
+        order.append(int(row[1]))
+    if not order:
+        raise InputError(f"{path}: expected ranked rows after the header, got none")
+    if len(set(order)) != len(order):
+        raise InputError(f"{path}: expected each corpus index once, got repeated indices")
+    return order
+
+
+def kept_count(n: int, share: float | None = None, count: int | None = None) -> int:
+    """Pairs kept of `n`: `max(1, round(share * n))` (also the top share of `lem.curate.ranking_metrics` and
+    of the report's curation test), or `count`."""
+    if (share is None) == (count is None):
+        raise UsageError("nmt: give exactly one of share and count")
+    if share is not None:
+        if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share <= 1:
+            raise UsageError(f"nmt: share={share!r}: expected a number in (0, 1]")
+        return max(1, int(round(share * n)))
+    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        raise UsageError(f"nmt: count={count!r}: expected an integer >= 1")
+    return min(count, n)
+
+
+def select_top(ranked_tsv: str | os.PathLike, corpus_tsv: str | os.PathLike, out: str | os.PathLike, *,
+               share: float | None = None, count: int | None = None) -> dict[str, Any]:  # fmt: skip
+    """Write the top `share` (or `count`) pairs of `corpus_tsv` in the order of `ranked_tsv` (what
+    `lem curate rank --out-scores` writes) to `out` as `src<TAB>tgt[<TAB>label]` with a header, atomically.
+    Returns counts (and the clean share of the kept pairs when the corpus has labels)."""
+    from lem.data.noisy import read_noisy
+
+    src, tgt, labels = read_noisy(corpus_tsv)
+    order = read_ranking(ranked_tsv)
+    if len(order) != len(src) or max(order) >= len(src):
+        raise InputError(
+            f"{ranked_tsv}: ranks {len(order)} rows (largest index {max(order)}) but {corpus_tsv} has "
+            f"{len(src)} pairs: expected a ranking of this corpus"
+        )
+    n = kept_count(len(order), share, count)
+    top = order[:n]
+    header = ["src", "tgt"] + (["label"] if labels is not None else [])
+    rows = ["\t".join(header)] + [
+        "\t".join([src[i], tgt[i]] + ([labels[i]] if labels is not None else [])) for i in top
+    ]
+    write_text(out, "\n".join(rows) + "\n")
+    result: dict[str, Any] = {"n_corpus": len(src), "n_kept": n, "share": n / len(src)}
+    if labels is not None:
+        result["clean_share_kept"] = sum(labels[i] == "clean" for i in top) / n
+    log.info("select_top: %d of %d pairs of %s -> %s", n, len(src), corpus_tsv, out)
+    return result
+
+
+def control_ranking(corpus_tsv: str | os.PathLike, out: str | os.PathLike, kind: str = "random",
+                    seed: int = 0) -> None:  # fmt: skip
+    """A ranking file in `lem curate rank`'s format that no model made: `random` (a seeded shuffle: the floor of
+    the curation table) or `oracle` (clean pairs first, each group shuffled: the ceiling; needs labels)."""
+    from lem.data.noisy import read_noisy
+
+    src, _, labels = read_noisy(corpus_tsv)
+    rng = random.Random(f"{seed}/{kind}")
+    order = list(range(len(src)))
+    rng.shuffle(order)
+    if kind == "oracle":
+        if labels is None:
+            raise InputError(f"{corpus_tsv}: an oracle ranking needs the label column")
+        order.sort(key=lambda i: labels[i] != "clean")  # stable: the shuffle within each group stays
+    elif kind != "random":
+        raise UsageError(f"nmt: control ranking kind {kind!r}: expected random or oracle")
+    rows = ["\t".join(RANKING_HEADER)] + [
+        f"{r}\t{i}\t{float(len(order) - r):.6f}\t{labels[i] if labels else ''}"
+        for r, i in enumerate(order, start=1)
+    ]
+    write_text(out, "\n".join(rows) + "\n")
 
 
 def cmd_rank(a: argparse.Namespace) -> None:
@@ -171,7 +265,6 @@ def cmd_prepare(a: argparse.Namespace) -> None:
 
 
 def cmd_control(a: argparse.Namespace) -> None:
-    from lem.nmt import control_ranking
 
     control_ranking(a.pairs, a.out, kind=a.kind, seed=a.seed)
 

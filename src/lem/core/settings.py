@@ -10,7 +10,7 @@ extends, so every config section (and every verb's `--settings`) is read one way
   combinations on the built object.
 
 A refused value raises `SettingsError` (a ValueError) whose message names the section, the key, what was
-expected and what was given. This module also runs under Python 3.8 (`lem.refenc` in envs/laser.yaml):
+expected and what was given. This module also runs under Python 3.8 (`lem.reference` in envs/laser.yaml):
 there an annotation that Python cannot evaluate (`str | None`) is left to the class's `validate`.
 """
 

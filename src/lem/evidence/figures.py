@@ -2,7 +2,7 @@
 
 Each figure is a PNG written atomically; every function takes the data it draws and an output path.
 Model folders are named to the report as `variant:stage:seed=path` (`parse_models`): the figures read their
-`masking_stats.json` (lem.maskstats), `selection.json` (validation losses) and `train_log.jsonl` (training
+`masking_stats.json` (lem.masking.cli), `selection.json` (validation losses) and `train_log.jsonl` (training
 losses), never paths for meaning.
 """
 
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from lem.files import atomic_path
+from lem.core.files import atomic_path
 
 STAGES = ("base", "mono", "para")
 PRIORITY = ("ne", "verb", "noun", "other")

@@ -8,9 +8,9 @@
   punctuation then match across languages too. A mining metric that cannot tell this encoder from chance
   is broken. Dictionaries: `Dictionary.from_generated_lexicon()` (the embedded generated world: every
   inflected form of a lexicon row is one concept) or `Dictionary.from_tsv(path, src, tgt)` for real data.
-- Negative controls: `random_embeddings` (must score at chance, `lem.chance`), and
+- Negative controls: `random_embeddings` (must score at chance, `lem.evidence.chance`), and
   `shuffle_gold_within_documents` (gold targets permuted within their documents: any encoder must then
-  score at `lem.chance.mining_chance_permutation`'s level).
+  score at `lem.evidence.chance.mining_chance_permutation`'s level).
 
 Which pairs have the positive control: `lexical_dictionaries` (config `controls.lexical`; a mined pair
 without a dictionary has no `control_lexical` row and is marked `NO_DICTIONARY`, `lexical_control_lines`).
@@ -36,8 +36,8 @@ from typing import Any
 
 import numpy as np
 
-from lem.inputs import InputError, long_line_message, read_lines, shown, too_long
-from lem.text import words
+from lem.core.inputs import InputError, long_line_message, read_lines, shown, too_long
+from lem.core.text import words
 
 
 def normalise(word: str) -> str:
@@ -210,7 +210,7 @@ def shuffle_gold_within_documents(
 ) -> set[tuple[str, str]]:
     """Gold links with their targets relabelled by a seeded random permutation of each document's target
     ids (every target of the document, not only the gold ones), the sources kept: the negative control of
-    the gold side. Mining against it measures `lem.chance.mining_chance_permutation`'s chance (permuting
+    the gold side. Mining against it measures `lem.evidence.chance.mining_chance_permutation`'s chance (permuting
     the target rows within documents is the same relabelling). A gold target not among `tgt_ids`:
     ValueError."""
     if len(tgt_ids) != len(tgt_docs):
@@ -288,7 +288,7 @@ class PositiveBar:
 def chance_p_value(n_correct: int, n_pred: float, chance_precision: float) -> float:
     """One-sided p of `n_correct` correct pairs among `n_pred` mined if the system knew nothing: P(X >=
     n_correct) for X ~ Poisson(n_pred x chance precision), each mined pair being gold with the pooled chance
-    probability (`lem.chance`). A sum of independent Bernoulli trials is less spread than that Poisson, and
+    probability (`lem.evidence.chance`). A sum of independent Bernoulli trials is less spread than that Poisson, and
     mutual-best pairs compete for the same sentences, so the p is on the safe side."""
     from scipy.stats import poisson
 

@@ -2,7 +2,7 @@
 
 LEM, per example (docs/lem-method.md, "Masking, exactly", with the authors' bugs removed):
 1. Words are the SentencePiece words of `lem.features` (`word_ids`, -1 = special token), each with its
-   flags (`word_flags`, the bits of `lem.entities`: 1 = NE, 2 = NOUN, 4 = VERB). A word is an *entity
+   flags (`word_flags`, the bits of `lem.core.entities`: 1 = NE, 2 = NOUN, 4 = VERB). A word is an *entity
    word* when it carries any of the enabled types (`entity_types`, any subset of ne / noun / verb).
 2. Budget: `n = max(1, round(count * budget))` masked positions, where `count` follows `count_rule`:
    `non_special` (default) counts the text tokens only, `all_tokens` also counts `<s>`/`</s>` as the
@@ -29,7 +29,7 @@ comes from one seeded `numpy.random.Generator` per collator (per DataLoader work
 The baseline (`strategy: standard`) is transformers' `DataCollatorForLanguageModeling`, seeded.
 Both collators pass rows that already carry `labels` (from `fixed_masked_examples`) through, padding only,
 so one collator serves training and a validation set masked once with a fixed seed.
-What a collator masks in practice is measured by `lem.maskstats` (`lem masking stats`).
+What a collator masks in practice is measured by `lem.masking.cli` (`lem masking stats`).
 """
 
 from __future__ import annotations
@@ -42,8 +42,8 @@ from typing import Any
 
 import numpy as np
 
-from lem.entities import ENTITY_BITS
-from lem.settings import Settings, SettingsError
+from lem.core.entities import ENTITY_BITS
+from lem.core.settings import Settings, SettingsError
 
 STRATEGIES = ("standard", "lem")
 COUNT_RULES = ("non_special", "all_tokens")
@@ -444,7 +444,7 @@ def batch_seed(seed: int, batch_index: int) -> int:
 class BatchSeededCollator:
     """Masks each training batch with a seed derived from (seed, batch index); pads pre-masked rows as they are.
 
-    The batch index comes with the rows (`BATCH_KEY`, set by `lem.training`'s batch sampler from the epoch
+    The batch index comes with the rows (`BATCH_KEY`, set by `lem.core.training`'s batch sampler from the epoch
     and the batch's position in it), not from a counter: the masks of a batch are the same whichever
     process or DataLoader worker collates it, and after a resume, whatever the number of batches skipped.
     """
@@ -458,7 +458,7 @@ class BatchSeededCollator:
             return self.collator(rows)  # pre-masked validation rows: padded, never re-masked
         if BATCH_KEY not in rows[0]:
             raise ValueError(
-                f"training rows carry no {BATCH_KEY!r} (their batch index): load them with lem.training's "
+                f"training rows carry no {BATCH_KEY!r} (their batch index): load them with lem.core.training's "
                 "batch sampler, or call .mask(rows, batch_index)"
             )
         return self.mask(rows, rows[0][BATCH_KEY])
@@ -469,9 +469,9 @@ class BatchSeededCollator:
 
 
 def __getattr__(name: str) -> Any:
-    """`masking_stats` moved to `lem.maskstats` (which imports this module); kept importable from here."""
+    """`masking_stats` moved to `lem.masking.cli` (which imports this module); kept importable from here."""
     if name == "masking_stats":
-        from lem.maskstats import masking_stats
+        from lem.masking.cli import masking_stats
 
         return masking_stats
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -15,10 +15,10 @@ from typing import Any
 
 import numpy as np
 
-from lem.entities import ENTITY_BITS, FLAG_ANY
-from lem.files import write_json
-from lem.masking import MaskingSettings, batches, make_collator, masking_budget, pad_rows
-from lem.stage import Stage, Verb, arg
+from lem.core.entities import ENTITY_BITS, FLAG_ANY
+from lem.core.files import write_json
+from lem.core.stage import Stage, Verb, arg
+from lem.masking.collate import MaskingSettings, batches, make_collator, masking_budget, pad_rows
 
 log = logging.getLogger(__name__)
 

@@ -1,6 +1,6 @@
 """Chance levels: what each metric scores when the system knows nothing, to show next to its value.
 
-Mining (P/R/F1 of `lem.mining.prf`, per retrieval direction), given the candidate structure: one group per
+Mining (P/R/F1 of `lem.mine.prf`, per retrieval direction), given the candidate structure: one group per
 document pair (per-document candidates) or one group of all sources x all targets. A system that knows
 nothing is exchangeable over a group's n sources and m targets, so each of its mined pairs is a gold one
 with probability g / (n m) (g gold links in the group): E[tp] = E[pred] g / (n m), and only the expected
@@ -17,7 +17,7 @@ Pooled over groups (as `prf` pools), chance precision = sum E[tp] / sum E[pred],
 expectations (`mining_chance_analytic`). `mining_chance_permutation` estimates the chance of a given
 model instead: it mines the model's embeddings with the targets' rows permuted within each document (all
 targets when mining the whole corpus), the same as shuffling the gold targets within documents
-(`lem.controls.shuffle_gold_within_documents`), so the embeddings' own geometry is kept.
+(`lem.evidence.controls.shuffle_gold_within_documents`), so the embeddings' own geometry is kept.
 
 Sentiment: the best input-independent classifiers. Accuracy: always the majority label (max_c p_c).
 Macro-F1 over K labels: a random classifier drawing label c with probability q_c has expected F1_c =
@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 ANALYTIC_RETRIEVALS = ("forward", "backward", "intersection")  # the default directions of the analytic chance
-RETRIEVALS_ALL = ("forward", "backward", "intersection", "max")  # lem.mining.RETRIEVALS
+RETRIEVALS_ALL = ("forward", "backward", "intersection", "max")  # lem.mine.RETRIEVALS
 
 
 @dataclass(frozen=True)
@@ -52,8 +52,8 @@ class Group:
 def _per_document(
     src_docs: Sequence[str] | None, tgt_docs: Sequence[str] | None, per_document: bool | None
 ) -> bool:
-    """`lem.mining`'s choice (`document_groups`): per document when both sides have doc ids (unless set)."""
-    from lem.mining.margin import document_groups
+    """`lem.mine`'s choice (`document_groups`): per document when both sides have doc ids (unless set)."""
+    from lem.mine.margin import document_groups
 
     n_s, n_t = len(src_docs or ()), len(tgt_docs or ())
     return document_groups(src_docs, tgt_docs, n_s, n_t, per_document)[0]
@@ -67,11 +67,11 @@ def candidate_groups(
     gold: Iterable[tuple[str, str]],
     per_document: bool | None = None,
 ) -> tuple[list[Group], int]:
-    """The candidate structure of a mining run, as `lem.mining.mine_corpus` builds it: one `Group` per
+    """The candidate structure of a mining run, as `lem.mine.mine_corpus` builds it: one `Group` per
     document present on both sides (or one of the whole corpus), each with its gold links counted, and the
     number of deduplicated gold links in all (those across documents or to a missing document count in
     recall but no group can find them)."""
-    from lem.mining.margin import document_groups
+    from lem.mine.margin import document_groups
 
     gold = set(gold)
     _, groups = document_groups(src_docs, tgt_docs, len(src_ids), len(tgt_ids), per_document)
@@ -99,15 +99,15 @@ def _groups_array(groups: Iterable[Group | tuple[int, int, int]]) -> np.ndarray:
 
 
 def _prf(tp: float, pred: float, gold: float) -> dict[str, float]:
-    """`lem.stats.prf_counts` of expected (or best reachable) counts, with the counts."""
-    from lem.stats import prf_counts
+    """`lem.evidence.stats.prf_counts` of expected (or best reachable) counts, with the counts."""
+    from lem.evidence.stats import prf_counts
 
     return {**prf_counts(tp, pred, gold), "n_pred": pred, "n_correct": tp}
 
 
 def _small_knn(s: np.ndarray, k: int) -> Any:
-    """The k nearest (largest similarity) of every row of `s`, best first, as `lem.mining.Neighbours`."""
-    from lem.mining import Neighbours
+    """The k nearest (largest similarity) of every row of `s`, best first, as `lem.mine.Neighbours`."""
+    from lem.mine import Neighbours
 
     k = min(k, s.shape[1])
     idx = np.argsort(-s, axis=1, kind="stable")[:, :k]
@@ -115,10 +115,10 @@ def _small_knn(s: np.ndarray, k: int) -> Any:
 
 
 def _mine_small(x: np.ndarray, y: np.ndarray, settings: Any) -> Any:
-    """`lem.mining.mine` for a small exact problem, its neighbour search done here in one product (`mine`'s
+    """`lem.mine.mine` for a small exact problem, its neighbour search done here in one product (`mine`'s
     own search starts a worker thread per call, which dominates on documents of a few sentences); the
-    margins and best candidates are `lem.mining`'s own functions. Used on random embeddings only (no ties)."""
-    from lem.mining import best_from_neighbours, best_over_all, neighbourhood_terms
+    margins and best candidates are `lem.mine`'s own functions. Used on random embeddings only (no ties)."""
+    from lem.mine import best_from_neighbours, best_over_all, neighbourhood_terms
 
     kk = settings.neighbours
     s = x @ y.T
@@ -133,7 +133,7 @@ def _expected_predictions(
     shapes: np.ndarray, retrievals: Sequence[str], settings: Any, n_sim: int, dim: int, seed: int
 ) -> dict[str, dict[tuple[int, int], float]]:
     """Mean number of pairs each retrieval mines from random unit Gaussian embeddings, per (n_src, n_tgt)."""
-    from lem.mining import retrieve
+    from lem.mine import retrieve
 
     out: dict[str, dict[tuple[int, int], float]] = {r: {} for r in retrievals}
     for n, m in sorted({(int(a), int(b)) for a, b in shapes}):
@@ -176,7 +176,7 @@ def mining_chance_analytic(
     Returns {direction: {"precision", "recall", "f1", "n_pred", "n_correct"} (expected counts; the metrics
     as pooled ratios of expectations), "method": ...}.
     """
-    from lem.mining import MineSettings
+    from lem.mine import MineSettings
 
     bad = [r for r in retrieval if r not in RETRIEVALS_ALL]
     if bad:
@@ -242,7 +242,7 @@ def mining_chance_permutation(
     seed: int = 0,
 ) -> dict[str, Any]:
     """Chance P/R/F1 estimated by mining: the target embeddings' rows are permuted within each document (all
-    targets at once when mining the whole corpus), the ids kept, and `lem.mining.mine_corpus` is run `n`
+    targets at once when mining the whole corpus), the ids kept, and `lem.mine.mine_corpus` is run `n`
     times with `settings` (a `MineSettings` or its dict; default the authors' protocol). Every retrieval of
     the settings, also `max` and a threshold, is covered, and the embeddings' own geometry (hubs, how many
     mutual pairs) is kept: only which target is whose is lost.
@@ -250,7 +250,7 @@ def mining_chance_permutation(
     Returns {direction: {"precision", "recall", "f1" (means over the permutations), "sd": {metric: standard
     deviation}}, "n_permutations", "seed", "method"}.
     """
-    from lem.mining import MineSettings, mine_corpus, prf
+    from lem.mine import MineSettings, mine_corpus, prf
 
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise ValueError(f"mining_chance_permutation: n={n!r}: expected a number of permutations >= 1")
@@ -402,7 +402,7 @@ def classification_chance_permutation(
     """Chance of a given system's predictions: accuracy and macro-F1 (over `labels`, default those seen in
     gold or pred) of its predictions shuffled across the test examples, `n` times (its label distribution
     kept, the link to the input lost). Returns {"accuracy", "macro_f1" (means), "sd": {...}, "method"}."""
-    from lem.stats import macro_f1_counts, macro_f1_stat
+    from lem.evidence.stats import macro_f1_counts, macro_f1_stat
 
     if len(gold) != len(pred) or len(gold) == 0:
         raise ValueError(f"classification chance: {len(gold)} gold and {len(pred)} predicted labels")
@@ -434,7 +434,7 @@ def classification_chance_permutation(
 
 
 def curation_chance(clean: Sequence[bool], keep_fractions: Sequence[float] = (0.25, 0.5)) -> dict[str, Any]:
-    """Chance of a curation ranking (`lem.curation.ranking_metrics`' keys): a uniformly random ranking keeps
+    """Chance of a curation ranking (`lem.curate.ranking_metrics`' keys): a uniformly random ranking keeps
     clean pairs at the clean share in any top share (`precision_at_<f>`), and its expected average
     precision is (H_N + (R-1)/(N-1) (N - H_N)) / N for R clean pairs among N (exact)."""
     c = np.asarray(clean, bool)

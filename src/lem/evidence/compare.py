@@ -2,7 +2,7 @@
 
 Which comparisons are shown (`comparisons_of`): every `lem*` variant against `mlm_tlm`, and `mlm_tlm` against
 `base`, on each task's headline metric, per dataset and pair. A variant is a recipe and each pre-training seed
-one draw of it, so every comparison is a paired test over pre-training seeds (`lem.stats.seed_paired_test`):
+one draw of it, so every comparison is a paired test over pre-training seeds (`lem.evidence.stats.seed_paired_test`):
 each seed's score is computed from that seed's own test items (mining: the F1 of its per-document [correct,
 mined, gold] counts; sentiment: the mean over fine-tuning seeds of the macro-F1 of its test predictions;
 curation: the precision of clean pairs in the largest kept share of its ranking), and seed s of one variant is
@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from lem import stats
+from lem.evidence import stats
 
 # The headline metric of each task with a paired test, and how a run's items are read.
 HEADLINE = {"mining": "intersection_f1", "sentiment": "macro_f1"}
@@ -54,7 +54,7 @@ class Items:
     def add_curation(self, key: dict[str, str], data: dict[str, Any], path: str) -> None:
         """A labelled curation ranking: its pairs' ranks and clean flags (`items`), tested on the precision
         of clean pairs in the largest kept share (`keep_fractions`). An unlabelled corpus has no test."""
-        from lem.nmt import kept_count
+        from lem.curate import kept_count
 
         if "average_precision" not in data:
             return  # no labels: nothing to test

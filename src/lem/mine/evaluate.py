@@ -6,15 +6,15 @@ from pathlib import Path
 
 import numpy as np
 
-from lem.inputs import InputError
-from lem.mining.margin import mine
-from lem.mining.settings import MineSettings
-from lem.stats import prf_counts
+from lem.core.inputs import InputError
+from lem.evidence.stats import prf_counts
+from lem.mine.margin import mine
+from lem.mine.settings import MineSettings
 
 
 def prf(pred: set[tuple[str, str]], gold: set[tuple[str, str]]) -> dict[str, float | int]:
     """Precision = correct / mined, recall = correct / gold, on deduplicated pairs (as the authors, deduped);
-    F1 and the zero cases as `lem.stats.prf_counts`."""
+    F1 and the zero cases as `lem.evidence.stats.prf_counts`."""
     n_correct = len(pred & gold)
     return {
         **prf_counts(n_correct, len(pred), len(gold)),
@@ -27,7 +27,7 @@ def prf(pred: set[tuple[str, str]], gold: set[tuple[str, str]]) -> dict[str, flo
 def unit_counts(
     pred: dict[str, set[tuple[str, str]]], gold: set[tuple[str, str]], unit_of: dict[str, str]
 ) -> dict[str, object]:
-    """Per-unit sufficient statistics of P/R/F1 for the report's paired bootstrap (`lem.stats`): the unit of a
+    """Per-unit sufficient statistics of P/R/F1 for the report's paired bootstrap (`lem.evidence.stats`): the unit of a
     pair is `unit_of[src_id]` (its source document, or the source sentence when there are none), and each
     unit carries [n_correct, n_pred, n_gold] per direction; the column sums give `prf`'s counts."""
     units = sorted(set(unit_of.values()))

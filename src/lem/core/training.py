@@ -18,7 +18,7 @@ And what makes masked-LM training fast and reproducible:
   XLM-R) runs on ~15 % of the positions; cross-entropy in float32, the same mean over labelled positions
   as the full head's loss;
 - training batches drawn by `BatchIndexSampler`: each batch carries its global index (epoch x batches per
-  epoch + position), from which the masking seed derives (`lem.masking.BatchSeededCollator`), so masks do
+  epoch + position), from which the masking seed derives (`lem.masking.collate.BatchSeededCollator`), so masks do
   not depend on DataLoader workers, on a resume, or on the number of processes;
 - data parallelism (torchrun): `batch_size` is the global batch; every process draws the same global batch,
   masks it whole and keeps its share of the rows (`RankShard`), and the loss is normalised by the labelled
@@ -41,9 +41,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lem.settings import Settings, SettingsError
+from lem.core.settings import Settings, SettingsError
 
-log = logging.getLogger("lem.training")
+log = logging.getLogger("lem.core.training")
 
 PRECISIONS = ("auto", "fp32", "fp16", "bf16")
 LOSS_POSITIONS = ("labelled", "all")
@@ -57,7 +57,7 @@ KEPT_CHECKPOINTS = 2
 class TrainingSettings(Settings):
     """The knobs of every trainer, checked once: the settings of pre-training (`lem.pretrain.TrainSettings`),
     sentiment (`lem.sentiment.SentimentSettings`), NER (`lem.annotate.hf_ner.TrainNERSettings`) and NMT
-    (`lem.nmt.NMTSettings`) extend it, each keeping its own defaults where they differ (a subclass
+    (`lem.nmt.settings.NMTSettings`) extend it, each keeping its own defaults where they differ (a subclass
     overrides a default). A knob that only some trainers read (max_steps, warmup, max_length, seed) is
     declared by those, so no trainer accepts a key it would ignore."""
 
@@ -256,7 +256,7 @@ def scheduled_evaluation_callback(schedule: Schedule):
             if state.max_steps != schedule.steps:
                 raise RuntimeError(
                     f"the Trainer plans {state.max_steps} steps, the schedule {schedule.steps}: "
-                    "lem.training.training_schedule no longer counts steps as the Trainer does"
+                    "lem.core.training.training_schedule no longer counts steps as the Trainer does"
                 )
 
         def on_step_end(self, args, state, control, **kw):
@@ -389,7 +389,7 @@ class BatchIndexSampler:
 
 class KeyedRows:
     """The rows of a dataset fetched by `(batch index, row)` keys; each row carries its batch index
-    (`lem.masking.BATCH_KEY`). `set_epoch` reaches the sampler (accelerate calls it on the dataset when the
+    (`lem.masking.collate.BATCH_KEY`). `set_epoch` reaches the sampler (accelerate calls it on the dataset when the
     batch sampler is wrapped, as after a resume)."""
 
     def __init__(self, data, sampler: BatchIndexSampler | None = None):
@@ -404,7 +404,7 @@ class KeyedRows:
             self.sampler.set_epoch(epoch)
 
     def _tag(self, rows: list[dict], keys) -> list[dict]:
-        from lem.masking import BATCH_KEY
+        from lem.masking.collate import BATCH_KEY
 
         for row, (b, _) in zip(rows, keys, strict=True):
             row[BATCH_KEY] = int(b)
@@ -449,7 +449,7 @@ class RankShard:
         self.world = int(world)
 
     def __call__(self, rows: list[dict]) -> dict:
-        from lem.masking import BATCH_KEY
+        from lem.masking.collate import BATCH_KEY
 
         batch = self.collate(rows)
         if self.world == 1 or BATCH_KEY not in rows[0]:
@@ -634,7 +634,7 @@ def make_trainer(
     (dropout draws) that follows it."""
     if loss_positions not in LOSS_POSITIONS:
         raise ValueError(f"loss_positions {loss_positions!r} not in {LOSS_POSITIONS}")
-    from lem.interrupt import checkpoint_on_interrupt
+    from lem.core.interrupt import checkpoint_on_interrupt
 
     labelled = loss_positions == "labelled" and use_labelled_positions_loss(model)
     trainer = _trainer_class()(
@@ -645,7 +645,10 @@ def make_trainer(
         data_collator=data_collator,
         processing_class=tokenizer,
         compute_metrics=compute_metrics,
-        callbacks=[*callbacks, checkpoint_on_interrupt()],  # Ctrl-C: a checkpoint, then stop (lem.interrupt)
+        callbacks=[
+            *callbacks,
+            checkpoint_on_interrupt(),
+        ],  # Ctrl-C: a checkpoint, then stop (lem.core.interrupt)
         train_batches=train_batches,
         rng_neutral_eval=rng_neutral_eval,
     )

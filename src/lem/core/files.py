@@ -51,7 +51,7 @@ def metrics_keys(keys: Any) -> dict[str, str] | None:
     return keys
 
 
-# what the running `lem` command received, set by lem.stage for a metrics writer (`record_job_settings`)
+# what the running `lem` command received, set by lem.core.stage for a metrics writer (`record_job_settings`)
 _JOB: dict[str, Any] = {}
 
 # distributions whose versions every metrics file records (None: not installed); faiss under its wheel names
@@ -104,9 +104,9 @@ def software_versions() -> dict[str, str | None]:
 def run_provenance() -> dict[str, Any]:
     """The `provenance` field of every metrics file: the command that wrote it, the sha256 of the settings it
     received (`record_job_settings`; None when called outside a `lem` command), the software versions and the
-    hardware (`lem.numerics.hardware_provenance`: CPU, SIMD flags, `cpu_numerics` and the levels pinned,
+    hardware (`lem.core.numerics.hardware_provenance`: CPU, SIMD flags, `cpu_numerics` and the levels pinned,
     PyTorch's kernel level, BLAS, threads; the GPU when one was used)."""
-    from lem.numerics import hardware_provenance
+    from lem.core.numerics import hardware_provenance
 
     return {
         "command": _JOB.get("command"),

@@ -3,7 +3,7 @@
 - `mean_interval`: mean and t-based 95 % interval of one metric over seeds.
 - `paired_bootstrap`: paired bootstrap over *units* (documents, for mining) of two systems, each unit
   carrying a sufficient statistic (e.g. tp, predictions, gold counts of P/R/F1, summed over seeds); the
-  metric is computed from the column sums (pooled, as `lem.mining.prf` pools), so resampling documents
+  metric is computed from the column sums (pooled, as `lem.mine.prf` pools), so resampling documents
   keeps each document's sentences together.
 - `approximate_randomisation`: paired approximate randomisation over examples (sentiment, curation): under
   the null the two systems' outcomes on an example are exchangeable, so each example's rows are swapped
@@ -75,7 +75,7 @@ def mean_interval(values: Sequence[float], confidence: float = 0.95) -> dict[str
 
 
 def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
-    """num / den, 0 where den is 0 (as `lem.mining.prf` and sklearn's zero_division=0)."""
+    """num / den, 0 where den is 0 (as `lem.mine.prf` and sklearn's zero_division=0)."""
     num, den = np.asarray(num, np.float64), np.asarray(den, np.float64)
     return np.divide(num, den, out=np.zeros(np.broadcast(num, den).shape), where=den != 0)
 
@@ -101,7 +101,7 @@ PRF_STATS: dict[str, Statistic] = {"precision": precision_stat, "recall": recall
 
 def prf_counts(n_correct: float, n_pred: float, n_gold: float) -> dict[str, float]:
     """Precision, recall and F1 of one set of counts: the one definition of P/R/F1 (mined pairs against
-    gold links, `lem.mining.prf`; their chance level and ceiling, `lem.chance`), the statistics above
+    gold links, `lem.mine.prf`; their chance level and ceiling, `lem.evidence.chance`), the statistics above
     applied to a single row."""
     sums = np.array([n_correct, n_pred, n_gold], np.float64)
     return {name: float(stat(sums)) for name, stat in PRF_STATS.items()}

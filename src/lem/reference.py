@@ -13,7 +13,7 @@ at a pinned commit, with no pickled top-level weights.
 
 laser-encoders 0.0.2 imports fairseq 0.12.2, which does not import on Python 3.11+ (fairseq #5012): the
 laser backend runs in `envs/laser.yaml` (Python 3.8). This module, and the `lem` modules it imports
-(`lem.embed`, `lem.files`, `lem.settings`, `lem.stage`, and `lem.cli` / `lem.__main__`, through which the
+(`lem.embed`, `lem.core.files`, `lem.core.settings`, `lem.core.stage`, and `lem.cli` / `lem.__main__`, through which the
 rule runs `python -m lem reference encode` there), must therefore stay importable on Python 3.8.
 
 `lem reference encode` writes a reference row's embeddings in the layout of `lem embed encode`
@@ -36,9 +36,9 @@ from typing import Any
 
 import numpy as np
 
+from lem.core.settings import Settings, SettingsError
+from lem.core.stage import Stage, UsageError, Verb, arg
 from lem.embed import read_sentences, write_embeddings
-from lem.settings import Settings, SettingsError
-from lem.stage import Stage, UsageError, Verb, arg
 
 log = logging.getLogger(__name__)
 
@@ -587,7 +587,7 @@ def encode_files(settings: RefEncoderSettings, files: list[tuple[str, str, str]]
     """Embed every (sentence file, language, out .npy) with one model load per model (a sentence-transformers
     model serves every language; LASER loads one model per language), in the given order; every input is
     read first, so a bad file fails before any model is loaded. Returns the metas."""
-    from lem.inputs import InputError
+    from lem.core.inputs import InputError
 
     for path, _, _ in files:
         try:

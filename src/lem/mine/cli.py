@@ -7,17 +7,17 @@ import logging
 import time
 from typing import Any
 
-from lem.stage import Stage, Verb, arg
+from lem.core.stage import Stage, Verb, arg
 
-log = logging.getLogger("lem.mining")
+log = logging.getLogger("lem.mine")
 
 
 def cmd_run(a: argparse.Namespace) -> None:
-    from lem.chance import candidate_groups, mining_ceiling, mining_chance_analytic
+    from lem.core.files import atomic_path, with_keys, write_json
     from lem.embed import load_embeddings, read_sentences
-    from lem.files import atomic_path, with_keys, write_json
-    from lem.mining.evaluate import prf, read_gold, unit_counts
-    from lem.mining.margin import mine_corpus
+    from lem.evidence.chance import candidate_groups, mining_ceiling, mining_chance_analytic
+    from lem.mine.evaluate import prf, read_gold, unit_counts
+    from lem.mine.margin import mine_corpus
 
     t0 = time.perf_counter()
     settings = a.settings
@@ -31,7 +31,7 @@ def cmd_run(a: argparse.Namespace) -> None:
     for d, pairs in mined.items():
         metrics[d] = prf(pairs, gold)
     # where the values stand: what a system that knows nothing scores, and the best any system can
-    # reach under the same candidate structure (lem.chance)
+    # reach under the same candidate structure (lem.evidence.chance)
     groups, n_gold = candidate_groups(src.ids, tgt.ids, src.docs, tgt.docs, gold, settings.per_document)
     chance = mining_chance_analytic(groups, n_gold, retrieval=tuple(res.pairs), settings=settings)
     ceiling = mining_ceiling(src.ids, tgt.ids, src.docs, tgt.docs, gold, settings.per_document)
@@ -67,6 +67,6 @@ STAGE = Stage(
             arg("--gold", required=True),
             arg("--out-pairs", required=True),
             arg("--out-metrics", required=True),
-        ), settings="lem.mining.settings:MineSettings", keys=True),
+        ), settings="lem.mine.settings:MineSettings", keys=True),
     ),
 )  # fmt: skip

@@ -24,11 +24,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from lem.mining.knn import Neighbours, knn_exact, knn_index
-from lem.mining.settings import MARGINS, NEIGHBOURHOODS, RETRIEVALS, MineSettings
-from lem.settings import SettingsError
+from lem.core.settings import SettingsError
+from lem.mine.knn import Neighbours, knn_exact, knn_index
+from lem.mine.settings import MARGINS, NEIGHBOURHOODS, RETRIEVALS, MineSettings
 
-log = logging.getLogger("lem.mining")
+log = logging.getLogger("lem.mine")
 
 _SCORE_CHUNK = 1 << 20  # bytes of float64 margins scored at a time by `_dense_pass` (stays in cache)
 _SETTLE_MIN = 2048  # `best_over_all` settles items from their neighbours when both sides have this many
