@@ -15,7 +15,8 @@ import torch
 from safetensors.numpy import load_file
 
 from lem.core import training
-from lem.masking.collate import BATCH_KEY, BatchSeededCollator, MaskingSettings, make_collator
+from lem.core.training import BATCH_KEY
+from lem.masking.collate import BatchSeededCollator, MaskingSettings, make_collator
 
 REPO = Path(__file__).resolve().parents[1]
 

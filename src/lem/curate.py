@@ -27,7 +27,7 @@ from lem.core.files import atomic_path, with_keys, write_json, write_text
 from lem.core.inputs import InputError, read_lines, shown
 from lem.core.settings import Settings, SettingsError
 from lem.core.stage import Stage, UsageError, Verb, arg
-from lem.data.noisy import NOISY_HEADERS, read_noisy  # noqa: F401 - the corpus reader, re-exported
+from lem.data.noisy import read_noisy
 from lem.evidence.chance import curation_chance
 
 log = logging.getLogger("lem.curate")

@@ -29,17 +29,14 @@ from typing import Any
 from lem.core.files import content_digest
 from lem.core.settings import Settings, SettingsError
 from lem.core.stage import Stage, Verb, arg
-from lem.core.training import (  # noqa: F401  (the schedule is imported from here by `lem plan cost` and the config check)
-    KEPT_CHECKPOINTS,
+from lem.core.training import (
     LOSS_POSITIONS,
-    PRECISIONS,
     Schedule,
     TrainingSettings,
     set_threads,
-    steps_per_epoch,
     training_schedule,
 )
-from lem.masking.collate import (  # noqa: F401  (kept importable from here)
+from lem.masking.collate import (
     MaskingSettings,
     fixed_masked_validation,
 )

@@ -387,9 +387,12 @@ class BatchIndexSampler:
         self.epoch = epoch + 1  # as SeedableRandomSampler: the next pass is the next epoch unless set
 
 
+BATCH_KEY = "_batch"  # the global index of the training batch a row belongs to (set by the data loader)
+
+
 class KeyedRows:
     """The rows of a dataset fetched by `(batch index, row)` keys; each row carries its batch index
-    (`lem.masking.collate.BATCH_KEY`). `set_epoch` reaches the sampler (accelerate calls it on the dataset when the
+    (`BATCH_KEY`, from which `lem.masking.collate.BatchSeededCollator` seeds its masks). `set_epoch` reaches the sampler (accelerate calls it on the dataset when the
     batch sampler is wrapped, as after a resume)."""
 
     def __init__(self, data, sampler: BatchIndexSampler | None = None):
@@ -404,8 +407,6 @@ class KeyedRows:
             self.sampler.set_epoch(epoch)
 
     def _tag(self, rows: list[dict], keys) -> list[dict]:
-        from lem.masking.collate import BATCH_KEY
-
         for row, (b, _) in zip(rows, keys, strict=True):
             row[BATCH_KEY] = int(b)
         return rows
@@ -449,8 +450,6 @@ class RankShard:
         self.world = int(world)
 
     def __call__(self, rows: list[dict]) -> dict:
-        from lem.masking.collate import BATCH_KEY
-
         batch = self.collate(rows)
         if self.world == 1 or BATCH_KEY not in rows[0]:
             return batch

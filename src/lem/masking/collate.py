@@ -44,6 +44,7 @@ import numpy as np
 
 from lem.core.entities import ENTITY_BITS
 from lem.core.settings import Settings, SettingsError
+from lem.core.training import BATCH_KEY
 
 STRATEGIES = ("standard", "lem")
 COUNT_RULES = ("non_special", "all_tokens")
@@ -433,9 +434,6 @@ def fixed_masked_validation(valid, collator, seed: int, limit: int | None):
     return Dataset.from_list(fixed_masked_examples(collator, valid, batch_size=64, seed=seed))
 
 
-BATCH_KEY = "_batch"  # the global index of the training batch a row belongs to (set by the data loader)
-
-
 def batch_seed(seed: int, batch_index: int) -> int:
     """The masking seed of training batch `batch_index` (counted from the start of training, across epochs)."""
     return int(np.random.SeedSequence([int(seed), int(batch_index)]).generate_state(1)[0])
@@ -466,12 +464,3 @@ class BatchSeededCollator:
     def mask(self, rows: Sequence[dict], batch_index: int) -> dict:
         """Mask the training batch `batch_index` made of `rows`."""
         return self.collator.reseeded(batch_seed(self.seed, batch_index))(rows)
-
-
-def __getattr__(name: str) -> Any:
-    """`masking_stats` moved to `lem.masking.cli` (which imports this module); kept importable from here."""
-    if name == "masking_stats":
-        from lem.masking.cli import masking_stats
-
-        return masking_stats
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
