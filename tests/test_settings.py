@@ -204,7 +204,7 @@ def test_from_dict_is_written_once():
     hand-written unknown-key check, anywhere else in src/lem."""
     offenders = []
     for path in SRC.rglob("*.py"):
-        if path.name == "settings.py" and path.parent == SRC:
+        if path.name == "settings.py" and path.parent == SRC / "core":
             continue
         text = path.read_text(encoding="utf-8")
         for pattern in ("def from_dict(", "settings_from_dict(", "known_keys(", "unknown = sorted(set(d)"):

@@ -1,0 +1,141 @@
+"""src/lem's layout (README "Layout"): every module imports; the `import` statements between lem modules
+(at the top of a file or inside a function alike) form no circle; `lem.core` imports no stage; and every
+stage of the `lem` command lives in the module or package named as the stage (`lem.<stage>` or
+`lem.<stage>.cli`, `-` read as `_`)."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+from pathlib import Path
+
+import pytest
+
+from lem import cli
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+
+
+def _modules() -> dict[str, Path]:
+    out = {}
+    for path in sorted((SRC / "lem").rglob("*.py")):
+        parts = list(path.relative_to(SRC).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        out[".".join(parts)] = path
+    return out
+
+
+MODULES = _modules()
+
+
+def _resolve(name: str) -> str:
+    """The lem module that `name` (a module, or a module's attribute) is, or is in."""
+    while name not in MODULES:
+        name = name.rpartition(".")[0]
+    return name
+
+
+def _imports(module: str, path: Path) -> set[str]:
+    """The lem modules `module` imports anywhere in its file (`from a import b` counts b when b is a module)."""
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+        if isinstance(node, ast.Import):
+            out |= {_resolve(a.name) for a in node.names if a.name.split(".")[0] == "lem"}
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = module.split(".")
+                if path.name != "__init__.py":
+                    base.pop()
+                base = base[: len(base) - node.level + 1] + ([node.module] if node.module else [])
+                source = ".".join(base)
+            else:
+                source = node.module or ""
+            if source.split(".")[0] != "lem":
+                continue
+            for alias in node.names:
+                full = f"{source}.{alias.name}"
+                out.add(full if full in MODULES else _resolve(source))
+    out.discard(module)
+    return out
+
+
+GRAPH = {module: _imports(module, path) for module, path in MODULES.items()}
+
+
+def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One circle of `graph` (its modules in import order, the first repeated at the end), or None."""
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    path: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        path.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                return path[path.index(nxt) :] + [nxt]
+            if nxt not in state and (found := visit(nxt)):
+                return found
+        path.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(graph):
+        if node not in state and (found := visit(node)):
+            return found
+    return None
+
+
+def test_cycle_finder_and_import_walk():
+    assert _cycle({"a": {"b"}, "b": {"c"}, "c": set()}) is None
+    assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == ["a", "b", "c", "a"]
+
+
+def test_import_walk_counts_imports_inside_functions(tmp_path):
+    path = tmp_path / "x.py"
+    path.write_text("def f():\n    from lem.core import stage\n    import lem.core.files\n", encoding="utf-8")
+    assert _imports("lem.x", path) == {"lem.core.stage", "lem.core.files"}
+
+
+@pytest.mark.parametrize("module", sorted(set(MODULES) - {"lem.__main__"}))  # __main__ runs the command
+def test_every_module_imports(module):
+    try:
+        importlib.import_module(module)
+    except ModuleNotFoundError as err:  # an optional backend's package (stanza, spacy, sinling, laser, ...)
+        if (err.name or "").split(".")[0] == "lem":
+            raise
+        pytest.skip(f"{module} needs {err.name}, not installed here")
+
+
+def test_no_import_circle_among_lem_modules():
+    assert len(MODULES) > 60 and "lem.core.stage" in GRAPH["lem.cli"]
+    circle = _cycle(GRAPH)
+    assert circle is None, "import circle: " + " -> ".join(circle)
+
+
+def test_core_imports_no_stage():
+    """lem.core is the bottom layer: the shared pieces import one another and nothing else of lem."""
+    outside = {
+        (module, imported)
+        for module, imports in GRAPH.items()
+        if module.startswith("lem.core")
+        for imported in imports
+        if not imported.startswith("lem.core")
+    }
+    assert not outside, sorted(outside)
+
+
+def test_every_stage_lives_in_the_module_named_as_the_stage():
+    for name, (module, _) in cli.STAGES.items():
+        package = "lem." + name.replace("-", "_")
+        assert module in (package, f"{package}.cli"), f"lem {name}: declared in {module}, expected {package}"
+        assert module in MODULES and cli.stage(name).name == name
+
+
+def test_every_rule_file_named_as_a_stage_calls_it():
+    """A rule file named as a stage (workflow/rules/<stage>.smk) calls `lem <stage> ...` among its commands."""
+    rules = SRC.parent / "workflow" / "rules"
+    named = [p for p in sorted(rules.glob("*.smk")) if p.stem in cli.STAGES]
+    assert len(named) >= 10, named
+    for path in named:
+        assert f"lem {path.stem} " in path.read_text(encoding="utf-8"), path
