@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from lem import cli
-from lem.core.settings import Settings, SettingsByName, SettingsError
+from lem.core.settings import Settings, SettingsByName, SettingsError, describe, field_hints, type_ok
 from lem.core.training import TrainingSettings
 
 REPO = Path(__file__).resolve().parents[1]
@@ -82,6 +82,18 @@ def test_an_unknown_key_is_refused_naming_it_and_the_known_ones():
 def test_a_wrong_type_or_value_is_refused_naming_the_key(data, message):
     with pytest.raises(SettingsError, match=message):
         Outer.from_dict(data)
+
+
+def test_type_ok_takes_a_mapping_for_nested_settings_only_as_a_raw_config_value():
+    """lem.config_check checks the config's values before building: there a nested settings field holds a
+    mapping, which the built object's check refuses."""
+    hints = field_hints(Outer)
+    assert type_ok(Inner(), hints["inner"]) and not type_ok({"size": 2}, hints["inner"])
+    assert type_ok({"size": 2}, hints["inner"], mapping_ok=True)
+    assert type_ok({"x": {"size": 2}}, dict[str, Inner], mapping_ok=True)
+    assert not type_ok([1], hints["inner"], mapping_ok=True)
+    assert not type_ok({"size": 2}, int | None, mapping_ok=True)
+    assert describe(hints["inner"]) == "a mapping" and describe(hints["limit"]) == "an integer or null"
 
 
 def test_a_nested_check_names_where_the_settings_sit():

@@ -42,13 +42,12 @@ import importlib
 import json
 import re
 import sys
-import types
-import typing
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from lem.core.settings import describe, field_hints, type_ok
 from lem.run import Run, curation_mining
 
 LANGS = ("en", "si", "ta")
@@ -150,78 +149,17 @@ SECTION = {s.path: s for s in SECTIONS}
 WARN_ONLY = {("base_model.model", "max_length")}
 
 
-# --- types from the dataclass annotations -------------------------------------------------------------------
-
-
-def _hints(cls: type) -> dict[str, Any]:
-    return typing.get_type_hints(cls)
-
-
-def type_ok(value: Any, hint: Any) -> bool:
-    """Whether `value` fits annotation `hint` (ints count as floats, bools as neither; a dataclass-typed
-    field takes its instance or, before building, a mapping)."""
-    if hint is Any or isinstance(hint, typing.TypeVar):
-        return True
-    origin, args = typing.get_origin(hint), typing.get_args(hint)
-    if origin in (typing.Union, types.UnionType):
-        return any(type_ok(value, a) for a in args)
-    if hint is type(None) or hint is None:
-        return value is None
-    if hint is bool:
-        return isinstance(value, bool)
-    if hint is int:
-        return isinstance(value, int) and not isinstance(value, bool)
-    if hint is float:
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
-    if hint is str:
-        return isinstance(value, str)
-    if dataclasses.is_dataclass(hint):
-        return isinstance(value, (hint, dict))
-    if origin in (list, tuple) or hint in (list, tuple):
-        if not isinstance(value, (list, tuple)):
-            return False
-        if origin is tuple and args and args[-1] is not Ellipsis:
-            return len(value) == len(args) and all(type_ok(v, a) for v, a in zip(value, args, strict=True))
-        item = args[0] if args else Any
-        return all(type_ok(v, item) for v in value)
-    if origin is dict or hint is dict:
-        if not isinstance(value, dict):
-            return False
-        k, v = args or (Any, Any)
-        return all(type_ok(a, k) and type_ok(b, v) for a, b in value.items())
-    return True  # an annotation we do not know how to check: the dataclass's own checks decide
-
-
-def describe(hint: Any) -> str:
-    """`hint` in words: 'an integer', 'a number or null', 'a list of strings', ..."""
-    origin, args = typing.get_origin(hint), typing.get_args(hint)
-    if origin in (typing.Union, types.UnionType):
-        return " or ".join(describe(a) for a in args)
-    if hint is type(None) or hint is None:
-        return "null"
-    plain = {bool: "true or false", int: "an integer", float: "a number", str: "a string", Any: "any value"}
-    if hint in plain:
-        return plain[hint]
-    if dataclasses.is_dataclass(hint):
-        return "a mapping"
-    if origin in (list, tuple) or hint in (list, tuple):
-        item = describe(args[0]) if args else "values"
-        for article in ("an ", "a "):
-            item = item.removeprefix(article)
-        return f"a list of {item}s" if args and args[0] in (int, float, str) else f"a list of {item}"
-    if origin is dict or hint is dict:
-        return "a mapping"
-    return str(hint)
+# --- types from the dataclass annotations (lem.core.settings: type_ok, describe) ----------------------------
 
 
 def type_problems(obj: Any, where: dict[str, str]) -> list[str]:
     """'path: expected ..., got ...' for every field of dataclass `obj` whose value does not fit its
     annotation; `where` maps a field to the config key it came from (fields not in it are defaults)."""
     out = []
-    hints = _hints(type(obj))
+    hints = field_hints(type(obj))
     for f in dataclasses.fields(obj):
         value = getattr(obj, f.name)
-        if f.name not in where:
+        if f.name not in where or f.name not in hints:
             continue
         if dataclasses.is_dataclass(hints[f.name]) and dataclasses.is_dataclass(value):
             sub = {g.name: f"{where[f.name]}.{g.name}" for g in dataclasses.fields(value)}
@@ -299,9 +237,9 @@ def build(
     try:
         obj = cls.from_dict(copy.deepcopy(merged))
     except (ValueError, TypeError, KeyError, AttributeError) as err:
-        hints = _hints(cls)
+        hints = field_hints(cls)
         for key, value in merged.items():
-            if key in hints and not type_ok(value, hints[key]):
+            if key in hints and not type_ok(value, hints[key], mapping_ok=True):
                 raise ConfigError(
                     f"{where[key]}: expected {describe(hints[key])}, got {value!r} ({label})"
                 ) from err
@@ -556,8 +494,6 @@ def _check_pairs(config: dict[str, Any]) -> None:
 def _check_pair_uses(config: dict[str, Any]) -> None:
     """Every pair an evaluation set, a sentiment dataset or a curation corpus names is a configured pair (a
     job for another pair would wait for a model or a file that no rule makes)."""
-    from lem.data.news import PAIRS as NEWS_PAIRS
-
     pairs = list(config.get("pairs") or [])
     configured = f"configured: {', '.join(pairs)} (`pairs`)"
     for name, spec in ((config.get("mining") or {}).get("evalsets") or {}).items():
@@ -566,11 +502,6 @@ def _check_pair_uses(config: dict[str, Any]) -> None:
             if pair not in pairs:
                 raise ConfigError(
                     f"mining.evalsets.{name}.pairs: {pair!r} is not a configured pair; {configured}"
-                )
-            if pair not in NEWS_PAIRS:
-                raise ConfigError(
-                    f"mining.evalsets.{name}.pairs: {pair!r}: the news benchmark has "
-                    f"{', '.join(NEWS_PAIRS)} (source first)"
                 )
             if listed.count(pair) > 1:
                 raise ConfigError(

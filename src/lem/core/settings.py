@@ -174,14 +174,15 @@ def _settings_class(hint: Any) -> type | None:
     return None
 
 
-def type_ok(value: Any, hint: Any) -> bool:
+def type_ok(value: Any, hint: Any, mapping_ok: bool = False) -> bool:
     """Whether `value` fits annotation `hint` (ints count as floats, bools as neither; an annotation this
-    does not know passes: the class's `validate` decides)."""
+    does not know passes: the class's `validate` decides). `mapping_ok`: `value` is a raw config value,
+    before building, so a dataclass-typed field (nested settings) also takes a mapping."""
     if hint is Any or isinstance(hint, TypeVar):
         return True
     args = _union_args(hint)
     if args is not None:
-        return any(type_ok(value, a) for a in args)
+        return any(type_ok(value, a, mapping_ok) for a in args)
     if hint is None or hint is type(None):
         return value is None
     if hint is bool:
@@ -193,19 +194,22 @@ def type_ok(value: Any, hint: Any) -> bool:
     if hint is str:
         return isinstance(value, str)
     if dataclasses.is_dataclass(hint):
-        return isinstance(value, hint)
+        return isinstance(value, hint) or (mapping_ok and isinstance(value, Mapping))
     origin, args = typing.get_origin(hint), typing.get_args(hint)
     if origin in (list, tuple) or hint in (list, tuple):
         if not isinstance(value, (list, tuple)):
             return False
         if origin is tuple and args and args[-1] is not Ellipsis:
-            return len(value) == len(args) and all(type_ok(v, a) for v, a in zip(value, args))  # noqa: B905 - 3.8
-        return all(type_ok(v, args[0]) for v in value) if args else True
+            return len(value) == len(args) and all(
+                type_ok(v, a, mapping_ok)
+                for v, a in zip(value, args)  # noqa: B905 - 3.8
+            )
+        return all(type_ok(v, args[0], mapping_ok) for v in value) if args else True
     if origin is dict or hint is dict:
         if not isinstance(value, dict):
             return False
         k, v = args or (Any, Any)
-        return all(type_ok(a, k) and type_ok(b, v) for a, b in value.items())
+        return all(type_ok(a, k, mapping_ok) and type_ok(b, v, mapping_ok) for a, b in value.items())
     return True
 
 
