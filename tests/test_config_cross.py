@@ -73,7 +73,9 @@ BAD = [
     # evaluation sets, sentiment datasets and curation corpora name configured pairs
     Bad({"mining.evalsets.news_gen.pairs": ["si-en", "en-ta"]}, "mining.evalsets.news_gen.pairs", "'en-ta' is not a configured pair; configured: si-en, si-ta, ta-en"),
     Bad({"pairs": ["si-en"], "languages": ["en", "si"], "curation.corpora": {"si-en": "x.tsv"}}, "mining.evalsets.news_gen.pairs", "'si-ta' is not a configured pair; configured: si-en"),
-    Bad({"pairs": ["si-en", "si-ta", "en-ta"], "mining.evalsets.news_gen.pairs": ["en-ta"]}, "mining.evalsets.news_gen.pairs", "'en-ta': the news benchmark has si-en, si-ta, ta-en"),
+    # the generated world's languages, under the config's codes (any pair loads from the news layout)
+    Bad({"corpus.generate.languages": {"xx": "si"}}, "languages", "'si' is not a language of the generated world (en, xx, ta"),
+    Bad({"corpus.generate.languages": {"xx": "de"}}, "corpus.generate.languages", "expected a language code -> the built-in language"),
     Bad({"pairs": ["si-en", "si-ta", "ta-en", "en-si"]}, "pairs", "'en-si' and si-en join the same two languages: expected each pair once"),
     Bad({"mining.evalsets.news_gen.pairs": ["si-en", "si-en"]}, "mining.evalsets.news_gen.pairs", "'si-en' is listed twice"),
     Bad({"sentiment.datasets.cmcs_gen.pair": "en-si"}, "sentiment.datasets.cmcs_gen.pair", "'en-si' is not a configured pair"),

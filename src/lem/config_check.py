@@ -50,8 +50,6 @@ from typing import Any, NamedTuple
 from lem.core.settings import describe, field_hints, type_ok
 from lem.run import Run, curation_mining
 
-LANGS = ("en", "si", "ta")
-
 
 class ConfigError(ValueError):
     """A config value that the dataclass of its section refuses; the message names the key."""
@@ -295,7 +293,7 @@ def _uses(config: dict[str, Any]) -> Iterator[Use]:
     for lang, spec in annotation.items():
         yield Use("annotation.<lang>", f"annotation.{lang}", spec)
     for name, override in (config.get("annotation_eval", {}).get("annotators") or {}).items():
-        for lang in config.get("languages", LANGS):
+        for lang in config.get("languages") or []:
             if isinstance(annotation.get(lang), dict):  # eval_annotation: the language's, overridden
                 src = {k: f"annotation.{lang}.{k}" for k in annotation[lang]}
                 path = f"annotation_eval.annotators.{name}"
@@ -363,12 +361,13 @@ def _uses(config: dict[str, Any]) -> Iterator[Use]:
 def _check_epochs(config: dict[str, Any]) -> None:
     """pretrain.stages.<stage>.epochs: `default` and scope names only (a misspelt pair would be ignored)."""
     pairs = config.get("pairs", [])
+    langs = {*(config.get("languages") or []), *(config.get("annotation") or {})}
     for stage, st in (config.get("pretrain", {}).get("stages") or {}).items():
         for key in st.get("epochs") or {}:
             if key in ("default", "tri") or key in pairs:
                 continue
             src, _, tgt = key.partition("-")
-            if src in LANGS and tgt in LANGS and src != tgt and f"{tgt}-{src}" not in pairs:
+            if src in langs and tgt in langs and src != tgt and f"{tgt}-{src}" not in pairs:
                 continue  # a pair of another run of the same config (`pairs` narrowed on the command line)
             known = ", ".join(["default", "tri", *pairs])
             raise ConfigError(
@@ -529,6 +528,7 @@ def _check_corpus_files(config: dict[str, Any]) -> None:
     """`corpus.source: files`: a text file for every language and pair files for every pair."""
     corpus = config.get("corpus") or {}
     if corpus.get("source") != "files":
+        _check_generated_languages(config)
         return
     files = corpus.get("files") or {}
     mono, para = files.get("mono") or {}, files.get("para") or {}
@@ -550,6 +550,32 @@ def _check_corpus_files(config: dict[str, Any]) -> None:
             raise ConfigError(
                 f"corpus.files.para.{pair}: expected either `valid` (validation files) or `valid_size` (pairs "
                 f"held out of train), got {got}"
+            )
+
+
+def _check_generated_languages(config: dict[str, Any]) -> None:
+    """`corpus.source: generate`: every configured language is one of the generated world's (en, si, ta, or
+    a code `corpus.generate.languages` names one of them by), every pair one of its pairs."""
+    from lem.corpus.generate import PAIRS, GenerateSettings
+
+    named = ((config.get("corpus") or {}).get("generate") or {}).get("languages") or {}
+    try:
+        settings = GenerateSettings.from_dict({"languages": named})
+    except ValueError as err:
+        raise ConfigError(f"corpus.generate.languages: {err}") from None
+    world = ", ".join(settings.codes.values())
+    for lang in config.get("languages") or []:
+        if lang not in settings.codes.values():
+            raise ConfigError(
+                f"languages: {lang!r} is not a language of the generated world ({world}; `corpus.source: "
+                f"generate`): name the built-in language (en, si, ta) it stands for in "
+                f"corpus.generate.languages, e.g. {{{lang}: si}}"
+            )
+    generated = [settings.pair_code(p) for p in PAIRS]
+    for pair in config.get("pairs") or []:
+        if pair not in generated:
+            raise ConfigError(
+                f"pairs: {pair!r} is not a pair of the generated world ({', '.join(generated)}; source first)"
             )
 
 

@@ -20,7 +20,7 @@ import numpy as np
 from lem.core.files import atomic_path, write_json
 from lem.core.inputs import InputError
 from lem.core.settings import Settings, SettingsError
-from lem.core.stage import Stage, UsageError, Verb, arg
+from lem.core.stage import Stage, UsageError, Verb, arg, json_object
 
 log = logging.getLogger(__name__)
 
@@ -245,7 +245,7 @@ def cmd_control(a: argparse.Namespace) -> None:
     dictionary = None
     if a.kind == "lexical":
         dictionary = (
-            controls.Dictionary.from_generated_lexicon()
+            controls.Dictionary.from_generated_lexicon(codes=a.generated_languages)
             if a.dictionary == "generated"
             else controls.Dictionary.from_tsv(a.dictionary, *a.dict_langs)
         )
@@ -280,6 +280,8 @@ STAGE = Stage(
             arg("--dictionary", default=None,
                 help="lexical: `generated` (the generated world's lexicon) or a src<TAB>tgt dictionary file"),
             arg("--dict-langs", nargs=2, default=None, help="languages of the dictionary file's two columns"),
+            arg("--generated-languages", type=json_object, default={},
+                help="`generated`: JSON {code: built-in language} for codes the config renames (corpus.generate.languages)"),
             arg("--sentences", action="append", required=True, help="TSV with header id<TAB>doc<TAB>text"),
             arg("--lang", dest="langs", action="append", required=True, help="language of each --sentences"),
             arg("--out", action="append", required=True, help="E.npy of the matching --sentences"),

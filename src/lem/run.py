@@ -568,6 +568,12 @@ class Run:
         lexical = self.config["controls"]["lexical"]
         return lexical if isinstance(lexical, str) else (lexical or {}).get(pair)
 
+    def generated_languages_args(self) -> list[str]:
+        """`--generated-languages JSON` when the config writes the generated world's languages under codes of
+        its own (`corpus.generate.languages`: code -> built-in language); none otherwise."""
+        named = ((self.config.get("corpus") or {}).get("generate") or {}).get("languages") or {}
+        return ["--generated-languages", json.dumps(named, sort_keys=True)] if named else []
+
     # --- evaluation jobs -----------------------------------------------------------------------------------
 
     def mining_outputs(self) -> list[str]:

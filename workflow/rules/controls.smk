@@ -30,7 +30,7 @@ rule embed_control:
         dictionary=lambda w: (
             ["--dictionary", RUN.control_dictionary(f"{w.src}-{w.tgt}")]
             + (
-                []
+                RUN.generated_languages_args()
                 if RUN.control_dictionary(f"{w.src}-{w.tgt}") == "generated"
                 else ["--dict-langs", w.src, w.tgt]
             )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from lem.annotate.hf_ner import ner_scores
 from lem.annotate.schema import pos_tagset_of
-from lem.core.entities import check_tagset, coarse_class, native_tagset
+from lem.core.entities import NATIVE_TAGSET, check_tagset, coarse_class, native_tagset
 from lem.core.inputs import InputError
 
 
@@ -27,9 +27,14 @@ def score_against_conll(
     """Score an annotation table against gold CoNLL `word POS NER` sentences in the same order; sentences
     whose words differ are counted and left out. The predicted tags are read in the tag set the table
     records (`lem.pos_tagset`, written by annotation), the gold tags in `gold_tagset` (default: the
-    language's native set); the tag accuracy is reported only where both are the same set."""
+    language's native set; a language without one, e.g. a code of the config's own: the set its annotation
+    names, `annotation.<lang>.pos.tagset`, as the table records it); the tag accuracy is reported only where
+    both are the same set."""
+    recorded = pos_tagset_of(table)
+    if gold_tagset is None and recorded and lang not in NATIVE_TAGSET:
+        gold_tagset = recorded
     gold_ts = check_tagset(gold_tagset or native_tagset(lang), "gold tag set")
-    pred_ts = check_tagset(pos_tagset_of(table) or native_tagset(lang), "predicted tag set")
+    pred_ts = check_tagset(recorded or native_tagset(lang), "predicted tag set")
     words, pos, ner = (
         table.column("words").to_pylist(),
         table.column("pos").to_pylist(),

@@ -1,9 +1,15 @@
-"""Seeded generation of the embedded trilingual en/si/ta world: corpora, gold tags and evaluation sets.
+"""Seeded generation of the embedded trilingual world (English, Sinhala, Tamil): corpora, gold tags and
+evaluation sets.
 
 One semantic frame filled with slot values (people, places, nouns, verbs ...) is realised in each
 language's own word order (English SVO; Sinhala and Tamil SOV, postpositions, verb final), so the same
 fill gives a translation triple, and every word keeps its gold POS and NER tag. The files written are
 those of the "corpus" section of docs/contracts.md.
+
+The world's three languages are built in (`lx.LANGS`: en, si, ta); the codes the files are written under
+are the config's (`GenerateSettings.languages`: configured code -> built-in language, e.g. {xx: si} writes
+Sinhala as `xx`: `mono/xx.txt`, `para/xx-en.train.tsv`, news ids `xx_<doc>_<k>`). Everything is drawn
+under the built-in codes, so a renamed language's files hold the same text as the built-in one's.
 """
 
 from __future__ import annotations
@@ -21,15 +27,16 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from lem.core.entities import LANG_CODE
 from lem.core.files import atomic_path, write_text
 from lem.core.settings import Settings, SettingsError
 from lem.core.text import is_punct, words
 from lem.corpus import lexicon as lx
+from lem.data.news import language_folder
 
 log = logging.getLogger(__name__)
 
-PAIRS = ("si-en", "si-ta", "ta-en")
-LANG_NAMES = {"en": "English", "si": "Sinhala", "ta": "Tamil"}
+PAIRS = ("si-en", "si-ta", "ta-en")  # the built-in pairs (written under the configured codes: `pair_code`)
 SITE = "GEN"
 SENTIMENT_PRIORS = {"Neutral": 0.62, "Negative": 0.27, "Positive": 0.11}  # close to the real CMCS set
 NOISE_LABELS = ("misaligned", "untranslated", "wrong_language")
@@ -244,6 +251,19 @@ class GenerateSettings(Settings):
     # pair -> noisy pairs appended to that pair's corpus (the NMT pair's training pool), drawn from a stream of
     # their own, after everything else: no other file changes, and none of their sentences is in another one
     noisy_extra_pairs: dict[str, int] = field(default_factory=dict)
+    # configured language code -> the built-in language (en, si, ta) it names: {xx: si} writes Sinhala as xx;
+    # a built-in language not named keeps its own code
+    languages: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def codes(self) -> dict[str, str]:
+        """Built-in language -> the code its files are written under."""
+        named = {builtin: code for code, builtin in self.languages.items()}
+        return {lg: named.get(lg, lg) for lg in lx.LANGS}
+
+    def pair_code(self, pair: str) -> str:
+        """A built-in pair under the configured codes (`si-en` -> `xx-en` with languages {xx: si})."""
+        return "-".join(self.codes[lg] for lg in pair.split("-"))
 
     @classmethod
     def prepare(cls, data: dict[str, Any]) -> dict[str, Any]:
@@ -286,10 +306,28 @@ class GenerateSettings(Settings):
         ):
             if not 0.0 <= getattr(self, k) <= 1.0:
                 raise SettingsError(f"corpus settings: {k} must be in [0, 1], got {getattr(self, k)}")
-        for pair, n in self.noisy_extra_pairs.items():
-            if pair not in PAIRS or n < 0:
+        for code, builtin in self.languages.items():
+            if not (isinstance(code, str) and LANG_CODE.fullmatch(code)) or builtin not in lx.LANGS:
                 raise SettingsError(
-                    f"corpus settings: noisy_extra_pairs: {pair}={n!r}: expected a pair of {PAIRS} and a "
+                    f"corpus settings: languages: {code}={builtin!r}: expected a language code -> the built-in "
+                    f"language it names, one of {', '.join(lx.LANGS)} (e.g. {{xx: si}})"
+                )
+        if len(set(self.languages.values())) < len(self.languages):
+            raise SettingsError(
+                f"corpus settings: languages: {self.languages!r}: two codes name the same built-in language"
+            )
+        codes = self.codes
+        if len(set(codes.values())) < len(codes):
+            raise SettingsError(
+                f"corpus settings: languages: {self.languages!r}: two built-in languages would be written "
+                f"under the same code ({', '.join(f'{b} as {c}' for b, c in codes.items())}); name each "
+                "language whose code another one takes"
+            )
+        pairs = tuple(self.pair_code(p) for p in PAIRS)
+        for pair, n in self.noisy_extra_pairs.items():
+            if pair not in pairs or n < 0:
+                raise SettingsError(
+                    f"corpus settings: noisy_extra_pairs: {pair}={n!r}: expected a pair of {pairs} and a "
                     "count >= 0"
                 )
 
@@ -650,7 +688,7 @@ def noisy_extra(s: GenerateSettings, pair: str, taken: dict[str, set[str]]) -> l
         keys[lang].add(key)
         return True
 
-    return noisy_pairs(s, pair, s.noisy_extra_pairs.get(pair, 0), "noisy_extra", fresh)
+    return noisy_pairs(s, pair, s.noisy_extra_pairs.get(s.pair_code(pair), 0), "noisy_extra", fresh)
 
 
 NMT_HELD_OUT = {"valid": 100, "test": 200}  # pairs per pair of the NMT validation and test sets
@@ -677,7 +715,8 @@ def write_nmt_held_out(s: GenerateSettings, eval_dir: Path, banned: dict[str, se
             _draw(rng, n, fresh, f"nmt {split} {pair}")
             banned[src].update(rows)
             banned[tgt].update(rows.values())
-            write_text(eval_dir / "nmt" / f"{pair}.{split}.tsv", _tsv([("src", "tgt"), *rows.items()]))
+            name = f"{s.pair_code(pair)}.{split}.tsv"
+            write_text(eval_dir / "nmt" / name, _tsv([("src", "tgt"), *rows.items()]))
 
 
 # --- code-mixed sentiment ---------------------------------------------------------------------------
@@ -824,18 +863,21 @@ def _csv(rows: list[tuple[str, str]]) -> str:
     return buf.getvalue()
 
 
-def _write_news(root: Path, news: dict[str, dict[str, Any]]) -> None:
+def _write_news(root: Path, news: dict[str, dict[str, Any]], codes: dict[str, str]) -> None:
+    """The news benchmark's layout (lem.data.news) under the configured codes (`codes`: built-in -> code):
+    folders named by `language_folder`, ids and the gold file's name by the codes."""
     with atomic_path(root) as tmp:
         for pair, bench in news.items():
             src, tgt = pair.split("-")
-            site = tmp / f"{LANG_NAMES[src]}-{LANG_NAMES[tgt]}" / SITE
+            site = tmp / f"{language_folder(codes[src])}-{language_folder(codes[tgt])}" / SITE
             for lang, side in ((src, 0), (tgt, 1)):
-                folder = site / LANG_NAMES[lang]
+                folder = site / language_folder(codes[lang])
                 folder.mkdir(parents=True, exist_ok=True)
                 for doc, sides in bench["docs"].items():
-                    lines = [f"{lang}_{doc}_{k}\t{t}" for k, t in enumerate(sides[side])]
+                    lines = [f"{codes[lang]}_{doc}_{k}\t{t}" for k, t in enumerate(sides[side])]
                     (folder / str(doc)).write_text("\n".join(lines) + "\n", encoding="utf-8")
-            (site / f"{SITE}.{pair}").write_text(_tsv(bench["gold"]), encoding="utf-8")
+            gold = [(codes[src] + a[len(src) :], codes[tgt] + b[len(tgt) :]) for a, b in bench["gold"]]
+            (site / f"{SITE}.{codes[src]}-{codes[tgt]}").write_text(_tsv(gold), encoding="utf-8")
 
 
 def generate(settings: GenerateSettings, out_dir: str | Path, eval_dir: str | Path) -> dict[str, Any]:
@@ -873,27 +915,29 @@ def generate(settings: GenerateSettings, out_dir: str | Path, eval_dir: str | Pa
         for pair in PAIRS:
             noisy[pair] += noisy_extra(s, pair, taken)
 
+    code = s.codes
     for lg, sents in mono.items():
-        write_text(out_dir / "mono" / f"{lg}.txt", "".join(sentence_text(t) + "\n" for t in sents))
-        write_text(out_dir / "gold" / f"{lg}.conll", _conll(sents))
+        write_text(out_dir / "mono" / f"{code[lg]}.txt", "".join(sentence_text(t) + "\n" for t in sents))
+        write_text(out_dir / "gold" / f"{code[lg]}.conll", _conll(sents))
         counts = Counter((w, p) for toks in sents for w, p, _ in toks)
         vocab = emittable_tags(lg, world_entries(s)) | set(counts)
         rows = sorted(vocab, key=lambda wt: (-counts[wt], wt))
-        write_text(out_dir / "lexicon" / f"{lg}.pos.tsv", _tsv((w, t, counts[(w, t)]) for w, t in rows))
-        write_text(out_dir / "lexicon" / f"{lg}.ner.tsv", _tsv(gazetteer(lg, world_entries(s))))
+        lexicon = out_dir / "lexicon"
+        write_text(lexicon / f"{code[lg]}.pos.tsv", _tsv((w, t, counts[(w, t)]) for w, t in rows))
+        write_text(lexicon / f"{code[lg]}.ner.tsv", _tsv(gazetteer(lg, world_entries(s))))
     for pair, splits in para.items():
         for split, rows in splits.items():
-            write_text(out_dir / "para" / f"{pair}.{split}.tsv", _tsv(rows))
-    _write_news(eval_dir / "news", news)
+            write_text(out_dir / "para" / f"{s.pair_code(pair)}.{split}.tsv", _tsv(rows))
+    _write_news(eval_dir / "news", news, code)
     write_text(eval_dir / "sentiment" / "generated.csv", _csv(sentiment))
     for pair, rows in noisy.items():
-        write_text(eval_dir / "noisy" / f"{pair}.tsv", _tsv([("src", "tgt", "label"), *rows]))
+        write_text(eval_dir / "noisy" / f"{s.pair_code(pair)}.tsv", _tsv([("src", "tgt", "label"), *rows]))
 
     result = {
-        "mono": {lg: len(v) for lg, v in mono.items()},
-        "para": {pair: {k: len(v) for k, v in sp.items()} for pair, sp in para.items()},
+        "mono": {code[lg]: len(v) for lg, v in mono.items()},
+        "para": {s.pair_code(pair): {k: len(v) for k, v in sp.items()} for pair, sp in para.items()},
         "news": {
-            pair: {
+            s.pair_code(pair): {
                 "documents": len(b["docs"]),
                 "gold_documents": len(b["gold_docs"]),
                 "gold_links": len(b["gold"]),
@@ -901,7 +945,10 @@ def generate(settings: GenerateSettings, out_dir: str | Path, eval_dir: str | Pa
             for pair, b in news.items()
         },
         "sentiment": dict(sorted(Counter(lb for _, lb in sentiment).items())),
-        "noisy": {pair: dict(sorted(Counter(r[2] for r in rows).items())) for pair, rows in noisy.items()},
+        "noisy": {
+            s.pair_code(pair): dict(sorted(Counter(r[2] for r in rows).items()))
+            for pair, rows in noisy.items()
+        },
         "settings": asdict(s),
     }
     log.info(

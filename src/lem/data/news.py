@@ -1,8 +1,10 @@
 """The comparable-news gold-alignment benchmark (Fernando et al., KAIS 2023) and its generated twin.
 
-Layout: `<root>/<Pair folder>/<site>/{<Lang>,<Lang>}/<docid>` plus a gold file inside the site folder whose
+Layout: `<root>/<Src>-<Tgt>/<site>/{<Src>,<Tgt>}/<docid>` plus a gold file inside the site folder whose
 name ends in the pair after a `.`, `-` or `_`, in any case (`ITN.si-en`, `ArmyNews.si-en`, and in the public
-archive `Tamil-English/Army_news/ArmyNews-ta-en`). Document lines are `<lang>_<docid>_<k>\\t<sentence>`;
+archive `Tamil-English/Army_news/ArmyNews-ta-en`). A language's folder is its English name for en, si and ta
+(the archive's `Sinhala-English/ITN/Sinhala`) and its code for any other language (`xx-English/GEN/xx`):
+`language_folder`; any pair of two language codes loads. Document lines are `<lang>_<docid>_<k>\\t<sentence>`;
 gold lines `<srcID>\\t<tgtID>`. Every defect of the real files is repaired or dropped here and counted in
 `stats.json` (a line of more than `lem.core.inputs.MAX_LINE_CHARS` characters is dropped and counted too): wrong-case
 prefixes (`Si_`), one-to-two links (`ta_311285_6,7`), CRLF, a gold id written with the other language's prefix
@@ -33,13 +35,26 @@ from lem.core.inputs import MAX_LINE_CHARS, InputError, decode
 
 log = logging.getLogger(__name__)
 
-PAIRS: dict[str, tuple[str, str, str]] = {
-    "si-en": ("Sinhala-English", "Sinhala", "English"),
-    "si-ta": ("Sinhala-Tamil", "Sinhala", "Tamil"),
-    "ta-en": ("Tamil-English", "Tamil", "English"),
-}
+PAIRS = ("si-en", "si-ta", "ta-en")  # the pairs of the public benchmark (any pair of codes loads)
+FOLDERS = {"en": "English", "si": "Sinhala", "ta": "Tamil"}  # the archive's language folders
 SITES = ("Army_News", "Hiru", "ITN", "Newsfirst")
-ID_RE = re.compile(r"^([A-Za-z]{2})_(\w+?)_(\d+(?:,\d+)*)$")
+ID_RE = re.compile(r"^([A-Za-z]{2,3})_(\w+?)_(\d+(?:,\d+)*)$")
+PAIR_RE = re.compile(r"([a-z]{2,3})-([a-z]{2,3})")
+
+
+def language_folder(lang: str) -> str:
+    """A language's folder in the layout: its English name for en, si and ta, its code for any other."""
+    return FOLDERS.get(lang, lang)
+
+
+def pair_languages(pair: str) -> tuple[str, str]:
+    """(src, tgt) of `pair`: two different language codes joined by `-` (ValueError otherwise)."""
+    m = PAIR_RE.fullmatch(pair)
+    if not m or m.group(1) == m.group(2):
+        raise ValueError(
+            f"expected a pair 'src-tgt' of two different language codes (e.g. si-en), got {pair!r}"
+        )
+    return m.group(1), m.group(2)
 
 
 @dataclass
@@ -91,12 +106,13 @@ def find_gold(site_dir: Path, pair: str) -> Path:
 
 
 def normalise_id(raw: str, counts: Counter[str], gold: bool = False) -> str:
-    """Lower-case the 2-letter language prefix (`Si_12_3` -> `si_12_3`); strip stray spaces and a BOM."""
+    """Lower-case the 2- or 3-letter language prefix (`Si_12_3` -> `si_12_3`); strip stray spaces and a BOM."""
     sid = raw.strip().lstrip("\ufeff")
-    if len(sid) > 2 and sid[2] == "_" and sid[:2] != sid[:2].lower():
+    prefix, sep, rest = sid.partition("_")
+    if sep and rest and len(prefix) in (2, 3) and prefix.isalpha() and prefix != prefix.lower():
         counts["id_prefix_case_fixed"] += 1
         counts["gold_id_prefix_case_fixed"] += gold
-        sid = sid[:2].lower() + sid[2:]
+        sid = prefix.lower() + sep + rest
     return sid
 
 
@@ -193,13 +209,12 @@ def _doc_of(sid: str) -> str:
 
 def load_news(root: str | os.PathLike, site: str, pair: str, doc_pairs: str = "gold") -> NewsBenchmark:
     """Load one site and pair; `doc_pairs` = `gold` (document pairs covered by gold, the paper) or `all`."""
-    if pair not in PAIRS:
-        raise ValueError(f"pair must be one of {sorted(PAIRS)}, got {pair!r}")
+    src, tgt = pair_languages(pair)
     if doc_pairs not in ("gold", "all"):
         raise ValueError(f"doc_pairs must be 'gold' or 'all', got {doc_pairs!r}")
     started = time.monotonic()
-    folder, src_lang_name, tgt_lang_name = PAIRS[pair]
-    src, tgt = pair.split("-")
+    src_lang_name, tgt_lang_name = language_folder(src), language_folder(tgt)
+    folder = f"{src_lang_name}-{tgt_lang_name}"
     site_dir = find_dir(find_dir(Path(root), folder), site)
     counts: Counter[str] = Counter()
 

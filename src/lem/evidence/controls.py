@@ -84,26 +84,32 @@ class Dictionary:
         )
 
     @classmethod
-    def from_generated_lexicon(cls, data_dir: str | os.PathLike | None = None) -> Dictionary:
+    def from_generated_lexicon(
+        cls, data_dir: str | os.PathLike | None = None, codes: Mapping[str, str] | None = None
+    ) -> Dictionary:
         """The generated world's lexicon (`lem.corpus.lexicon`, default the packaged TSVs): one concept per
         row, made of every form of the row in every language (en.base, en.pl, si.loc, ta.acc, ...), inline
         POS tags dropped and multi-word forms ("Kamal Perera") split into words that each map to the row.
-        Words fixed in the generator's templates are not in the lexicon and count as unknown words."""
+        Words fixed in the generator's templates are not in the lexicon and count as unknown words. `codes`
+        (code -> built-in language, config `corpus.generate.languages`) names languages as the config does."""
         from lem.corpus import lexicon as lx
+        from lem.corpus.generate import GenerateSettings
+
+        code = GenerateSettings.from_dict({"languages": dict(codes or {})}).codes
 
         lex = lx.load(data_dir)
         entries = []
         for e in lex.entries:
             entries.append(
                 {
-                    lang: [
+                    code[lang]: [
                         " ".join(w for w, _ in lx.parse_form(text, e.cat, lang, form))
                         for form, text in e.forms[lang].items()
                     ]
                     for lang in lx.LANGS
                 }
             )
-        return cls.from_entries(lx.LANGS, entries)
+        return cls.from_entries([code[lang] for lang in lx.LANGS], entries)
 
     @classmethod
     def from_tsv(cls, path: str | os.PathLike, src_lang: str, tgt_lang: str) -> Dictionary:
