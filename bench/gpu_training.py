@@ -24,9 +24,10 @@ count. The last line reads
     python bench/gpu_training.py [--steps N] [--layers L] [--batch-size B] [--workers W] [--threads T]
 
 `--concurrent N`: N processes on the same device (one GPU), each running the training stage alone on its own
-copy of the batches, started together (each waits until all have built their model): the aggregate tokens/s
-= all timed tokens / (the last timed step's end - the first timed window's start), and each job's own rate;
-the use of a GPU by several training jobs at once (`resources.gpu_share`). Last line:
+copy of the batches; their timed steps start together (each waits, after its warm-up steps, until all are
+there): the aggregate tokens/s = the tokens of the steps that end while every job is in its timed steps / that
+window's length (a 2026-11-26 try without the second barrier timed windows that overlapped 0.4 s of 12.7),
+and each job's own rate; the use of a GPU by several training jobs at once (`resources.gpu_share`). Last line:
 `concurrent=N aggregate_tokens_per_s=... per_job_tokens_per_s=... device=...`. `--json PATH` writes the figures.
 """
 
@@ -171,7 +172,7 @@ def bare_loop(
     return {"tokens_per_s": tokens / seconds, "flops_per_s": flops / seconds, "seconds": seconds}
 
 
-def pipeline_stage(rows, valid, batches, tok, args, device: str, loss_positions: str) -> dict:
+def pipeline_stage(rows, valid, batches, tok, args, device: str, loss_positions: str, sync=None) -> dict:
     """`lem.pretrain.train_stage` as the pipeline runs it, steps timed by a callback; `batches` are the batches
     it draws (the same sampler and masks), for counting tokens and FLOPs."""
     import shutil
@@ -186,6 +187,9 @@ def pipeline_stage(rows, valid, batches, tok, args, device: str, loss_positions:
     class Clock(TrainerCallback):
         def on_step_end(self, a, state, control, **kw):
             marks.append(time.perf_counter())
+            if sync is not None and len(marks) == args.warm + 1:  # --concurrent: timed windows start together
+                sync()
+                marks[-1] = time.perf_counter()
 
     settings = TrainSettings.from_dict({
         "max_steps": args.steps, "batch_size": args.batch_size, "learning_rate": 5e-5, "checkpoint_every": args.steps,
@@ -203,20 +207,24 @@ def pipeline_stage(rows, valid, batches, tok, args, device: str, loss_positions:
     )  # fmt: skip
     shutil.rmtree(work, ignore_errors=True)
     tokens = flops = 0
+    step_tokens = []
     for b in batches[args.warm + 1 :]:  # the steps timed: from the end of step `warm` to the end of the last
         head = int((b["labels"] != -100).sum()) if loss_positions == "labelled" else b["input_ids"].numel()
-        tokens += int(b["attention_mask"].sum())
+        step_tokens.append(int(b["attention_mask"].sum()))
         flops += 6 * n_nonemb * b["input_ids"].numel() + 6 * HIDDEN * V * head
+    tokens = sum(step_tokens)
     seconds = marks[args.steps - 1] - marks[args.warm]
     to_wall = time.time() - time.perf_counter()  # comparable across the processes of --concurrent
     window = (marks[args.warm] + to_wall, marks[args.steps - 1] + to_wall)
+    step_ends = [m + to_wall for m in marks[args.warm + 1 : args.steps]]
     del model
     if device == "cuda":
         import torch
 
         torch.cuda.empty_cache()
     return {"tokens_per_s": tokens / seconds, "flops_per_s": flops / seconds, "seconds": seconds,
-            "tokens": tokens, "start": window[0], "end": window[1]}  # fmt: skip
+            "tokens": tokens, "start": window[0], "end": window[1], "step_ends": step_ends,
+            "step_tokens": step_tokens}  # fmt: skip
 
 
 def masking():
@@ -274,11 +282,19 @@ def main() -> None:
         collate.mask([rows[i] for i in order[b * args.batch_size : (b + 1) * args.batch_size]], b)
         for b in range(args.steps)
     ]
-    if args.worker is not None:  # one job of --concurrent: wait for all, then the training stage alone
-        Path(args.barrier, f"ready.{args.worker}").touch()
-        while len(list(Path(args.barrier).glob("ready.*"))) < args.concurrent:
-            time.sleep(0.05)
-        print(json.dumps(pipeline_stage(rows, valid, batches, tok, args, device, "labelled")))
+    if args.worker is not None:  # one job of --concurrent: the training stage, timed from when all are warm
+
+        def barrier(name: str) -> None:
+            Path(args.barrier, f"{name}.{args.worker}").touch()
+            while len(list(Path(args.barrier).glob(f"{name}.*"))) < args.concurrent:
+                time.sleep(0.01)
+
+        barrier("ready")  # batches built: build the models together
+        print(
+            json.dumps(
+                pipeline_stage(rows, valid, batches, tok, args, device, "labelled", lambda: barrier("warm"))
+            )
+        )
         return None
     peak, peak_note = peak_flops(device)
     res: dict[str, list[dict]] = {k: [] for k in ("train", "bare", "bare_full_head")}
@@ -350,20 +366,31 @@ def concurrent(args: argparse.Namespace) -> None:
             f"bench/gpu_training.py --concurrent {n}: a job failed (exit codes {[p.returncode for p in procs]})"
         )
     jobs = [json.loads(o.strip().splitlines()[-1]) for o in outs]
-    span = max(j["end"] for j in jobs) - min(j["start"] for j in jobs)
-    aggregate = sum(j["tokens"] for j in jobs) / span
     per_job = statistics.median(j["tokens_per_s"] for j in jobs)
-    overlap = min(j["end"] for j in jobs) - max(j["start"] for j in jobs)
+    # the window in which every job was in its timed steps (they start together after the warm-up barrier; the
+    # quicker ones end first): the aggregate counts the tokens of the steps that ended inside it
+    start, end = max(j["start"] for j in jobs), min(j["end"] for j in jobs)
+    span = max(j["end"] for j in jobs) - min(j["start"] for j in jobs)
+    overlap = end - start
+    if overlap <= 0:
+        raise SystemExit(f"bench/gpu_training.py --concurrent {n}: the jobs' timed windows do not overlap")
+    inside = sum(
+        t for j in jobs for e, t in zip(j["step_ends"], j["step_tokens"], strict=True) if start < e <= end
+    )
+    aggregate = inside / overlap
+    for j in jobs:
+        del j["step_ends"], j["step_tokens"]
     import torch
 
     device = "cuda" if torch.cuda.is_available() else "cpu"
     each = ", ".join(f"{j['tokens_per_s']:.0f}" for j in jobs)
     print(f"{n} training jobs at once on {device_name(device)}: each {each} "
-          f"tokens/s over its own window; aggregate {aggregate:.0f} tokens/s over {span:.1f} s "
-          f"(all {n} running together for {max(overlap, 0):.1f} s of it)")  # fmt: skip
+          f"tokens/s over its own window; aggregate {aggregate:.0f} tokens/s over the {overlap:.1f} s all {n} "
+          f"ran timed steps together ({overlap / span:.0%} of the {span:.1f} s from the first start to the last end)")  # fmt: skip
     if args.json:
         figures = {"concurrent": n, "aggregate_tokens_per_s": aggregate, "per_job_tokens_per_s": per_job,
-                   "jobs": jobs, "device": device, "name": device_name(device)}  # fmt: skip
+                   "overlap_seconds": overlap, "span_seconds": span, "jobs": jobs, "device": device,
+                   "name": device_name(device)}  # fmt: skip
         Path(args.json).write_text(json.dumps(figures, indent=1) + "\n")
     print(
         f"concurrent={n} aggregate_tokens_per_s={aggregate:.1f} per_job_tokens_per_s={per_job:.1f} device={device}"

@@ -50,6 +50,7 @@ def small_config(reference_model: Path | None = None) -> dict:
     cfg["pretrain"]["seeds"] = [1, 2]  # intervals over seeds and pooled paired tests
     cfg["curation"]["corpora"] = {"si-en": cfg["curation"]["corpora"]["si-en"]}  # the NMT pair
     cfg["curation"]["settings"]["keep_fractions"] = [0.5]
+    cfg["curation"]["nmt"]["no_filter"] = True  # its wiring (the embedded default leaves the run out)
     cfg["curation"]["nmt"]["settings"].update(  # NMT: the wiring, not the translation quality
         vocab_size=300, hidden=32, heads=2, ffn=64, max_steps=6, evaluations=1, bootstrap_samples=50
     )

@@ -66,7 +66,8 @@ def test_embedded_default_plans_the_whole_dag(tmp_path):
     assert jobs["curate"] == rows * seeds * len(cur["corpora"]) and cur["nmt"]["oracle"]
     assert jobs["curate_control"] == 2 * seeds * len(cur["nmt"]["pairs"])  # random and oracle, for NMT
     shares = len(cur["settings"]["keep_fractions"])
-    assert jobs["nmt_run"] == len(cur["nmt"]["pairs"]) * seeds * ((rows + 2) * shares + 1)
+    no_filter = int(cur["nmt"].get("no_filter", True))  # every pair, share 1: once per seed where asked
+    assert jobs["nmt_run"] == len(cur["nmt"]["pairs"]) * seeds * ((rows + 2) * shares + no_filter)
     rows = len(cfg["variants"]) * seeds + 2  # the controls are not pre-trained: one seed each
     assert jobs["mine"] == rows * len(cfg["pairs"])
     assert "fetch_file" not in jobs and "madlad" not in jobs  # offline

@@ -16,11 +16,11 @@ plan.estimates.subwords_per_sentence. Examples seen = examples x epochs (max_ste
 
 GPU-hours = (training tokens + evaluation tokens / 3) / plan.tokens_per_second / 3600: evaluation is a
 forward pass, a third of a training step's work per token; the validation set is masked once and scored
-at every evaluation plus once more for the chosen checkpoint. The default 12,291 tokens/s is the
-pipeline's own training stage (HF Trainer + LEM collator) on xlm-roberta-base's architecture at batch 32,
-sentences of 30-100 subwords, bf16, measured on one H100 (../shared/docs/gpu.md,
-../shared/tools/gpu_paper_bench.py). Job start-up, model loading and the masking statistics are not
-counted.
+at every evaluation plus once more for the chosen checkpoint. The default 47,249 tokens/s is the
+pipeline's own training stage (HF Trainer + LEM collator, the LM head on the labelled positions) on
+xlm-roberta-base's architecture at batch 32, sentences of 30-100 subwords, bf16, measured on one H200 with
+bench/gpu_training.py (2026-11-26; before the labelled-positions head: 12,291 on an H100). Job start-up,
+model loading and the masking statistics are not counted.
 
 The other GPU jobs of the config (`lem plan cost`'s second table, one row per kind and pair or dataset):
 NER fine-tuning (`ner_model`), sentiment fine-tuning (every row x pre-training seed x `sentiment.seeds`),
@@ -61,23 +61,23 @@ from lem.run import Run
 
 REPO = Path(__file__).resolve().parents[2]
 SCHEMA = REPO / "workflow" / "schemas" / "config.schema.yaml"
-H100_TOKENS_PER_SECOND = (
-    12_291  # ../shared/docs/gpu.md: the pipeline's training stage, xlm-roberta-base, batch 32
-)
+# the pipeline's training stage (LM head on the labelled positions), xlm-roberta-base's architecture, batch 32,
+# bf16: bench/gpu_training.py on one H200, 2026-11-26 (12,291 on an H100 before the labelled-positions head)
+STAGE_TOKENS_PER_SECOND = 47_249
 EVAL_COST = 1 / 3  # a forward pass per token, relative to a training step (forward + backward)
 CKPT_STATE_BYTES = 1_000_000  # scheduler, RNG states, trainer_state.json, training arguments
 TOKENIZER_BYTES_PER_ID = 90  # sentencepiece model + tokenizer.json of XLM-R: about 22 MB for 250,002 ids
 # Known hub architectures, for sizing a model that is not downloaded yet (see lem.stand_in.SIZES)
 KNOWN_HUB = {"FacebookAI/xlm-roberta-base": "base", "xlm-roberta-base": "base"}
 KNOWN_NMT_PARAMETERS = {"facebook/nllb-200-distilled-600M": 615_073_792}  # its model.safetensors header
-# Tokens per second of one job on one H100 for every kind of GPU job but pre-training (plan.tokens_per_second),
+# Tokens per second of one job on one GPU for every kind of GPU job but pre-training (plan.tokens_per_second),
 # with the basis of each figure; `plan.throughput.<kind>` replaces it (e.g. from scripts/gpu-check.sh's JSON)
 THROUGHPUT = {
-    "ner": (H100_TOKENS_PER_SECOND, "estimate: the pre-training stage's measured rate (same encoder, no LM head)"),
-    "sentiment": (H100_TOKENS_PER_SECOND, "estimate: the pre-training stage's measured rate (same encoder, no LM head)"),
-    "nmt": (H100_TOKENS_PER_SECOND / 2, "estimate: half the pre-training stage's rate (NLLB-600M: about 2x the work per token)"),
-    "embedding": (3 * H100_TOKENS_PER_SECOND, "estimate: a forward pass, 3x the pre-training stage's rate"),
-    "annotation": (3 * H100_TOKENS_PER_SECOND, "estimate: the NER model's forward pass, 3x the pre-training stage's rate"),
+    "ner": (STAGE_TOKENS_PER_SECOND, "estimate: the pre-training stage's measured rate (same encoder, no LM head)"),
+    "sentiment": (STAGE_TOKENS_PER_SECOND, "estimate: the pre-training stage's measured rate (same encoder, no LM head)"),
+    "nmt": (STAGE_TOKENS_PER_SECOND / 2, "estimate: half the pre-training stage's rate (NLLB-600M: about 2x the work per token)"),
+    "embedding": (3 * STAGE_TOKENS_PER_SECOND, "estimate: a forward pass, 3x the pre-training stage's rate"),
+    "annotation": (3 * STAGE_TOKENS_PER_SECOND, "estimate: the NER model's forward pass, 3x the pre-training stage's rate"),
 }  # fmt: skip
 BYTES_PER_ANNOTATED_TOKEN = 16  # a tag column per task in the annotated files, about
 

@@ -396,8 +396,9 @@ def nmt_markdown(
         "",
         "BLEU and chrF (sacrebleu) of a model trained on the kept share of the corpus as each row ranks it, mean "
         "± s.d. over the pre-training seeds (each seed's ranking, NMT trained with that seed); *oracle*: clean "
-        "pairs first (the positive control), *random*: a random ranking (chance), *no_filter*: every pair (the "
-        "same run under each share). ▲/▼ on BLEU: the seed-level comparison (below), made only at a kept share "
+        "pairs first (the positive control), *random*: a random ranking (chance)"
+        + (", *no_filter*: every pair (the same run under each share)" if "no_filter" in rows else "")
+        + ". ▲/▼ on BLEU: the seed-level comparison (below), made only at a kept share "
         "where the oracle beats random (one-sided, uncorrected: a control, not a claim); otherwise that share "
         "has no signal and no mark.",
         "",

@@ -608,9 +608,14 @@ class Run:
 
     @cached_property
     def nmt_controls(self) -> list[str]:
-        """Rankings no model made: random (the floor), no_filter (every pair) and, for a labelled corpus, the
-        oracle."""
-        return ["random", "no_filter"] + (["oracle"] if self.config["curation"]["nmt"]["oracle"] else [])
+        """Rankings no model made: random (the floor), no_filter (every pair; `curation.nmt.no_filter`) and, for
+        a labelled corpus, the oracle."""
+        nmt = self.config["curation"]["nmt"]
+        return (
+            ["random"]
+            + (["no_filter"] if nmt.get("no_filter", True) else [])
+            + (["oracle"] if nmt["oracle"] else [])
+        )
 
     def nmt_shares(self) -> list[str]:
         return [f"{f:g}" for f in self.config["curation"]["settings"].get("keep_fractions", [0.25, 0.5])]
@@ -625,7 +630,8 @@ class Run:
             for r in self.curation_rows + [c for c in self.nmt_controls if c != "no_filter"]:
                 seeds = self.row_seeds(r) if r in self.curation_rows else self.seeds
                 runs += [(r, pair, sh, s) for sh in self.nmt_shares() for s in seeds]
-            runs += [("no_filter", pair, "1", s) for s in self.seeds]
+            if "no_filter" in self.nmt_controls:
+                runs += [("no_filter", pair, "1", s) for s in self.seeds]
         return runs
 
     def nmt_run_dir(self, ranking: str, pair: str, share: str, seed: int | str) -> str:
