@@ -139,12 +139,14 @@ def test_config_check_takes_the_renamed_config():
 
 
 def tiny_config() -> dict:
-    """tests/dag.py's shrunken default, shrunk further to what a language code reaches: one pre-training
-    seed, the base model and the LEM variant (its masking reads the annotation), the configured annotators
-    scored on the gold, the lexical control, curation's ranking of si-en (its script filter) without NMT."""
+    """tests/dag.py's shrunken default, shrunk further to what a language code reaches: the two pairs of si,
+    one pre-training seed, the base model and the LEM variant (its masking reads the annotation), the
+    configured annotators scored on the gold, the lexical control, curation's ranking of si-en (its script
+    filter) without NMT."""
     cfg = small_config()
     cfg["pretrain"]["seeds"] = [1]
     cfg["variants"] = ["base", "lem"]
+    cfg["pairs"] = cfg["mining"]["evalsets"]["news_gen"]["pairs"] = ["si-en", "si-ta"]  # the pairs si is in
     cfg["annotation_eval"]["annotators"] = {"configured": {}}  # the gold scored in its tag set; no NER model
     cfg["controls"]["random"] = False  # the lexical control reads the generated lexicon by code: kept
     cfg["curation"]["nmt"]["pairs"] = []  # curation's script filter and ranking, not NMT on the same ranking
