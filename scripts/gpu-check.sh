@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One command for a GPU node: measure what the README's GPU rows and `plan.tokens_per_second` need.
 #
-#   bash scripts/gpu-check.sh [OUT.json]        (default gpu-check.json; about 9 minutes on one H100)
+#   bash scripts/gpu-check.sh [OUT.json]        (default gpu-check.json; about 20 minutes: the smoke DAG took over 10 on an H200)
 #
 # Runs, each under its own time limit, on the first visible GPU:
 #   1. bench/gpu_training.py                 the training stage vs the bare loop, batch 32, one job
@@ -63,7 +63,7 @@ step concurrent2 120 "$WORK/concurrent2.json" "$PY" bench/gpu_training.py --conc
 step concurrent4 150 "$WORK/concurrent4.json" "$PY" bench/gpu_training.py --concurrent 4 --json "$WORK/concurrent4.json"
 step mining 120 "$WORK/mining.json" "$PY" bench/mining.py --device cuda --json "$WORK/mining.json"
 [[ "$SKIP" == *" smoke "* ]] || rm -rf runs/gpu-smoke
-step smoke 480 "" "$PY" -m snakemake --configfile config/gpu-smoke.yaml --cores all --resources gpu=1 \
+step smoke 1200 "" "$PY" -m snakemake --configfile config/gpu-smoke.yaml --cores all --resources gpu=1 \
   --directory runs/gpu-smoke
 
 "$PY" - "$WORK" "$OUT" << 'EOF'
