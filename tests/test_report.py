@@ -454,3 +454,20 @@ def test_validation_pairs_that_repeat_training_pairs_are_shown(tmp_path):
     build_report(mining, [], [], ["base"], tmp_path / "report", para_stats=[stats])
     md = (tmp_path / "report/summary.md").read_text()
     assert "## Parallel training data (from files)" in md and "| si-en | 900 | 48 | 50 | 2 |" in md
+
+
+def test_a_row_without_a_run_in_a_column_shows_a_dash_not_nan():
+    """A row that has no run for a pair (the lexical control where the pair has no dictionary) shows "-"."""
+    import pandas as pd
+
+    from lem.report import _pivot_markdown
+
+    summary = pd.DataFrame(
+        [
+            {"task": "mining", "dataset": "news", "pair": p, "metric": "intersection_f1", "variant": v,
+             "mean": 0.5, "n": 1, "chance": 0.1, "ceiling": 1.0}
+            for v, p in (("base", "si-en"), ("base", "ta-en"), ("control_lexical", "ta-en"))
+        ]
+    )  # fmt: skip
+    table = _pivot_markdown(summary, "mining", "intersection_f1", ["base", "control_lexical"], {}, set())
+    assert "| control_lexical | - | 0.500 |" in table and "nan" not in table

@@ -216,7 +216,8 @@ def _pivot_markdown(
     header = "| variant | " + " | ".join(table.columns) + " |"
     sep = "|---|" + "---|" * len(table.columns)
     lines = [header, sep] + [
-        f"| {v} | " + " | ".join(str(x) for x in row) + " |" for v, row in table.iterrows()
+        f"| {v} | " + " | ".join("-" if pd.isna(x) else str(x) for x in row) + " |"  # "-": no such run
+        for v, row in table.iterrows()
     ]
     for ref in ("chance", "ceiling"):  # where the values stand: a model that knows nothing, the best possible
         by_col = part.groupby("column")[ref].mean().reindex(table.columns)
