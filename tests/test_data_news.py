@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 
@@ -233,3 +234,64 @@ def test_every_site_and_pair_of_the_real_archive_matches_an_independent_count(sh
         assert b.stats["gold_links_read"] == b.stats["gold_links"] + sum(
             v for k, v in b.stats["gold_dropped"].items() if k != "malformed_lines"
         )
+
+
+def test_prefix_repair_only_when_provably_right(tmp_path: Path) -> None:
+    """Army si-ta's `ta_32668_6<TAB>ta_32668_5`: repaired to `si_32668_6` when no other gold line names that
+    sentence (unambiguous), dropped and counted `ambiguous` when one does (the issue's false gold link);
+    each repair listed with its gold line number."""
+    make_archive(tmp_path / "clear")
+    st = load_news(tmp_path / "clear", "ArmyNews", "si-ta")
+    assert st.gold == [("si_32668_6", "ta_32668_5"), ("si_32668_0", "ta_32668_0")]
+    assert st.stats["gold_repairs"] == [
+        {"line": 1, "from": ["ta_32668_6", "ta_32668_5"], "to": ["si_32668_6", "ta_32668_5"],
+         "reason": "src_other_language_prefix_repaired"}
+    ]  # fmt: skip
+    make_archive(tmp_path / "ambiguous")
+    gold = tmp_path / "ambiguous" / "Sinhala-Tamil" / "Army_news" / "ArmyNews.si-ta"
+    gold.write_text(gold.read_text() + "si_32668_6\tta_32668_4\nsi_32668_4\tta_32668_5\n")
+    amb = load_news(tmp_path / "ambiguous", "ArmyNews", "si-ta")
+    assert ("si_32668_6", "ta_32668_5") not in amb.gold
+    assert amb.gold == [
+        ("si_32668_0", "ta_32668_0"),
+        ("si_32668_6", "ta_32668_4"),
+        ("si_32668_4", "ta_32668_5"),
+    ]
+    assert amb.stats["gold_dropped"]["ambiguous_repair"] == 1
+    assert amb.stats["gold_repairs"] == []
+    assert amb.stats["gold_ambiguous"] == [{"line": 1, "link": ["ta_32668_6", "ta_32668_5"]}]
+    assert amb.stats["gold_links_read"] == amb.stats["gold_links"] + sum(
+        v for k, v in amb.stats["gold_dropped"].items() if k != "malformed_lines"
+    )
+    line = gold_counts_markdown([_write(amb, tmp_path / "prep" / "army" / "si-ta")])[2]
+    assert line.endswith("| none | ambiguous repair (the repaired id is named by another line) 1 |")
+
+
+def _write(bench, out: Path) -> Path:
+    write_news(bench, out)
+    return out / "stats.json"
+
+
+def test_gold_ranges_expanded_or_dropped_by_name(tmp_path: Path, caplog) -> None:
+    """`_6-7` (issue 38) is a range: expanded like `_6,7`; a descending or over-long range is dropped as a
+    malformed line, logged with the file and line."""
+    make_archive(tmp_path)
+    gold = tmp_path / "Tamil-English" / "Army_news" / "ArmyNews-ta-en"
+    gold.write_bytes(b"ta_125_0\ten_125_6-8\r\nta_125_1\ten_125_7-6\r\nta_125_2\ten_125_0-99\r\n")
+    with caplog.at_level("WARNING", logger="lem.data.news"):
+        b = load_news(tmp_path, "Army_News", "ta-en")
+    assert b.gold == [("ta_125_0", "en_125_6"), ("ta_125_0", "en_125_7"), ("ta_125_0", "en_125_8")]
+    assert b.stats["defects"]["gold_id_range_expanded"] == 1
+    assert b.stats["gold_dropped"]["malformed_lines"] == 2
+    assert f"{gold}:2: a sentence range 'en_125_7-6'" in caplog.text
+
+
+def test_non_utf8_document_file_name_refused_naming_it(tmp_path: Path) -> None:
+    make_archive(tmp_path)
+    folder = tmp_path / "Tamil-English" / "Army_news" / "Tamil"
+    try:
+        (folder / os.fsdecode(b"bad\xff")).write_text("ta_1_0\tx\n")
+    except (OSError, UnicodeEncodeError):
+        pytest.skip("this file system refuses a non-UTF-8 file name")
+    with pytest.raises(InputError, match=r"bad\\udcff: expected a document file name in UTF-8"):
+        load_news(tmp_path, "Army_News", "ta-en")

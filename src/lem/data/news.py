@@ -7,14 +7,17 @@ archive `Tamil-English/Army_news/ArmyNews-ta-en`). A language's folder is its En
 `language_folder`; any pair of two language codes loads. Document lines are `<lang>_<docid>_<k>\\t<sentence>`;
 gold lines `<srcID>\\t<tgtID>`. Every defect of the real files is repaired or dropped here and counted in
 `stats.json` (a line of more than `lem.core.inputs.MAX_LINE_CHARS` characters is dropped and counted too): wrong-case
-prefixes (`Si_`), one-to-two links (`ta_311285_6,7`), CRLF, a gold id written with the other language's prefix
-when the right-language sentence exists (Newsfirst si-en `en_4439030_0<TAB>en_4439030_0`), the two ids of a
-link swapped; links to no sentence and repeated links are dropped, per reason (`gold_dropped`); links across
+prefixes (`Si_`), one-to-two links (`ta_311285_6,7`, and the range `ta_311285_6-7`), CRLF; a gold id written with
+the other language's prefix (Newsfirst si-en `en_4439030_0<TAB>en_4439030_0`) or the two ids of a link swapped
+are repaired only when the repair is provably right (`repair_link`: the right-language sentence exists and no
+other gold line names it), each repair listed with its line (`gold_repairs`), else the link is dropped as
+`ambiguous`; links to no sentence and repeated links are dropped, per reason (`gold_dropped`); links across
 documents are kept and counted (a per-document miner cannot reach them: `lem.evidence.chance.mining_ceiling`).
 `gold_counts_markdown` turns `stats.json` files into the report's table of gold counts and drops. What cannot be repaired fails in one
 line naming the file (and line) or the folder, site and pair (`lem.core.inputs.InputError`): text that is not
-UTF-8 or holds a NUL byte, a side without sentences, a gold file none of whose links names a sentence of the
-documents (mining would have nothing to score).
+UTF-8 or holds a NUL byte, a document file whose name is not UTF-8 (its name is the document id written to the
+outputs), a side without sentences, a gold file none of whose links names a sentence of the documents (mining
+would have nothing to score).
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ import os
 import re
 import time
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,6 +42,8 @@ PAIRS = ("si-en", "si-ta", "ta-en")  # the pairs of the public benchmark (any pa
 FOLDERS = {"en": "English", "si": "Sinhala", "ta": "Tamil"}  # the archive's language folders
 SITES = ("Army_News", "Hiru", "ITN", "Newsfirst")
 ID_RE = re.compile(r"^([A-Za-z]{2,3})_(\w+?)_(\d+(?:,\d+)*)$")
+RANGE_RE = re.compile(r"^([A-Za-z]{2,3})_(\w+?)_(\d+)-(\d+)$")  # `ta_311285_6-7`: sentences 6 to 7
+MAX_RANGE = 20  # a longer (or descending) range is no slip we can read: the link is dropped as malformed
 PAIR_RE = re.compile(r"([a-z]{2,3})-([a-z]{2,3})")
 
 
@@ -117,7 +122,18 @@ def normalise_id(raw: str, counts: Counter[str], gold: bool = False) -> str:
 
 
 def expand_id(sid: str, counts: Counter[str]) -> list[str]:
-    """`ta_311285_6,7` -> [`ta_311285_6`, `ta_311285_7`] (a one-to-two link written in one ID)."""
+    """`ta_311285_6,7` -> [`ta_311285_6`, `ta_311285_7`] (a one-to-two link written in one ID); the range
+    `ta_311285_6-7` likewise (ascending, at most `MAX_RANGE` sentences; any other range: ValueError)."""
+    r = RANGE_RE.match(sid)
+    if r:
+        first, last = int(r.group(3)), int(r.group(4))
+        if not first < last <= first + MAX_RANGE:
+            raise ValueError(
+                f"a sentence range {sid!r}: expected an ascending range of at most {MAX_RANGE} sentences"
+            )
+        counts["multi_id_expanded"] += 1
+        counts["gold_id_range_expanded"] += 1
+        return [f"{r.group(1)}_{r.group(2)}_{k}" for k in range(first, last + 1)]
     m = ID_RE.match(sid)
     if not m or "," not in m.group(3):
         return [sid]
@@ -156,12 +172,13 @@ def read_document(path: Path, lang: str, counts: Counter[str]) -> list[tuple[str
     return out
 
 
-def read_gold(path: Path, counts: Counter[str]) -> list[tuple[str, str]]:
-    """Raw gold links (IDs normalised, `_6,7` expanded), before checking them against the documents."""
+def read_gold(path: Path, counts: Counter[str]) -> list[tuple[str, str, int]]:
+    """Raw gold links (IDs normalised, `_6,7` and `_6-7` expanded) with their line numbers, before checking
+    them against the documents."""
     raw = path.read_bytes()
     if b"\r\n" in raw:
         counts["gold_crlf"] = 1
-    links: list[tuple[str, str]] = []
+    links: list[tuple[str, str, int]] = []
     for lineno, line in enumerate(decode(raw, path).splitlines(), 1):
         if not line.strip():
             continue
@@ -176,27 +193,44 @@ def read_gold(path: Path, counts: Counter[str]) -> list[tuple[str, str]]:
             log.warning("%s:%d: expected '<srcID>\\t<tgtID>', got %r (dropped)", path, lineno, line[:80])
             continue
         counts["gold_lines"] += 1
-        srcs = expand_id(normalise_id(parts[0], counts, gold=True), counts)
-        tgts = expand_id(normalise_id(parts[1], counts, gold=True), counts)
-        links.extend((s, t) for s in srcs for t in tgts)
+        try:
+            srcs = expand_id(normalise_id(parts[0], counts, gold=True), counts)
+            tgts = expand_id(normalise_id(parts[1], counts, gold=True), counts)
+        except ValueError as e:
+            counts["gold_malformed_lines"] += 1
+            log.warning("%s:%d: %s (dropped)", path, lineno, e)
+            continue
+        links.extend((s, t, lineno) for s in srcs for t in tgts)
     return links
 
 
 def repair_link(
-    s: str, t: str, src: str, tgt: str, index: dict[str, dict[str, Any]], counts: Counter[str]
-) -> tuple[str, str]:
-    """A gold link with the known id slips repaired where the repair is unambiguous, each counted: the two
-    ids swapped (`en_1_0<TAB>si_1_2` in si-en, both found the other way round), or one id written with the
-    other language's prefix (Newsfirst si-en `en_4439030_0<TAB>en_4439030_0`, Army si-ta `ta_32668_6<TAB>
-    ta_32668_5`) when the sentence with the right prefix exists. Anything else is returned unchanged."""
+    s: str,
+    t: str,
+    src: str,
+    tgt: str,
+    index: dict[str, dict[str, Any]],
+    counts: Counter[str],
+    claimed: Callable[[str], bool] = lambda sid: False,
+) -> tuple[str, str] | None:
+    """A gold link with a known id slip repaired where the repair is provably right, each counted: the two
+    ids swapped (`en_1_0<TAB>si_1_2` in si-en: each id names a sentence of the other side only, so the
+    exchanged link is the only reading and no id is invented), or one id written with the other language's
+    prefix (Newsfirst si-en `en_4439030_0<TAB>en_4439030_0`) when the sentence with the right prefix exists
+    and no other gold line names that id (`claimed(id)`; the id is a guess otherwise): Army si-ta `ta_32668_6<TAB>ta_32668_5` would become `si_32668_6`, which another
+    line already links, so the slip could be anywhere; such a link is not repaired: None (dropped, counted
+    `gold_ambiguous_repair`). A link that needs no repair, or that no rule applies to, is returned unchanged."""
     if s not in index[src] and t not in index[tgt] and s in index[tgt] and t in index[src]:
-        counts["gold_swapped_repaired"] += 1
+        counts["gold_swapped_repaired"] += 1  # the one reading: each id names a sentence of the other side only
         return t, s
     for side, (lang, other) in (("src", (src, tgt)), ("tgt", (tgt, src))):
         sid = s if side == "src" else t
         if sid not in index[lang] and sid.startswith(other + "_"):
             fixed = lang + sid[len(other) :]
             if fixed in index[lang]:
+                if claimed(fixed):
+                    counts["gold_ambiguous_repair"] += 1
+                    return None
                 counts[f"gold_{side}_other_language_prefix_repaired"] += 1
                 s, t = (fixed, t) if side == "src" else (s, fixed)
     return s, t
@@ -221,9 +255,20 @@ def load_news(root: str | os.PathLike, site: str, pair: str, doc_pairs: str = "g
     docs: dict[str, dict[str, list[tuple[str, str]]]] = {}
     for lang, name in ((src, src_lang_name), (tgt, tgt_lang_name)):
         lang_dir = find_dir(site_dir, name)
-        docs[lang] = {
-            p.name: read_document(p, lang, counts) for p in sorted(lang_dir.iterdir()) if p.is_file()
-        }
+        files = [p for p in sorted(lang_dir.iterdir()) if p.is_file()]
+        for p in files:
+            try:
+                p.name.encode("utf-8")
+                readable = p.name.isprintable()
+            except UnicodeEncodeError:  # a byte that is not UTF-8, kept by the file system as a surrogate
+                readable = False
+            if not readable:
+                raise InputError(
+                    f"{str(p).encode('utf-8', 'backslashreplace').decode('ascii', 'backslashreplace')}: "
+                    "expected a document file name in UTF-8 without control characters (it is the document "
+                    "id written to the prepared files): rename the file"
+                )
+        docs[lang] = {p.name: read_document(p, lang, counts) for p in files}
     common = sorted(set(docs[src]) & set(docs[tgt]))
     counts["docs_only_src"] = len(set(docs[src]) - set(docs[tgt]))
     counts["docs_only_tgt"] = len(set(docs[tgt]) - set(docs[src]))
@@ -242,10 +287,28 @@ def load_news(root: str | os.PathLike, site: str, pair: str, doc_pairs: str = "g
 
     gold_file = find_gold(site_dir, pair)
     raw_links = read_gold(gold_file, counts)
+    lines_naming: dict[str, set[int]] = {}
+    for s, t, lineno in raw_links:
+        lines_naming.setdefault(s, set()).add(lineno)
+        lines_naming.setdefault(t, set()).add(lineno)
     seen: set[tuple[str, str]] = set()
     gold: list[tuple[str, str]] = []
-    for s, t in raw_links:
-        s, t = repair_link(s, t, src, tgt, index, counts)
+    repairs: list[dict[str, Any]] = []
+    ambiguous: list[dict[str, Any]] = []
+    for s0, t0, lineno in raw_links:
+        before = Counter(counts)
+        fixed = repair_link(
+            s0, t0, src, tgt, index, counts, lambda sid, n=lineno: bool(lines_naming.get(sid, set()) - {n})
+        )
+        if fixed is None:
+            ambiguous.append({"line": lineno, "link": [s0, t0]})
+            continue
+        s, t = fixed
+        if (s, t) != (s0, t0):
+            reason = next(k for k in GOLD_REPAIRED if counts[k] > before[k])
+            repairs.append(
+                {"line": lineno, "from": [s0, t0], "to": [s, t], "reason": reason.removeprefix("gold_")}
+            )
         if s not in index[src] or t not in index[tgt]:
             counts["gold_missing_src_id" if s not in index[src] else "gold_missing_tgt_id"] += 1
             continue
@@ -298,6 +361,9 @@ def load_news(root: str | os.PathLike, site: str, pair: str, doc_pairs: str = "g
         "gold_lines": counts["gold_lines"],
         "gold_links_read": len(raw_links),
         **gold_summary(counts),
+        "gold_file": str(gold_file),
+        "gold_repairs": repairs,  # each repair with its gold line number
+        "gold_ambiguous": ambiguous,  # links a repair could not prove right: dropped
     }
     log.info(
         "news %s %s: %d/%d doc pairs (%s), %d+%d sentences, %d gold links from %d lines; defects %s; %.1fs",
@@ -322,6 +388,7 @@ GOLD_DROPPED = {
     "gold_missing_src_id": "source id in no shared document",
     "gold_missing_tgt_id": "target id in no shared document",
     "gold_duplicate_links": "repeated links",
+    "gold_ambiguous_repair": "ambiguous repair (the repaired id is named by another line)",
 }
 GOLD_REPAIRED = {
     "gold_id_prefix_case_fixed": "id prefix case",
