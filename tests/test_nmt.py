@@ -7,13 +7,15 @@ from __future__ import annotations
 import json
 import random
 
+import numpy as np
 import pytest
 
 from lem.core.inputs import InputError
 from lem.curate import control_ranking, read_ranking, select_top
+from lem.nmt.bleu import COLUMNS, bleu_from_sums, sentence_stats
 from lem.nmt.cli import compare_runs, run_nmt, stale_temporaries
 from lem.nmt.data import flores_files, read_pairs, read_test_set
-from lem.nmt.settings import NLLB_CODES, NMTSettings
+from lem.nmt.settings import NLLB_CODES, NMTSettings, training_seed
 from lem.nmt.train import train_scratch
 from lem.nmt.translate import paired_bootstrap, score, translate
 
@@ -91,6 +93,25 @@ def test_scratch_learns_a_tiny_transliteration_task(scratch_run):
     # the checkpoint kept is the one with the lowest validation loss
     training = saved["training"]
     assert training["best_eval_loss"] == min(training["eval_losses"])
+    # per test sentence, BLEU's sufficient statistics of the kept hypotheses: they sum to the run's BLEU
+    items = saved["items"]
+    assert items["ids"] == list(range(60)) and items["columns"] == list(COLUMNS)
+    stats = np.array(items["stats"])
+    assert stats.shape == (60, 10) and (stats == sentence_stats(hyps, refs)).all()
+    assert bleu_from_sums(stats.sum(axis=0)) == pytest.approx(saved["bleu"], abs=1e-9)
+    assert stats[:, 1].tolist() == [len(r.split()) for r in refs]  # 13a: the generated words are the tokens
+
+
+def test_training_seed_is_derived_and_never_the_ranking_seed():
+    """The NMT model's seed for a pre-training seed (which seeds the random and oracle rankings): another
+    number, one per (base, pre-training seed), stable across runs and within numpy's and torch's range."""
+    seeds = list(range(200)) + [2**31 - 1, 2**32 - 1]
+    derived = [training_seed(s) for s in seeds]
+    assert all(d != s for d, s in zip(derived, seeds, strict=True))
+    assert len(set(derived)) == len(seeds) and all(0 <= d < 2**31 for d in derived)
+    assert not set(derived) & set(seeds)
+    assert training_seed(13) == training_seed(13, base=13) == 278952318  # the documented derivation, fixed
+    assert training_seed(13, base=14) != training_seed(13)
 
 
 def test_same_seed_same_model_and_hypotheses(tmp_path):

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from lem.config_check import ConfigError, base_model_folder, check_config, expand_data_root
+from lem.nmt.settings import training_seed
 from lem.plan import load_config, make_plan
 from lem.run import Run
 
@@ -123,8 +124,8 @@ def test_every_path_of_a_base_model_comes_from_one_place(tmp_path):
 
 def test_settings_for_merges_as_the_rules_pass_them():
     """The settings each rule passes: a stage's epochs for its scope and the pre-training seed, the base
-    model built for pretrain.max_length, NMT trained with the pre-training seed, curation with mining's
-    margin alone (its retrieval, threshold and index rerun no curation)."""
+    model built for pretrain.max_length, NMT trained with a seed derived from the pre-training seed (not the
+    rankings' own), curation with mining's margin alone (its retrieval, threshold and index rerun no curation)."""
     config = load_config([REPO / "config" / "config.yaml"])
     run = Run(config)
     mono = run.settings_for("pretrain_mono", scope="tri", tvariant="lem", seed="2")
@@ -133,7 +134,7 @@ def test_settings_for_merges_as_the_rules_pass_them():
     assert mono["training"]["epochs"] == epochs.get("tri", epochs["default"])
     base = run.settings_for("pretrain_base", seed=3)
     assert base["model"]["max_length"] == config["pretrain"]["max_length"] and base["training"]["seed"] == 3
-    assert run.settings_for("nmt_run", seed="7")["seed"] == 7
+    assert run.settings_for("nmt_run", seed="7")["seed"] == training_seed(7, 13) != 7  # not the rankings'
     config["mining"]["settings"].update(k=5, threshold=0.3, index="flat", device="cpu")
     mining = run.settings_for("curate")["mining"]
     assert mining["k"] == 5 and "threshold" not in mining and "index" not in mining and "device" not in mining

@@ -623,8 +623,8 @@ class Run:
     def nmt_runs(self) -> list[tuple[str, str, str, int]]:
         """(ranking, pair, share, seed) of every NMT run: each row's ranking per pre-training seed it has, the
         random (and oracle) ranking at each kept share and the no_filter control (every pair: share 1) once
-        per pre-training seed, each seed's NMT trained with that seed, so that every row has one replicate per
-        seed, paired by seed (lem.evidence.compare)."""
+        per pre-training seed, each seed's NMT trained with a seed derived from it (`_nmt_settings`), so that every
+        row has one replicate per seed, paired by seed (lem.evidence.compare)."""
         runs = []
         for pair in self.config["curation"]["nmt"]["pairs"]:
             for r in self.curation_rows + [c for c in self.nmt_controls if c != "no_filter"]:
@@ -777,9 +777,13 @@ class Run:
         }
 
     def _nmt_settings(self, seed: int | str) -> dict[str, Any]:
-        """`curation.nmt.settings` for pre-training seed `seed`: trained with that seed (a replicate per
-        seed), a hub model replaced by its fetched folder."""
-        s = {**self.config["curation"]["nmt"]["settings"], "seed": int(seed)}
+        """`curation.nmt.settings` for pre-training seed `seed`: a replicate per seed, its model trained with
+        a seed derived from it (`lem.nmt.settings.training_seed`: never the rankings' seed itself), a hub model
+        replaced by its fetched folder."""
+        from lem.nmt.settings import NMTSettings, training_seed
+
+        given = self.config["curation"]["nmt"]["settings"]
+        s = {**given, "seed": training_seed(int(seed), given.get("seed", NMTSettings.seed))}
         if self.nmt_hub_model():
             s.update(model=self.nmt_hub_model(), revision=None)
         return s

@@ -1,9 +1,10 @@
 # NMT on the curated corpus (config `curation.nmt`): for each pair of `curation.nmt.pairs` and pre-training
 # seed, each variant's (and reference encoder's) ranking, the random ranking and (labelled corpora,
 # `curation.nmt.oracle`) the oracle ranking keep their top share (`curation.settings.keep_fractions`),
-# `no_filter` keeps every pair; one NMT run each (the same recipe, `curation.nmt.settings`, trained with the
-# pre-training seed) translates the test set and scores BLEU and chrF (sacrebleu, signatures in
-# metrics.json). The report compares the rows by a paired test over seeds (lem.evidence.compare), once the oracle
+# `no_filter` keeps every pair; one NMT run each (the same recipe, `curation.nmt.settings`, trained with a
+# seed derived from the pre-training seed, lem.nmt.settings.training_seed: never the rankings' own seed)
+# translates the test set and scores BLEU and chrF (sacrebleu, signatures in metrics.json, per-sentence BLEU
+# statistics in its `items`). The report compares the rows by a paired test over seeds (lem.evidence.compare), once the oracle
 # beats random.
 
 

@@ -24,7 +24,10 @@ Modules:
   `flores_files`);
 - `train`: the seq2seq collator and the two backends;
 - `translate`: decoding, BLEU / chrF with their signatures, the paired bootstrap;
+- `bleu`: per-sentence BLEU sufficient statistics and corpus BLEU from their sums (sacrebleu's, vectorised),
+  so that comparisons resample test sentences;
 - `cli`: a run (`run_nmt`) writes one folder, atomically: `model/`, `hypotheses.txt`, `references.txt`,
-  `metrics.json` (BLEU, chrF, their sacrebleu signatures, counts, settings, `keys`); `compare_runs`; the
+  `metrics.json` (BLEU, chrF, their sacrebleu signatures, counts, settings, `keys`, and `items`: per test
+  sentence, BLEU's sufficient statistics); `compare_runs`; the
   stage's verbs.
 """

@@ -15,6 +15,7 @@ from lem.core.files import atomic_path, read_json, with_keys, write_json
 from lem.core.inputs import InputError
 from lem.core.stage import Stage, UsageError, Verb, arg
 from lem.curate import select_top
+from lem.nmt.bleu import COLUMNS, bleu_from_sums, sentence_stats
 from lem.nmt.data import flip, read_pairs, read_test_set
 from lem.nmt.settings import NMTSettings
 from lem.nmt.train import train
@@ -37,13 +38,26 @@ def stale_temporaries(out: str | os.PathLike) -> list[Path]:
     return sorted(p for p in out.parent.iterdir() if p.is_dir() and pattern.fullmatch(p.name))
 
 
+def bleu_items(hypotheses: Sequence[str], references: Sequence[str], bleu: float, lang: str | None,
+               bleu_tokenize: str) -> dict[str, Any]:  # fmt: skip
+    """Per test sentence (`ids`: its 0-based line in the test set), BLEU's sufficient statistics
+    (`lem.nmt.bleu.COLUMNS`), so that a comparison resamples the test sentences within each run; their sums
+    give back the run's corpus BLEU (checked)."""
+    stats = sentence_stats(hypotheses, references, tokenize=bleu_tokenize, lang=lang)
+    again = float(bleu_from_sums(stats.sum(axis=0)))
+    if abs(again - bleu) > 1e-9 * max(1.0, abs(bleu)):
+        raise RuntimeError(f"nmt: BLEU from the per-sentence statistics is {again}, sacrebleu's {bleu}")
+    return {"ids": list(range(len(references))), "columns": list(COLUMNS), "stats": stats.tolist()}
+
+
 def run_nmt(train_tsv: str | os.PathLike, valid_tsv: str | os.PathLike,
             test_tsv: str | os.PathLike | Sequence[str | os.PathLike], settings: NMTSettings,
             out_dir: str | os.PathLike, keys: dict[str, str] | None = None, *,
             pair: str | None = None) -> dict[str, Any]:  # fmt: skip
     """Train on `train_tsv` (the selected pairs), choose the checkpoint on `valid_tsv`, translate the test
     set (`test_tsv`: a TSV, or two line-aligned files such as FLoRes-200's), and write `out_dir` atomically:
-    `model/`, `hypotheses.txt`, `references.txt`, `metrics.json`. `pair` (`si-en`: the TSVs' src and tgt
+    `model/`, `hypotheses.txt`, `references.txt`, `metrics.json` (with `items`: per test sentence, BLEU's
+    sufficient statistics, `bleu_items`). `pair` (`si-en`: the TSVs' src and tgt
     languages; `keys["pair"]` when not given) sets the language codes and the direction (`reverse`)."""
     s = settings
     s.validate()
@@ -71,6 +85,7 @@ def run_nmt(train_tsv: str | os.PathLike, valid_tsv: str | os.PathLike,
         (tmp / "references.txt").write_text("".join(r + "\n" for r in references), encoding="utf-8")
         scores = score(hypotheses, references, tgt_lang, bleu_tokenize=s.bleu_tokenize,
                        chrf_word_order=s.chrf_word_order)  # fmt: skip
+        items = bleu_items(hypotheses, references, scores["bleu"], tgt_lang, s.bleu_tokenize)
         metrics = {
             "bleu": scores["bleu"],
             "chrf": scores["chrf"],
@@ -89,6 +104,7 @@ def run_nmt(train_tsv: str | os.PathLike, valid_tsv: str | os.PathLike,
             else str(test_tsv),
             "training": summary,
             "settings": s.to_dict(),
+            "items": items,
         }
         write_json(tmp / "metrics.json", with_keys(metrics, keys))
     log.info("nmt %s -> %s: BLEU %.2f chrF %.2f on %d test pairs (%d training pairs) -> %s",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -143,6 +144,17 @@ class NMTSettings(TrainingSettings):
             raise SettingsError(
                 f"nmt setting lang_codes has no code for language {lang!r} (got {dict(self.lang_codes)})"
             ) from None
+
+
+def training_seed(pretrain_seed: int, base: int = 13) -> int:
+    """The seed of a pipeline NMT run's model (initial weights, data order, tokenizer) for pre-training seed
+    `pretrain_seed`: the first 31 bits of sha256(`nmt-training/<base>/<pretrain_seed>`), `base` being
+    `curation.nmt.settings.seed`. One per pre-training seed (every row's run of that seed shares it: runs
+    paired by seed), and never `pretrain_seed` itself, which seeds the random and oracle rankings
+    (`lem.curate.control_ranking`): the control's ranking and the model trained on it are separate draws."""
+    digest = hashlib.sha256(f"nmt-training/{int(base)}/{int(pretrain_seed)}".encode()).digest()
+    seed = int.from_bytes(digest[:4], "big") % 2**31
+    return seed if seed != int(pretrain_seed) else (seed + 1) % 2**31
 
 
 def is_hub_id(model: str) -> bool:
