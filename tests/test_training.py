@@ -308,7 +308,7 @@ def test_training_settings_check_the_new_keys():
         "labelled",
         0,
         False,
-        False,
+        "none",
     )
     for bad in ({"loss_positions": "some"}, {"dataloader_num_workers": -1}, {"compile": "yes"},
                 {"precision": "fp8"}):  # fmt: skip

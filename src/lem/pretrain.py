@@ -30,6 +30,7 @@ from lem.core.files import content_digest
 from lem.core.settings import Settings, SettingsError
 from lem.core.stage import Stage, Verb, arg
 from lem.core.training import (
+    COMPILE_MODES,
     LOSS_POSITIONS,
     Schedule,
     TrainingSettings,
@@ -42,6 +43,8 @@ from lem.masking.collate import (
 )
 
 log = logging.getLogger("lem.pretrain")
+
+STATIC_SHAPES = ("auto", "on", "off")
 
 
 @dataclass(frozen=True)
@@ -64,7 +67,19 @@ class TrainSettings(TrainingSettings):
     loss_positions: str = "labelled"
     dataloader_num_workers: int = 0  # worker processes masking batches ahead (0: in the training loop)
     group_by_length: bool = False  # batches of similar lengths (changes batch composition, so the result)
-    compile: bool = False  # torch.compile the model
+    # the training step off the launch-bound floor (lem.core.training, lem.masking.collate.static_batch):
+    # auto = on with a CUDA device, off on the CPU (where the default's numbers stay as they were) | on | off
+    static_shapes: str = "auto"
+    # torch.compile: none | default | reduce-overhead (CUDA graphs; needs static shapes); the default is to be
+    # chosen by the GPU measurement (bench/gpu_training.py, scripts/gpu-check.sh)
+    compile: str = "none"
+
+    @classmethod
+    def prepare(cls, data: dict[str, Any]) -> dict[str, Any]:
+        """`compile` as a boolean (older configs): false = none, true = default."""
+        if isinstance(data.get("compile"), bool):
+            data = {**data, "compile": "default" if data["compile"] else "none"}
+        return data
 
     def validate(self) -> None:
         super().validate()
@@ -77,6 +92,14 @@ class TrainSettings(TrainingSettings):
             problems.append(
                 f"max_steps must be -1 (train for `epochs`) or an integer >= 1, got {self.max_steps!r}"
             )
+        if self.static_shapes not in STATIC_SHAPES:
+            problems.append(f"static_shapes {self.static_shapes!r} not in {STATIC_SHAPES}")
+        elif self.static_shapes == "on" and self.loss_positions != "labelled":
+            problems.append("static_shapes: on needs loss_positions: labelled (the gathered positions' loss)")
+        if self.compile not in COMPILE_MODES:
+            problems.append(f"compile {self.compile!r} not in {COMPILE_MODES}")
+        elif self.compile == "reduce-overhead" and self.static_shapes == "off":
+            problems.append("compile: reduce-overhead (CUDA graphs) needs static_shapes: auto or on")
         if self.dataloader_num_workers < 0:
             problems.append(
                 f"dataloader_num_workers must be an integer >= 0, got {self.dataloader_num_workers!r}"
@@ -131,6 +154,14 @@ def stage_schedule(n_examples: int, settings: TrainSettings, world_size: int = 1
         min_evaluations=settings.min_evaluations,
         world_size=world_size,
     )
+
+
+def use_static_shapes(settings: TrainSettings, device: str) -> bool:
+    """Whether a stage takes the static path: `static_shapes: on`, or `auto` on a CUDA device (with the
+    labelled-positions loss, which the static path computes in its gathered form)."""
+    if settings.static_shapes == "auto":
+        return device.startswith("cuda") and settings.loss_positions == "labelled"
+    return settings.static_shapes == "on"
 
 
 def checkpoint_step(path: Path) -> int:
@@ -222,7 +253,7 @@ def train_stage(
     from lem.core import training
     from lem.core.files import atomic_path, write_json
     from lem.masking.cli import masking_stats
-    from lem.masking.collate import BatchSeededCollator, make_collator
+    from lem.masking.collate import BatchSeededCollator, StaticBatch, make_collator, masked_capacity, round_up
 
     t0 = time.time()
     world = training.world_size()
@@ -230,6 +261,10 @@ def train_stage(
         [c for c in train_ds.column_names if c not in {"input_ids", "word_ids", "word_flags", "lang"}]
     )
     schedule = stage_schedule(len(train_ds), settings)  # batch_size is the global batch, whatever `world`
+    static = use_static_shapes(settings, training.pick_device("auto"))
+    if static and not training.supports_labelled_positions(model):
+        log.warning("static_shapes: %s has no encoder + lm_head: the eager path", type(model).__name__)
+        static = False
     args = training.training_arguments(
         ckpt_dir,
         policy=training.CheckpointPolicy.scheduled(schedule),
@@ -251,6 +286,7 @@ def train_stage(
         compile=settings.compile,
         # the labelled-positions loss is normalised over the global batch; the full head's is a mean per process
         average_tokens_across_devices=settings.loss_positions == "labelled",
+        no_step_sync=static,
     )
     if args.world_size != world:
         raise RuntimeError(
@@ -263,6 +299,17 @@ def train_stage(
     resume = bool(checkpoint_dirs(ckpt_dir))
     base_collator = make_collator(tokenizer, masking, settings.seed)
     eval_ds = fixed_masked_validation(valid_ds, base_collator, settings.seed + 1, settings.valid_examples)
+    data_collator = BatchSeededCollator(base_collator, settings.seed)
+    if static:
+        # every batch padded to the stage's longest example (features stop at pretrain.max_length), rounded
+        # up to 8; the labelled positions in a per-row buffer of the masking budget's maximum
+        length = round_up(max(max(training.row_lengths(train_ds)), max(training.row_lengths(eval_ds))))
+        capacity = masked_capacity(masking, length)
+        data_collator = StaticBatch(
+            data_collator, length, capacity, tokenizer.pad_token_id, settings.batch_size
+        )
+        log.info("static shapes: %d tokens per row, %d labelled positions per row at most; compile: %s",
+                 length, capacity, settings.compile)  # fmt: skip
     batches = training.BatchIndexSampler(
         len(train_ds),
         settings.batch_size,
@@ -288,11 +335,12 @@ def train_stage(
         args=args,
         train_dataset=train_ds,
         eval_dataset=eval_ds,
-        data_collator=BatchSeededCollator(base_collator, settings.seed),
+        data_collator=data_collator,
         tokenizer=tokenizer,
         callbacks=[ResumedAt(), training.scheduled_evaluation_callback(schedule), *(callbacks or [])],
         train_batches=batches,
         loss_positions=settings.loss_positions,
+        static_positions=static,
     )
     try:
         result = trainer.train(resume_from_checkpoint=True if resume else None)

@@ -288,12 +288,17 @@ def training_arguments(
     data_seed: int | None = None,
     remove_unused_columns: bool = True,
     dataloader_num_workers: int = 0,
-    compile: bool = False,
+    compile: bool | str = False,
     average_tokens_across_devices: bool = True,
+    no_step_sync: bool = False,
 ):
     """The Hugging Face TrainingArguments of a training run. `batch_size` and `eval_batch_size` are per
     process; `warmup` is a number of steps, or a share of them when a float below 1; fused AdamW on CUDA
-    (the default optimizer elsewhere, adamw_torch_fused with torch >= 2.8, is left as it is)."""
+    (the default optimizer elsewhere, adamw_torch_fused with torch >= 2.8, is left as it is). `compile`:
+    False / "none", True / "default", or a `torch.compile` mode ("reduce-overhead": CUDA graphs).
+    `no_step_sync` (the static path): no host synchronisation per step: the loss is not checked for nan/inf
+    on the host at every step (`logging_nan_inf_filter`; the Trainer keeps adding it on the device and reads
+    it at logging), and batches are copied to the GPU asynchronously from pinned memory."""
     from transformers import TrainingArguments
 
     cuda = pick_device(device).startswith("cuda") and not use_cpu
@@ -308,6 +313,13 @@ def training_arguments(
         extra["optim"] = "adamw_torch_fused"
     if dataloader_num_workers > 0:
         extra["dataloader_persistent_workers"] = True  # no new worker processes at every epoch and evaluation
+    mode = compile_mode(compile)
+    if mode != "none":
+        extra.update(torch_compile=True, torch_compile_mode=mode)
+    if no_step_sync:
+        extra["logging_nan_inf_filter"] = False
+        if cuda:
+            extra["accelerator_config"] = {"non_blocking": True}
     return TrainingArguments(
         output_dir=str(output_dir),
         num_train_epochs=epochs,
@@ -326,13 +338,24 @@ def training_arguments(
         disable_tqdm=True,
         remove_unused_columns=remove_unused_columns,
         dataloader_num_workers=dataloader_num_workers,
-        torch_compile=compile,
         use_cpu=use_cpu,
         average_tokens_across_devices=average_tokens_across_devices,
         **policy.arguments(),
         **precision_flags(precision, "cpu" if use_cpu else device),
         **extra,
     )
+
+
+COMPILE_MODES = ("none", "default", "reduce-overhead")
+
+
+def compile_mode(value: bool | str) -> str:
+    """`training.compile` as a `torch.compile` mode or "none" (a boolean of older configs: false = none,
+    true = default)."""
+    mode = {False: "none", True: "default"}.get(value, value) if isinstance(value, bool) else value
+    if mode not in COMPILE_MODES:
+        raise ValueError(f"compile {value!r} not in {COMPILE_MODES}")
+    return mode
 
 
 # --- training batches keyed by their global index ---------------------------------------------------------
@@ -504,13 +527,48 @@ def _labelled_positions_forward(self, input_ids=None, attention_mask=None, label
     return labelled_positions_loss(self.lm_head, hidden, labels, num_items_in_batch)
 
 
+def gathered_positions_loss(head, hidden, positions, labels, num_items=None):
+    """`labelled_positions_loss` in fixed shapes: `positions` (batch x K) are the columns of each row's
+    labelled positions (`lem.masking.collate.static_batch`), `labels` (batch x K) their labels, -100 in the
+    unused slots. The head runs on the batch x K gathered states; the cross-entropy ignores the unused slots,
+    so the loss (the sum over labelled positions / `num_items`, else their number) and its gradient are
+    `labelled_positions_loss`'s, with no data-dependent shape (no host synchronisation, one CUDA graph)."""
+    import torch
+    import torch.nn.functional as F
+    from transformers.modeling_outputs import MaskedLMOutput
+
+    picked = hidden.gather(1, positions.unsqueeze(-1).expand(-1, -1, hidden.shape[-1]))
+    logits = head(picked)
+    loss = F.cross_entropy(logits.float().flatten(0, 1), labels.flatten(), ignore_index=-100, reduction="sum")
+    denominator = num_items if num_items is not None else (labels != -100).sum()
+    if torch.is_tensor(denominator):
+        denominator = denominator.to(loss.device)
+    loss = loss / (denominator.clamp(min=1) if torch.is_tensor(denominator) else max(denominator, 1))
+    return MaskedLMOutput(loss=loss, logits=logits)
+
+
+def _gathered_positions_forward(self, input_ids=None, attention_mask=None, labels=None, masked_positions=None,
+                                num_items_in_batch=None, **kwargs):  # fmt: skip
+    """The forward of a masked LM on static batches: the padding mask handed to the encoder in its 4-D form
+    (batch x 1 x 1 x length, True = attend), which transformers passes through as it is (no check of the
+    mask's values on the host), then `gathered_positions_loss`. Without labels: the model's own forward."""
+    if labels is None or masked_positions is None:
+        return type(self).forward(self, input_ids=input_ids, attention_mask=attention_mask, **kwargs)
+    kwargs.pop("return_dict", None)
+    encoder = getattr(self, self.base_model_prefix)
+    mask = attention_mask[:, None, None, :].bool() if attention_mask is not None else None
+    hidden = encoder(input_ids=input_ids, attention_mask=mask, **kwargs)[0]
+    return gathered_positions_loss(self.lm_head, hidden, masked_positions, labels, num_items_in_batch)
+
+
 def supports_labelled_positions(model) -> bool:
     """Whether `model` is a masked LM of the encoder + `lm_head` kind (XLM-R, RoBERTa, ...)."""
     return hasattr(model, "lm_head") and hasattr(model, getattr(model, "base_model_prefix", "") or "_none_")
 
 
-def use_labelled_positions_loss(model) -> bool:
-    """Give `model` (this object only) the forward of `labelled_positions_loss`; False, and a warning, for a
+def use_labelled_positions_loss(model, static: bool = False) -> bool:
+    """Give `model` (this object only) the forward of `labelled_positions_loss` (`static`: of
+    `gathered_positions_loss`, for batches of `lem.masking.collate.static_batch`); False, and a warning, for a
     model of another kind (it keeps its full-head loss). The model's class, weights and files are unchanged;
     `restore_forward` undoes it. A forward through DDP / torch.compile wrappers reaches it as usual."""
     if not supports_labelled_positions(model):
@@ -519,7 +577,8 @@ def use_labelled_positions_loss(model) -> bool:
             type(model).__name__,
         )
         return False
-    model.forward = types.MethodType(_labelled_positions_forward, model)
+    forward = _gathered_positions_forward if static else _labelled_positions_forward
+    model.forward = types.MethodType(forward, model)
     return True
 
 
@@ -625,17 +684,23 @@ def make_trainer(
     train_batches: BatchIndexSampler | None = None,
     loss_positions: str = "all",
     rng_neutral_eval: bool = False,
+    static_positions: bool = False,
 ):
     """The Trainer of a training run. `loss_positions="labelled"`: a masked LM's loss on the labelled
     positions only (`use_labelled_positions_loss`), normalised over the whole (accumulated, global) batch;
     `"all"`: the model's own loss, averaged over gradient-accumulation steps. `rng_neutral_eval`: every
     evaluation leaves the random generators as it found them, so evaluating does not change the training
-    (dropout draws) that follows it."""
+    (dropout draws) that follows it. `static_positions`: the batches are `lem.masking.collate.static_batch`'s
+    (labelled positions in a fixed-size buffer), the loss `gathered_positions_loss` (needs "labelled")."""
     if loss_positions not in LOSS_POSITIONS:
         raise ValueError(f"loss_positions {loss_positions!r} not in {LOSS_POSITIONS}")
     from lem.core.interrupt import checkpoint_on_interrupt
 
-    labelled = loss_positions == "labelled" and use_labelled_positions_loss(model)
+    if static_positions and loss_positions != "labelled":
+        raise ValueError("static_positions needs loss_positions='labelled'")
+    labelled = loss_positions == "labelled" and use_labelled_positions_loss(model, static=static_positions)
+    if static_positions and not labelled:
+        raise ValueError(f"static_positions: {type(model).__name__} has no encoder + lm_head")
     trainer = _trainer_class()(
         model=model,
         args=args,

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import copy
 import itertools
+import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -464,3 +465,87 @@ class BatchSeededCollator:
     def mask(self, rows: Sequence[dict], batch_index: int) -> dict:
         """Mask the training batch `batch_index` made of `rows`."""
         return self.collator.reseeded(batch_seed(self.seed, batch_index))(rows)
+
+
+# --- static shapes: every training batch the same shape, the labelled positions in a fixed-size buffer ------
+
+
+def round_up(n: int, multiple: int = 8) -> int:
+    return -(-int(n) // multiple) * multiple
+
+
+def masked_capacity(settings: MaskingSettings, length: int) -> int:
+    """Labelled positions one example of at most `length` tokens can carry, rounded up to a multiple of 8:
+    the size of the static path's per-row buffer (`StaticBatch`).
+
+    LEM with a fixed budget in one-subword mode masks exactly max(1, round(count * budget)) positions, count
+    at most `length` (`all_tokens`) or `length - 2` (`non_special`), so the bound is exact. The per-token draw
+    of `standard`, `budget_rule: binomial` and whole-word overshoot have no small exact bound: the buffer is
+    the binomial mean + 6 standard deviations (a row above it: about 1 in 10^9), and a batch above it grows
+    its buffer (`static_batch`): no labelled position is ever dropped."""
+    length = int(length)
+    if settings.strategy == "lem" and settings.budget_rule == "fixed" and not settings.whole_word:
+        count = length if settings.count_rule == "all_tokens" else max(length - 2, 0)
+        n = masking_budget(np.full((1, max(count, 1)), 0), np.array([count]), settings.budget,
+                           settings.count_rule, settings.rounding)[0]  # fmt: skip
+        return min(round_up(max(int(n), 1)), round_up(length))
+    p = settings.mlm_probability if settings.strategy == "standard" else settings.budget
+    bound = length * p + 6 * math.sqrt(length * p * (1 - p)) + (8 if settings.whole_word else 0)
+    return min(round_up(max(math.ceil(bound), 1)), round_up(length))
+
+
+def static_batch(batch: dict, length: int, capacity: int, pad_id: int, rows: int | None = None) -> dict:
+    """`batch` (input_ids, attention_mask, labels: batch x its longest) in the static path's shape.
+
+    input_ids (with `pad_id`) and attention_mask (with 0) padded to `length` columns; `labels` becomes the per-row buffer of
+    the labelled positions' labels (batch x `capacity`, -100 in unused slots) and `masked_positions` their
+    columns (0 in unused slots, which the loss ignores), in position order. A batch with a row above
+    `capacity` gets a buffer of its largest row rounded up to 8 (a new shape, so a recompilation under
+    `training.compile`). `rows`: a training batch short of rows (an epoch's last) is filled with rows
+    without labels, which add nothing to the loss or the gradient."""
+    import torch
+
+    ids, attention, labels = batch["input_ids"], batch["attention_mask"], batch["labels"]
+    n, width = ids.shape
+    if width > length:
+        raise ValueError(f"a batch of {width} tokens per row does not fit the static length {length}")
+    labelled = labels != -100
+    counts = labelled.sum(dim=1)
+    k = int(capacity)
+    most = int(counts.max()) if n else 0
+    if most > k:
+        k = round_up(most)
+    order = torch.argsort((~labelled).to(torch.int8), dim=1, stable=True)[:, : min(k, width)]
+    if order.shape[1] < k:
+        order = torch.cat([order, order.new_zeros(n, k - order.shape[1])], dim=1)
+    valid = torch.arange(k)[None, :] < counts[:, None]
+    positions = torch.where(valid, order, 0)
+    gathered = torch.where(valid, labels.gather(1, positions), -100)
+    out = {
+        "input_ids": torch.nn.functional.pad(ids, (0, length - width), value=int(pad_id)),
+        "attention_mask": torch.nn.functional.pad(attention, (0, length - width), value=0),
+        "labels": gathered,
+        "masked_positions": positions,
+    }
+    short = (rows or n) - n
+    if short > 0:
+        fill = {key: v[:1].expand(short, *v.shape[1:]).clone() for key, v in out.items()}
+        fill["labels"].fill_(-100)
+        out = {key: torch.cat([out[key], fill[key]]) for key in out}
+    return out
+
+
+class StaticBatch:
+    """A collate function in the static path's shape (`static_batch`): wraps the training collator (which
+    masks), so the padding and the gathering of the labelled positions run where it runs (DataLoader
+    workers). Training batches (rows with their batch index) are filled to `rows` rows; validation batches
+    keep their rows, so the validation loss weighs every batch by its real size as before."""
+
+    def __init__(self, collate: Callable[[list[dict]], dict], length: int, capacity: int, pad_id: int,
+                 rows: int | None = None):  # fmt: skip
+        self.collate = collate
+        self.length, self.capacity, self.pad_id, self.rows = int(length), int(capacity), int(pad_id), rows
+
+    def __call__(self, rows: Sequence[dict]) -> dict:
+        fill = self.rows if BATCH_KEY in rows[0] else None
+        return static_batch(self.collate(rows), self.length, self.capacity, self.pad_id, fill)

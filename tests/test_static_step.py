@@ -1,0 +1,185 @@
+"""The static training step (`training.static_shapes`): every batch padded to the stage's length, the labelled
+positions gathered into a fixed-size buffer (`lem.masking.collate.static_batch`), the loss computed on them
+(`lem.core.training.gathered_positions_loss`). On the CPU it must give the eager path's loss and gradients on
+the same batches, and a small training run must select the same checkpoint."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from lem.core import training
+from lem.masking.collate import (
+    BatchSeededCollator,
+    MaskingSettings,
+    make_collator,
+    masked_capacity,
+    round_up,
+    static_batch,
+)
+
+VOCAB = 120
+
+
+def tokenizer():
+    from tokenizers import Tokenizer, models
+    from transformers import PreTrainedTokenizerFast
+
+    vocab = {"<s>": 0, "<pad>": 1, "</s>": 2, "<unk>": 3, **{f"t{i}": i for i in range(4, VOCAB - 1)},
+             "<mask>": VOCAB - 1}  # fmt: skip
+    return PreTrainedTokenizerFast(
+        tokenizer_object=Tokenizer(models.WordLevel(vocab, unk_token="<unk>")), bos_token="<s>", eos_token="</s>",
+        pad_token="<pad>", unk_token="<unk>", mask_token="<mask>", cls_token="<s>", sep_token="</s>",
+    )  # fmt: skip
+
+
+def feature_rows(n: int, lo: int, hi: int, seed: int) -> list[dict]:
+    """Rows as `lem features` writes them: ids, word ids (1-3 subwords per word), entity flags per word."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for _ in range(n):
+        length = int(rng.integers(lo, hi + 1))
+        word_ids = np.repeat(np.arange(length), rng.integers(1, 4, size=length))[: length - 2]
+        flags = rng.choice([0, 1, 2, 4], size=int(word_ids[-1]) + 1, p=[0.5, 0.2, 0.2, 0.1])
+        rows.append({"input_ids": [0, *rng.integers(4, VOCAB - 1, size=length - 2).tolist(), 2],
+                     "word_ids": [-1, *word_ids.tolist(), -1], "word_flags": flags.tolist(), "lang": "en"})  # fmt: skip
+    return rows
+
+
+def tiny_mlm(seed: int = 0, dropout: float = 0.0):
+    from transformers import XLMRobertaConfig, XLMRobertaForMaskedLM
+
+    torch.manual_seed(seed)
+    return XLMRobertaForMaskedLM(XLMRobertaConfig(
+        vocab_size=VOCAB, hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64,
+        max_position_embeddings=66, type_vocab_size=1, pad_token_id=1, bos_token_id=0, eos_token_id=2,
+        hidden_dropout_prob=dropout, attention_probs_dropout_prob=dropout, attn_implementation="sdpa",
+    ))  # fmt: skip
+
+
+@pytest.mark.parametrize("strategy", ["lem", "standard"])
+def test_static_batch_holds_every_labelled_position_once(strategy):
+    settings = MaskingSettings.for_variant("lem" if strategy == "lem" else "mlm_tlm")
+    tok = tokenizer()
+    collate = BatchSeededCollator(make_collator(tok, settings, 3), 3)
+    rows = feature_rows(12, 6, 30, seed=1)
+    batch = collate.mask(rows, 0)
+    length = round_up(30 + 3)
+    capacity = masked_capacity(settings, length)
+    out = static_batch(batch, length, capacity, tok.pad_token_id, rows=16)
+    assert out["input_ids"].shape == out["attention_mask"].shape == (16, length)
+    assert out["labels"].shape == out["masked_positions"].shape == (16, capacity)
+    for i in range(12):
+        want = {int(p): int(batch["labels"][i, p]) for p in torch.nonzero(batch["labels"][i] != -100)}
+        valid = out["labels"][i] != -100
+        got = dict(
+            zip(out["masked_positions"][i][valid].tolist(), out["labels"][i][valid].tolist(), strict=True)
+        )
+        assert got == want and len(want) <= capacity
+    w = batch["input_ids"].shape[1]
+    assert torch.equal(out["input_ids"][:12, :w], batch["input_ids"])
+    assert (out["input_ids"][:12, w:] == tok.pad_token_id).all() and (
+        out["attention_mask"][:12, w:] == 0
+    ).all()
+    assert (out["labels"][12:] == -100).all()  # filled rows carry no labels
+    assert int((out["labels"] != -100).sum()) == int((batch["labels"] != -100).sum())
+
+
+def test_capacity_is_the_lem_budgets_maximum_and_a_larger_row_grows_the_buffer():
+    lem = MaskingSettings.for_variant("lem")
+    # non_special: at most 128 - 2 = 126 counted tokens, round(126 * 0.15) = 19 positions -> 24 slots
+    assert masked_capacity(lem, 128) == 24
+    authors = MaskingSettings.for_variant("lem", count_rule="all_tokens", rounding="half_even")
+    assert masked_capacity(authors, 128) == round_up(round(128 * 0.15))
+    standard = MaskingSettings.for_variant("mlm_tlm")
+    assert 128 * 0.15 < masked_capacity(standard, 128) <= 128
+    labels = torch.full((2, 10), -100)
+    labels[0, :9] = 7
+    batch = {"input_ids": torch.ones(2, 10, dtype=torch.long), "attention_mask": torch.ones(2, 10, dtype=torch.long),
+             "labels": labels}  # fmt: skip
+    out = static_batch(batch, 16, 8, pad_id=1)
+    assert out["labels"].shape == (2, 16) and int((out["labels"] != -100).sum()) == 9  # nothing dropped
+    with pytest.raises(ValueError, match="does not fit the static length 8"):
+        static_batch(batch, 8, 8, pad_id=1)
+
+
+def test_the_gathered_loss_is_the_eager_loss_and_gradients_on_the_same_batches():
+    tok = tokenizer()
+    collate = BatchSeededCollator(make_collator(tok, MaskingSettings.for_variant("lem"), 5), 5)
+    for b in range(2):
+        rows = feature_rows(8, 8, 40, seed=10 + b)
+        batch = collate.mask(rows, b)
+        eager, static = tiny_mlm(), tiny_mlm()
+        assert training.use_labelled_positions_loss(eager)
+        assert training.use_labelled_positions_loss(static, static=True)
+        ref = eager(**batch)
+        ref.loss.backward()
+        length = 48
+        sb = static_batch(
+            batch, length, masked_capacity(MaskingSettings.for_variant("lem"), length), 1, rows=10
+        )
+        out = static(**sb)
+        out.loss.backward()
+        assert out.loss.item() == pytest.approx(ref.loss.item(), rel=1e-5)
+        grads = dict(static.named_parameters())
+        for name, p in eager.named_parameters():
+            assert torch.allclose(p.grad, grads[name].grad, rtol=1e-4, atol=1e-6), name
+        # normalised by a count from outside (accumulated batches, other processes), as the eager loss
+        n = torch.tensor(3 * int((batch["labels"] != -100).sum()))
+        assert static(**sb, num_items_in_batch=n).loss.item() == pytest.approx(
+            eager(**batch, num_items_in_batch=n).loss.item(), rel=1e-5
+        )
+
+
+def test_static_shapes_settings():
+    from lem.pretrain import TrainSettings, use_static_shapes
+
+    s = TrainSettings.from_dict({})
+    assert (s.static_shapes, s.compile) == ("auto", "none")
+    assert not use_static_shapes(s, "cpu") and use_static_shapes(s, "cuda")  # CPU defaults: the eager path
+    assert not use_static_shapes(TrainSettings.from_dict({"loss_positions": "all"}), "cuda")
+    assert use_static_shapes(TrainSettings.from_dict({"static_shapes": "on"}), "cpu")
+    assert TrainSettings.from_dict({"compile": True}).compile == "default"  # older configs' boolean
+    for bad in ({"static_shapes": "yes"}, {"compile": "max"}, {"static_shapes": "on", "loss_positions": "all"},
+                {"compile": "reduce-overhead", "static_shapes": "off"}):  # fmt: skip
+        with pytest.raises(ValueError, match="training settings"):
+            TrainSettings.from_dict(bad)
+    args = training.training_arguments("/tmp/x", policy=training.CheckpointPolicy.final(), seed=1, batch_size=4,
+                                       learning_rate=1e-3, logging_steps=5, device="cpu", compile="reduce-overhead",
+                                       no_step_sync=True)  # fmt: skip
+    assert (args.torch_compile, args.torch_compile_mode, args.logging_nan_inf_filter) == (
+        True,
+        "reduce-overhead",
+        False,
+    )
+
+
+@pytest.mark.slow  # two training runs of 10 steps, 5 evaluations each: ~2 s each once transformers is warm
+def test_a_small_training_run_selects_the_same_checkpoint_on_both_paths(tmp_path):
+    from datasets import Dataset
+
+    from lem.pretrain import TrainSettings, train_stage
+
+    torch.set_num_threads(1)
+    tok = tokenizer()
+    train, valid = feature_rows(92, 6, 30, seed=2), feature_rows(24, 6, 30, seed=3)
+    selections = {}
+    for path in ("off", "on"):
+        settings = TrainSettings.from_dict({
+            "max_steps": 10, "batch_size": 8, "learning_rate": 1e-2, "checkpoint_every": 2, "min_evaluations": 5,
+            "logging_steps": 5, "seed": 4, "stats_examples": 16, "static_shapes": path,
+        })  # fmt: skip
+        selections[path] = train_stage(
+            model=tiny_mlm(seed=1), tokenizer=tok, train_ds=Dataset.from_list(train),
+            valid_ds=Dataset.from_list(valid), masking=MaskingSettings.for_variant("lem"), settings=settings,
+            out_dir=tmp_path / path / "out", ckpt_dir=tmp_path / path / "ckpt", fp=path,
+        )  # fmt: skip
+    off, on = selections["off"], selections["on"]
+    assert [e["step"] for e in on["evaluations"]] == [e["step"] for e in off["evaluations"]]
+    for a, b in zip(off["evaluations"], on["evaluations"], strict=True):
+        assert b["eval_loss"] == pytest.approx(a["eval_loss"], rel=1e-4)
+    # the lowest validation loss is not the last step's here (step 8 of 10): the choice is a real one
+    assert on["best_step"] == off["best_step"] < on["global_steps"]
+    assert on["best_checkpoint"] == off["best_checkpoint"]
+    assert on["train_loss"] == pytest.approx(off["train_loss"], rel=1e-4)
