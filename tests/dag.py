@@ -48,6 +48,7 @@ def small_config(reference_model: Path | None = None) -> dict:
     cfg["sentiment"]["seeds"] = [1]
     cfg["sentiment"]["training"]["epochs"] = 1
     cfg["pretrain"]["seeds"] = [1, 2]  # intervals over seeds and pooled paired tests
+    cfg["controls"]["random_seeds"] = 1  # one random draw (its pooling over draws: tests/test_report.py)
     cfg["curation"]["corpora"] = {"si-en": cfg["curation"]["corpora"]["si-en"]}  # the NMT pair
     cfg["curation"]["settings"]["keep_fractions"] = [0.5]
     cfg["curation"]["nmt"]["no_filter"] = True  # its wiring (the embedded default leaves the run out)

@@ -216,11 +216,19 @@ def test_lexical_control_per_pair_with_a_dictionary():
 
 
 def test_chance_p_value():
-    from scipy.stats import poisson
+    """An exact binomial test (issue 33 item 4: tighter than the Poisson it replaced), one- or two-sided; the
+    Clopper-Pearson interval of a precision."""
+    from scipy.stats import binom, poisson
 
     assert controls.chance_p_value(0, 100, 0.1) == 1.0
-    assert controls.chance_p_value(10, 100, 0.1) == pytest.approx(poisson.sf(9, 10.0))
+    assert controls.chance_p_value(10, 100, 0.1) == pytest.approx(binom.sf(9, 100, 0.1))
+    assert controls.chance_p_value(15, 100, 0.1) < poisson.sf(14, 10.0)  # tighter than the Poisson
     assert controls.chance_p_value(30, 100, 0.1) < 1e-6 < controls.chance_p_value(15, 100, 0.1) < 0.1
+    two = controls.chance_p_value(2, 100, 0.1, "two-sided")
+    assert two < 0.01 and controls.chance_p_value(2, 100, 0.1) > 0.99  # far below chance: two-sided rejects
+    low, high = controls.precision_interval(10, 100)
+    assert low == pytest.approx(0.049, abs=1e-3) and high == pytest.approx(0.176, abs=1e-3)
+    assert np.isnan(controls.precision_interval(0, 0)).all()
 
 
 def real_news_metrics(f1: float, chance_f1: float, n_gold: int = 300, ceiling: float = 0.9) -> dict:

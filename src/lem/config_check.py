@@ -875,6 +875,14 @@ def _check_controls(config: dict[str, Any]) -> None:
             f"controls.positive_lift: {[e for e in lift if e not in evalsets]} are no evaluation set of "
             f"mining.evalsets ({', '.join(evalsets) or 'none'})"
         )
+    for name, spec in evalsets.items():  # a set's own controls: {pair: value} names the set's pairs only
+        for key, value in ((spec or {}).get("controls") or {}).items():
+            unknown = [p for p in value if p not in spec.get("pairs", [])] if isinstance(value, dict) else []
+            if unknown:
+                raise ConfigError(
+                    f"mining.evalsets.{name}.controls.{key}: {unknown} are no pair of the set "
+                    f"({', '.join(spec.get('pairs', []))}); key a per-pair value by one of its pairs"
+                )
     clash = [v for v in config.get("variants") or [] if v in ("control_lexical", "control_random")]
     if clash:
         raise ConfigError(

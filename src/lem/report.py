@@ -23,7 +23,17 @@ from lem.core.stage import Stage, Verb, arg, json_object
 from lem.data.news import gold_counts_markdown
 from lem.evidence import compare as evidence
 from lem.evidence import figures
-from lem.evidence.controls import PositiveBar, lexical_control_lines, positive_control_verdict
+from lem.evidence.controls import KEYS as CONTROL_KEYS
+from lem.evidence.controls import (
+    ControlVerdict,
+    PositiveBar,
+    cell_settings,
+    failed_lines,
+    lexical_control_lines,
+    negative_control_verdict,
+    no_signal_cells,
+    positive_control_verdict,
+)
 
 log = logging.getLogger("lem.report")
 
@@ -91,15 +101,16 @@ def collect(
     """One row per (variant, task, dataset, pair, metric, seed) value, keyed by each file's `keys` (a file's
     variant must be one of `variants` when given); `coverage` (the annotation coverage JSON) adds task
     `coverage`, one row per language (as `pair`) and entity-type share. `items`, when given, collects each
-    run's per-item rows for the paired tests (lem.evidence.compare); `controls`, when given, takes the metrics of each
-    positive-control row (`control_lexical`) by (dataset, pair), for its verdict."""
+    run's per-item rows for the paired tests (lem.evidence.compare); `controls`, when given, takes the metrics of
+    every run of a control row (`control_lexical`, `control_random`, `ref_*`) by (row, dataset, pair), for
+    its verdict."""
     rows = []
     for path in mining:
         key, data = _read("mining", path, variants)
         if items is not None:
             items.add_mining(key, data, path)
-        if controls is not None and key["variant"] == "control_lexical":
-            controls[(key["dataset"], key["pair"])] = data
+        if controls is not None and key["variant"].startswith(("control_", "ref_")):
+            controls.setdefault((key["variant"], key["dataset"], key["pair"]), []).append(data)
         for direction, metric in MINING_METRICS:
             if direction in data:
                 rows.append(
@@ -194,13 +205,21 @@ def _pivot_markdown(
     variants: list[str],
     marks: dict,
     tested: set,
+    no_signal: dict | None = None,
 ) -> str:
     """The table of one task's metric (rows: variants; columns: dataset pair); `marks` go on the metrics the
-    paired tests ran on (`tested`: (task, metric) pairs)."""
+    paired tests ran on (`tested`: (task, metric) pairs); a column whose cell failed a control (`no_signal`:
+    (task, dataset, pair) -> why) is headed "no signal"."""
     part = summary[(summary.task == task) & (summary.metric == metric)]
     if part.empty:
         return ""
-    part = part.assign(column=part.dataset + " " + part.pair)
+    failed = {(d, p) for t, d, p in (no_signal or {}) if t == task}
+    part = part.assign(
+        column=[
+            f"{d} {p}" + (" (no signal)" if (d, p) in failed else "")
+            for d, p in zip(part.dataset, part.pair, strict=True)
+        ]
+    )
     marks = marks if (task, metric) in tested else {}
 
     def cell(r) -> str:
@@ -284,12 +303,22 @@ def markdown(
     alpha: float = 0.05,
     news_stats: list[str] = (),
     control_notes: list[str] = (),
+    verdicts: list[ControlVerdict] = (),
 ) -> str:
     comparisons = pd.DataFrame() if comparisons is None else comparisons
     marks = evidence.marks(comparisons)
-    sections = [
-        "# LEM pipeline: results",
-        "",
+    no_signal = no_signal_cells(verdicts)
+    sections = ["# LEM pipeline: results", ""]
+    failed = failed_lines(verdicts)
+    if failed:
+        sections += [
+            f"**Controls failed: no signal in {len(no_signal)} cell(s)** (their values are shown, marked "
+            "*no signal*, and none of their comparisons is tested; every other cell stands):",
+            "",
+            *[f"- {line}" for line in failed],
+            "",
+        ]
+    sections += [
         "Every value is measured by this run: the mean over seeds (pre-training seeds; for sentiment every "
         "pre-training x fine-tuning seed) with its t-based 95 % interval in brackets where there are several. "
         "Under each table, *chance* is what a system that knows nothing scores on the same test set "
@@ -312,11 +341,19 @@ def markdown(
     if not comparisons.empty:
         tested |= set(zip(comparisons.task, comparisons.metric, strict=True))
     for title, task, metric in blocks:
-        table = _pivot_markdown(summary, task, metric, variants, marks, tested)
+        table = _pivot_markdown(summary, task, metric, variants, marks, tested, no_signal)
         if table:
             sections += [f"## {title}", "", table, ""]
             if task == "mining" and metric == "intersection_f1" and control_notes:
                 sections += ["Positive control (`control_lexical`): " + "; ".join(control_notes) + ".", ""]
+            if task == "mining" and metric == "intersection_f1" and verdicts:
+                sections += [
+                    "Controls, per evaluation set and pair (95 % Clopper-Pearson intervals of the precision; "
+                    '"at chance": the binomial test does not reject chance):',
+                    "",
+                    *[f"- {'passed' if v.ok else '**failed**'}: {v.line}" for v in verdicts],
+                    "",
+                ]
     gold = gold_counts_markdown(news_stats)
     if gold:
         sections += [
@@ -470,71 +507,84 @@ def figure(summary: pd.DataFrame, variants: list[str], path: Path) -> None:
     plt.close(fig)
 
 
-class ControlError(ValueError):
-    """A control row that does not behave: the evaluation chain cannot be trusted."""
-
-
-def check_controls(
+def control_verdicts(
     summary: pd.DataFrame,
-    positive: PositiveBar | None = None,
-    negative_lift: float = 0.25,
+    controls: dict | None = None,
+    evalsets: dict | None = None,
     references: dict[str, float] | None = None,
-    control_metrics: dict[tuple[str, str], dict] | None = None,
-) -> list[str]:
-    """The controls' verdicts on mining intersection F1, per dataset and pair: the positive control
-    (`control_lexical`) must pass `lem.evidence.controls.positive_control_verdict` (chance + lift x (ceiling - chance),
-    lift per evaluation set, and above chance by a one-sided test at `positive.alpha`; its metrics file in
-    `control_metrics`), the negative control (`control_random`) must stay below chance + negative_lift x
-    (ceiling - chance), and a reference encoder row given in `references` (row -> its lift; config
-    reference_encoders.<name>.positive_lift) is a positive control with its own lift. Raises ControlError
-    naming the cell otherwise; returns one line per check passed."""
+    control_metrics: dict[tuple[str, str, str], list[dict]] | None = None,
+) -> list[ControlVerdict]:
+    """The controls' verdicts on mining, one per control row and (dataset, pair), with the settings of that
+    set and pair (`lem.evidence.controls.cell_settings`: `mining.evalsets.<set>.controls`, else `controls`):
+    the positive control (`control_lexical`) by `positive_control_verdict`, the negative control
+    (`control_random`, its draws pooled) by `negative_control_verdict`, and a reference encoder row given in
+    `references` (row -> its lift; config reference_encoders.<name>.positive_lift) as a positive control
+    with its own lift. `control_metrics`: (row, dataset, pair) -> the metrics of its runs (`collect`). A row
+    without chance, ceiling or metrics fails its cell, saying so."""
     part = summary[(summary.task == "mining") & (summary.metric == "intersection_f1")]
     references = references or {}
-    positive = positive or PositiveBar()
     control_metrics = control_metrics or {}
-    lines = []
+    verdicts = []
     for row in part.itertuples():
         if row.variant not in ("control_lexical", "control_random", *references):
             continue
-        if pd.isna(row.chance) or pd.isna(row.ceiling):
-            raise ControlError(
-                f"mining {row.dataset} {row.pair}: {row.variant} has no chance or ceiling to compare with"
-            )
-        span = row.ceiling - row.chance
+        cell = cell_settings(controls, evalsets, row.dataset, row.pair)
+        own = f"mining.evalsets.{row.dataset}.controls"
+        runs = control_metrics.get((row.variant, row.dataset, row.pair), [])
         if row.variant in references:
-            bar = row.chance + references[row.variant] * span
-            if row.mean < bar:
-                raise ControlError(
-                    f"mining {row.dataset} {row.pair}: the reference encoder {row.variant} (a positive control) "
-                    f"scores intersection F1 {row.mean:.3f}, not clearly above chance {row.chance:.3f} (needs "
-                    f"{bar:.3f}): the evaluation chain on this benchmark is broken (gold and sentences not "
-                    "matching), or the encoder is not the one configured"
-                )
-            lines.append(f"{row.dataset} {row.pair}: reference {row.variant} {row.mean:.3f} >= {bar:.3f}")
+            keys = (f"reference_encoders.{row.variant.removeprefix('ref_')}.positive_lift",)
+            bar = row.chance + references[row.variant] * (row.ceiling - row.chance)
+            ok = not pd.isna(bar) and row.mean >= bar
+            line = (
+                f"{row.dataset} {row.pair}: reference {row.variant} (a positive control) intersection F1 "
+                f"{row.mean:.3f} {'>=' if ok else '<'} {bar:.3f} (chance {row.chance:.3f} + "
+                f"{references[row.variant]:g} x (ceiling - chance))"
+            )
         elif row.variant == "control_lexical":
-            metrics = control_metrics.get((row.dataset, row.pair))
-            if metrics is None:
-                raise ControlError(
-                    f"mining {row.dataset} {row.pair}: control_lexical has no metrics file given"
-                )
-            ok, line = positive_control_verdict(metrics, row.dataset, row.pair, positive)
-            if not ok:
-                raise ControlError(
-                    f"mining {row.dataset} {row.pair}: the positive control (control_lexical) is not clearly "
-                    f"above chance: {line}: the embed -> mine -> evaluate chain is broken, or the dictionary "
-                    "does not cover the text"
-                )
-            lines.append(line)
+            keys = (own, *CONTROL_KEYS["positive"])
+            if not runs:
+                ok, line = False, f"{row.dataset} {row.pair}: control_lexical has no metrics file given"
+            else:
+                bar = PositiveBar(cell["positive_lift"], cell["positive_alpha"])
+                ok, line = positive_control_verdict(runs[0], row.dataset, row.pair, bar)
         else:
-            bar = row.chance + negative_lift * span
-            if row.mean > bar:
-                raise ControlError(
-                    f"mining {row.dataset} {row.pair}: the negative control (control_random) scores intersection F1 "
-                    f"{row.mean:.3f}, above chance {row.chance:.3f} (at most {bar:.3f}): the evaluation rewards "
-                    "something other than the embeddings (gold or candidate structure leaking)"
-                )
-            lines.append(f"{row.dataset} {row.pair}: negative control {row.mean:.3f} <= {bar:.3f}")
-    return lines
+            keys = (own, *CONTROL_KEYS["negative"])
+            if not runs:
+                ok, line = False, f"{row.dataset} {row.pair}: control_random has no metrics file given"
+            else:
+                ok, line = negative_control_verdict(runs, row.dataset, row.pair, cell["negative_alpha"])
+        verdicts.append(ControlVerdict("mining", row.dataset, row.pair, row.variant, bool(ok), line, keys))
+    return verdicts
+
+
+def write_verdicts(verdicts: list[ControlVerdict], path: Path) -> None:
+    """`controls.json`: every verdict, and the cells with no signal (what `lem report controls` checks)."""
+    data = {
+        "verdicts": [v.as_dict() for v in verdicts],
+        "no_signal": [
+            {"task": t, "dataset": d, "pair": p, "why": why}
+            for (t, d, p), why in no_signal_cells(verdicts).items()
+        ],
+        "failed": failed_lines(verdicts),
+    }
+    write_text(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+
+
+class ControlError(ValueError):
+    """A control that failed on some cell (`lem report controls`): the run's exit status says so."""
+
+
+def controls_gate(verdicts_file: str | Path, out: str | Path) -> None:
+    """The run's verdict on its controls: ControlError naming every failed cell, the row and the keys that
+    govern it (the report itself is built, with those cells marked); `out` records the checked verdicts."""
+    data = json.loads(Path(verdicts_file).read_text(encoding="utf-8"))
+    if data.get("failed"):
+        raise ControlError(
+            f"{len(data['failed'])} control(s) failed, so these cells have no signal (the report "
+            f"{Path(verdicts_file).parent / 'summary.md'} is built with them marked): "
+            + " | ".join(data["failed"])
+        )
+    write_text(out, json.dumps({"passed": len(data.get("verdicts", []))}) + "\n")
 
 
 def build_report(
@@ -561,13 +611,14 @@ def build_report(
     values = collect(mining, sentiment, curation, annotation, cov, variants, items, nmt, control_metrics)
     summary = summarise(values)
     sig = {"alpha": 0.05, **(significance or {})}
-    comparisons = evidence.compare(items, variants, sig["alpha"])
     controls = controls or {}
-    positive = PositiveBar(controls.get("positive_lift", 0.5), controls.get("positive_alpha", 0.01))
-    for line in check_controls(
-        summary, positive, controls.get("negative_lift", 0.25), controls.get("references"), control_metrics
-    ):
-        log.info("controls: %s", line)
+    evalsets = controls.get("evalsets")
+    if evalsets is None:
+        evalsets = ((config or {}).get("mining") or {}).get("evalsets", {})
+    verdicts = control_verdicts(summary, controls, evalsets, controls.get("references"), control_metrics)
+    for v in verdicts:
+        (log.info if v.ok else log.warning)("controls: %s%s", "" if v.ok else "FAILED ", v.line)
+    comparisons = evidence.compare(items, variants, sig["alpha"], no_signal=no_signal_cells(verdicts))
     order = {v: i for i, v in enumerate(variants)}
     summary = summary.sort_values(
         ["task", "dataset", "pair", "metric", "variant"],
@@ -582,12 +633,13 @@ def build_report(
         ((config or {}).get("controls") or {}).get("lexical"),
         ((config or {}).get("mining") or {}).get("evalsets", {}),
     )
-    md = markdown(summary, variants, cov, comparisons, sig["alpha"], news_stats, notes)
+    md = markdown(summary, variants, cov, comparisons, sig["alpha"], news_stats, notes, verdicts)
     md += "\n".join(para_markdown(para_stats))
     write_text(out_dir / "summary.md", md)
     write_text(out_dir / "summary.html", figures.markdown_html(md, "LEM pipeline: results"))
     figure(summary, variants, out_dir / "overview.png")
     figures.mining_figure(summary, variants, out_dir / "mining.png", evidence.marks(comparisons))
+    write_verdicts(verdicts, out_dir / "controls.json")
     refs = figures.parse_models(list(models))
     figures.masking_figure(refs, variants, out_dir / "masking.png")
     figures.training_figure(refs, variants, out_dir / "training.png")
@@ -668,8 +720,8 @@ def cmd_build(a: argparse.Namespace) -> None:
         a.coverage,
         {
             "positive_lift": a.positive_lift,
-            "negative_lift": a.negative_lift,
             "positive_alpha": a.positive_alpha,
+            "negative_alpha": a.negative_alpha,
             "references": a.reference_controls,
         },
         a.models,
@@ -683,6 +735,11 @@ def cmd_build(a: argparse.Namespace) -> None:
     print(
         f"report written: {out / 'summary.md'} (table: {out / 'summary.tsv'}, figure: {out / 'overview.png'})"
     )
+
+
+def cmd_controls(a: argparse.Namespace) -> None:
+    controls_gate(a.verdicts, a.out)
+    print(f"controls: every control passed ({a.verdicts})")
 
 
 STAGE = Stage(
@@ -706,8 +763,9 @@ STAGE = Stage(
                 help="stats.json of lem data pairs per pair (validation pairs that repeated training pairs)"),
             arg("--news-stats", nargs="*", default=[],
                 help="stats.json of each prepared news evaluation set (gold read, kept, repaired, dropped)"),
-            arg("--negative-lift", type=float, default=0.25,
-                help="the negative control must stay below chance + lift x (ceiling - chance)"),
+            arg("--negative-alpha", type=float, default=0.01,
+                help="the negative control is at chance unless a two-sided binomial test rejects chance at "
+                "this level"),
             arg("--reference-controls", type=json_object, default=None,
                 help="JSON {row: lift}: reference encoder rows checked as positive controls with that lift"),
             arg("--models", nargs="*", default=[],
@@ -716,6 +774,11 @@ STAGE = Stage(
             arg("--config", type=json.loads, default=None,
                 help="the run's configuration as JSON, written as config.json for the HTML report"),
             arg("--out-dir", required=True),
+        )),
+        Verb("controls", "fail naming every cell whose control failed (the report's controls.json)",
+             cmd_controls, (
+            arg("--verdicts", default="results/report/controls.json"),
+            arg("--out", required=True, help="written when every control passed"),
         ), errors=(ControlError,)),
         Verb("readme", "regenerate the README's results block from a report's summary.md", cmd_readme, (
             arg("--summary", default="results/report/summary.md"),

@@ -34,6 +34,7 @@ STAGES = ("mono", "para")
 LEAKAGE_REPORT = "results/corpus/leakage.json"
 BASE_MODEL_CHECK = "results/checks/base_model.json"
 COVERAGE = "results/annotate/coverage.json"
+CONTROLS_GATE = "results/report/controls_passed.json"
 REPORT_OUTPUTS = (
     "results/report/summary.tsv",
     "results/report/summary.md",
@@ -256,9 +257,15 @@ class Run:
     def row_seeds(self, row: str) -> list[int]:
         """The pre-training seeds a row of the tables has: every seed for the trained variants and a base
         model trained from scratch; the first alone for rows with no pre-training (a pretrained base model,
-        controls, reference encoders), whose folders carry it so that every row has the same layout."""
+        controls, reference encoders), whose folders carry it so that every row has the same layout. The
+        random control has one draw per seed: `controls.random_seeds` of them (default: one per pre-training
+        seed; more continue after the largest), tested against chance together (lem.evidence.controls)."""
         if row in self.trained or (row == "base" and self.scratch):
             return self.seeds
+        if row == "control_random":
+            n = (self.config.get("controls") or {}).get("random_seeds") or len(self.seeds)
+            extra = [max(self.seeds) + k for k in range(1, n - len(self.seeds) + 1)]
+            return (self.seeds + extra)[:n]
         return self.seeds[:1]
 
     # --- models ------------------------------------------------------------------------------------------------
@@ -577,15 +584,25 @@ class Run:
     # --- evaluation jobs -----------------------------------------------------------------------------------
 
     def mining_outputs(self) -> list[str]:
-        """Every row's mining metrics; no control_lexical for a pair without a dictionary ("no dictionary")."""
+        """Every row's mining metrics; no control_lexical for a pair without a dictionary ("no dictionary") or
+        where the set turns it off (`has_lexical`)."""
         return [
             f"results/mining/{v}/seed{s}/{e}/{p}.metrics.json"
             for e, spec in self.config["mining"].get("evalsets", {}).items()
             for p in spec["pairs"]
             for v in self.rows
-            if v != "control_lexical" or self.control_dictionary(p) is not None
+            if v != "control_lexical" or self.has_lexical(e, p)
             for s in self.row_seeds(v)
         ]
+
+    def has_lexical(self, evalset: str, pair: str) -> bool:
+        """Whether set `evalset` has the lexical control on `pair`: a dictionary for the pair, and not turned
+        off by `mining.evalsets.<set>.controls.lexical` (false, or {pair: false})."""
+        if self.control_dictionary(pair) is None:
+            return False
+        spec = self.config["mining"]["evalsets"].get(evalset) or {}
+        own = (spec.get("controls") or {}).get("lexical", True)
+        return bool(own.get(pair, True) if isinstance(own, dict) else own)
 
     def sentiment_outputs(self) -> list[str]:
         """One fine-tuning run per pre-training seed of the variant and `sentiment.seeds` entry."""
@@ -649,7 +666,8 @@ class Run:
         return f"resources/hf/{model}/{s.get('revision') or 'main'}"
 
     def final_outputs(self) -> list[str]:
-        return list(REPORT_OUTPUTS)
+        """The report, and the controls' gate (`controls_gate`: fails naming the cells whose control failed)."""
+        return [*REPORT_OUTPUTS, CONTROLS_GATE]
 
     # --- the job grid --------------------------------------------------------------------------------------
 
@@ -671,8 +689,9 @@ class Run:
             for p in spec["pairs"]:
                 src = src_tgt(p)[0]
                 for v in self.controls:
-                    if v != "control_lexical" or self.control_dictionary(p) is not None:
-                        add("embed_control", self.embedding_path(v, self.seeds[0], e, p, src, "npy"))
+                    if v != "control_lexical" or self.has_lexical(e, p):
+                        for s in self.row_seeds(v):
+                            add("embed_control", self.embedding_path(v, s, e, p, src, "npy"))
         for row, spec in self.references.items():
             backend = spec["settings"].get("backend")
             rule = "embed_reference_laser" if backend == "laser" else "embed_reference"

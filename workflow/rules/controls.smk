@@ -42,3 +42,19 @@ rule embed_control:
         "lem embed control --kind {params.kind:q} {params.dictionary:q} --dim {params.dim} --seed {wildcards.seed} "
         "--sentences {input.src:q} --lang {wildcards.src:q} --out {output.src:q} "
         "--sentences {input.tgt:q} --lang {wildcards.tgt:q} --out {output.tgt:q} > {log:q} 2>&1"
+
+
+# The run's verdict on its controls: the report is built with a failed control's cells marked "no signal";
+# this job then fails naming those cells and the keys that govern them (the run's exit status).
+rule controls_gate:
+    input:
+        "results/report/controls.json",
+    output:
+        "results/report/controls_passed.json",
+    log:
+        "logs/report/controls_gate.log",
+    conda:
+        "../../envs/core.yaml"
+    threads: 1
+    shell:
+        "lem report controls --verdicts {input:q} --out {output:q} 2>&1 | tee {log:q}"

@@ -179,7 +179,12 @@ def _row(items: Items, cell: tuple[str, str, str], a: str, b: str, sa: dict, sb:
     }
 
 
-def compare(items: Items, variants: list[str], alpha: float = 0.05) -> pd.DataFrame:
+def compare(
+    items: Items,
+    variants: list[str],
+    alpha: float = 0.05,
+    no_signal: dict[tuple[str, str, str], str] | None = None,
+) -> pd.DataFrame:
     """One row per comparison shown: task, dataset, pair, a, b, the means over paired pre-training seeds and
     their seed standard deviations, the difference with its 95 % interval, the effect size (difference in
     pooled seed standard deviations), p of the paired t-test over seeds, the per-seed scores (so anyone can
@@ -189,12 +194,15 @@ def compare(items: Items, variants: list[str], alpha: float = 0.05) -> pd.DataFr
     NMT cells (one per kept share) first test their control, role `control`: the oracle ranking against the
     random one, one-sided at `alpha` with no correction (a control is a precondition, not a claim). Where it
     fails, or the cell has no oracle, the NMT task shows no signal there and its comparisons are listed
-    untested."""
+    untested. A cell in `no_signal` ((task, dataset, pair) -> why: a control of the evaluation chain failed
+    there, `lem.evidence.controls.no_signal_cells`) lists its comparisons untested too."""
     rows = []
     cells = sorted({k[:3] for k in items.units})
     for cell in cells:
         task, dataset, pair = cell
         blocked = None
+        if cell in (no_signal or {}):  # a failed control of the cell (lem.evidence.controls.no_signal_cells)
+            blocked = f"none (no signal: {no_signal[cell]})"
         if task == "nmt":
             so, sr = (items.seed_scores(*cell, v) for v in (NMT_POSITIVE, NMT_NEGATIVE))
             if so and sr:

@@ -13,15 +13,27 @@
   score at `lem.evidence.chance.mining_chance_permutation`'s level).
 
 Which pairs have the positive control: `lexical_dictionaries` (config `controls.lexical`; a mined pair
-without a dictionary has no `control_lexical` row and is marked `NO_DICTIONARY`, `lexical_control_lines`).
-Its verdict, `positive_control_verdict` (config `controls.positive_lift`, `controls.positive_alpha`): the
-intersection F1 must reach chance + lift x (ceiling - chance), the lift per evaluation set, and its correct
-pairs must be more than chance gives at level alpha (`chance_p_value`). The test is what proves the chain on
-real text: a broken evaluation chain (gold ids that do not name the sentences scored, sides or documents
-mixed up) scores at chance whatever the encoder, so a dictionary encoder beating chance with p < alpha
-shows the chain carries the signal; the lift asks in addition for a share of the reachable links, which a
-full generated lexicon reaches (0.5) and a sparse real glossary on comparable news does not (set it low or
-0 for such an evaluation set, and let the test decide).
+without a dictionary has no `control_lexical` row and is marked `NO_DICTIONARY`, `lexical_control_lines`;
+`mining.evalsets.<set>.controls.lexical: false` drops it for one set or pair). Every setting of a control is
+resolved per evaluation set and pair by `cell_settings`: `mining.evalsets.<set>.controls.<key>` (a value, or
+{pair: value}), else `controls.<key>`, else `DEFAULTS`.
+
+The positive verdict, `positive_control_verdict` (`positive_lift`, `positive_alpha`): the intersection F1 must
+reach chance + lift x (ceiling - chance), and its correct pairs must be more than chance gives by an exact
+one-sided binomial test at level alpha (`chance_p_value`). The test is what proves the chain on real text: a
+broken evaluation chain (gold ids that do not name the sentences scored, sides or documents mixed up) scores
+at chance whatever the encoder, so a dictionary encoder beating chance with p < alpha shows the chain carries
+the signal; the lift asks in addition for a share of the reachable links, which a full generated lexicon
+reaches (0.5) and a sparse real glossary on comparable news does not (set it low or 0 for such a set).
+
+The negative verdict, `negative_control_verdict` (`negative_alpha`): the random control's draws (one per seed,
+`controls.random_seeds`) pooled, their correct pairs tested against chance by an exact two-sided binomial test;
+"at chance" means that test does not reject chance at `negative_alpha`, not an F1 under some bar. Both
+verdicts carry the Clopper-Pearson interval of the control's precision beside chance's.
+
+A control that fails marks its (task, set, pair) cell "no signal" (`no_signal_cells`): the report shows the
+cell's values without marks, `lem.evidence.compare.compare` tests none of its comparisons, and the run ends
+with a failed `controls_gate` job naming the cells and the keys that govern them; every other cell is built.
 """
 
 from __future__ import annotations
@@ -291,16 +303,32 @@ class PositiveBar:
         return float(self.lift)
 
 
-def chance_p_value(n_correct: int, n_pred: float, chance_precision: float) -> float:
-    """One-sided p of `n_correct` correct pairs among `n_pred` mined if the system knew nothing: P(X >=
-    n_correct) for X ~ Poisson(n_pred x chance precision), each mined pair being gold with the pooled chance
-    probability (`lem.evidence.chance`). A sum of independent Bernoulli trials is less spread than that Poisson, and
-    mutual-best pairs compete for the same sentences, so the p is on the safe side."""
-    from scipy.stats import poisson
+def chance_p_value(
+    n_correct: float, n_pred: float, chance_precision: float, alternative: str = "greater"
+) -> float:
+    """p of `n_correct` correct pairs among `n_pred` mined if the system knew nothing, each mined pair being
+    gold with the pooled chance probability (`lem.evidence.chance`): an exact binomial test (counts rounded
+    to integers), one-sided (`greater`: more correct than chance) or `two-sided`. Mutual-best pairs compete
+    for the same sentences, which makes the true count less spread than the binomial: the p is on the safe
+    side."""
+    from scipy.stats import binomtest
 
-    if n_correct <= 0:
+    k, n = int(round(n_correct)), int(round(n_pred))
+    q = min(max(float(chance_precision), 0.0), 1.0)
+    if n <= 0 or (alternative == "greater" and k <= 0):
         return 1.0
-    return float(poisson.sf(n_correct - 1, max(n_pred * chance_precision, 0.0)))
+    return float(binomtest(min(k, n), n, q, alternative=alternative).pvalue)
+
+
+def precision_interval(n_correct: float, n_pred: float, level: float = 0.95) -> tuple[float, float]:
+    """The Clopper-Pearson (exact) interval of a precision `n_correct / n_pred` ((nan, nan) with no pair)."""
+    from scipy.stats import binomtest
+
+    k, n = int(round(n_correct)), int(round(n_pred))
+    if n <= 0:
+        return float("nan"), float("nan")
+    ci = binomtest(min(k, n), n, 0.5).proportion_ci(level, method="exact")
+    return float(ci.low), float(ci.high)
 
 
 def positive_control_verdict(
@@ -308,7 +336,8 @@ def positive_control_verdict(
 ) -> tuple[bool, str]:
     """Whether a positive-control row passes on one evaluation set and pair, from its mining metrics
     (`lem mine run`'s JSON: `intersection`, `chance.intersection`, `ceiling.intersection`), and one line
-    saying why: F1 >= chance + lift x (ceiling - chance) and `chance_p_value` < alpha."""
+    saying why: F1 >= chance + lift x (ceiling - chance) and `chance_p_value` < alpha, with the precision's
+    95 % interval beside chance's."""
     got, chance, ceiling = (
         metrics["intersection"],
         metrics["chance"]["intersection"],
@@ -318,11 +347,125 @@ def positive_control_verdict(
     need = chance["f1"] + lift * (ceiling["f1"] - chance["f1"])
     expected = got["n_pred"] * chance["precision"]
     p = chance_p_value(got["n_correct"], got["n_pred"], chance["precision"])
+    low, high = precision_interval(got["n_correct"], got["n_pred"])
     ok = got["f1"] >= need and p < bar.alpha
     line = (
         f"{evalset} {pair}: {row} intersection F1 {got['f1']:.3f} {'>=' if got['f1'] >= need else '<'} "
         f"{need:.3f} (chance {chance['f1']:.3f} + {lift:g} x (ceiling {ceiling['f1']:.3f} - chance)); "
-        f"{got['n_correct']} correct of {got['n_pred']} mined, {expected:.1f} by chance, p = {p:.2g} "
-        f"{'<' if p < bar.alpha else '>='} alpha {bar.alpha:g}"
+        f"{got['n_correct']:g} correct of {got['n_pred']:g} mined, {expected:.1f} by chance, p = {p:.2g} "
+        f"{'<' if p < bar.alpha else '>='} alpha {bar.alpha:g} (binomial, one-sided); precision "
+        f"{_share(got['n_correct'], got['n_pred'])} [{low:.3f}, {high:.3f}] vs chance {chance['precision']:.3f}"
     )
     return ok, line
+
+
+def _share(k: float, n: float) -> str:
+    return f"{k / n:.3f}" if n else "-"
+
+
+def negative_control_verdict(
+    runs: Sequence[Mapping[str, Any]], evalset: str, pair: str, alpha: float, row: str = "control_random"
+) -> tuple[bool, str]:
+    """Whether the negative control is at chance on one evaluation set and pair, from the mining metrics of
+    its draws (one per seed): the correct intersection pairs of every draw pooled and tested against the
+    pooled chance count by an exact two-sided binomial test; it passes when the test does not reject chance
+    at `alpha`. One line says why, with the pooled precision's 95 % interval and chance's precision."""
+    if not runs:
+        raise ValueError(f"negative control {evalset} {pair}: no run")
+    k = sum(float(r["intersection"]["n_correct"]) for r in runs)
+    n = sum(float(r["intersection"]["n_pred"]) for r in runs)
+    expected = sum(
+        float(r["intersection"]["n_pred"]) * float(r["chance"]["intersection"]["precision"]) for r in runs
+    )
+    q = expected / n if n else 0.0
+    p = chance_p_value(k, n, q, alternative="two-sided")
+    low, high = precision_interval(k, n)
+    ok = p >= alpha
+    line = (
+        f"{evalset} {pair}: {row} over {len(runs)} draw(s): {k:g} correct of {n:g} mined, {expected:.1f} by "
+        f"chance, p = {p:.2g} {'>=' if ok else '<'} alpha {alpha:g} (binomial, two-sided: "
+        f"{'at chance' if ok else 'not at chance'}); precision {_share(k, n)} [{low:.3f}, {high:.3f}] vs "
+        f"chance {q:.3f}"
+    )
+    return ok, line
+
+
+# ---------------------------------------------------------------- per set and pair, and the cells they mark
+
+DEFAULTS: dict[str, Any] = {
+    "positive_lift": 0.5,
+    "positive_alpha": 0.01,
+    "negative_alpha": 0.01,
+    "lexical": True,
+}
+KEYS = {  # the config keys that govern each kind of control (the report's and the gate's messages)
+    "positive": ("controls.positive_lift", "controls.positive_alpha", "controls.lexical (the dictionary)"),
+    "negative": ("controls.negative_alpha", "controls.random_seeds"),
+}
+
+
+def cell_settings(
+    controls: Mapping[str, Any] | None, evalsets: Mapping[str, Any] | None, evalset: str, pair: str
+) -> dict[str, Any]:
+    """The controls' settings of one evaluation set and pair: `mining.evalsets.<set>.controls.<key>` (a value
+    or {pair: value}; a pair not listed falls through), else `controls.<key>` (`positive_lift` may be
+    {evalset: lift}), else `DEFAULTS`. Keys: positive_lift, positive_alpha, negative_alpha, lexical."""
+    controls = controls or {}
+    own = (((evalsets or {}).get(evalset) or {}).get("controls")) or {}
+    out = {}
+    for key, default in DEFAULTS.items():
+        value = default
+        general = controls.get(key)
+        if key == "positive_lift" and isinstance(general, Mapping):
+            general = general.get(evalset)
+        if general is not None and key != "lexical":
+            value = general
+        mine = own.get(key)
+        if isinstance(mine, Mapping):
+            mine = mine.get(pair)
+        if mine is not None:
+            value = mine
+        out[key] = value
+    return out
+
+
+@dataclass(frozen=True)
+class ControlVerdict:
+    """One control row's verdict on one cell (task, dataset, pair): passed or not, why, and the keys that
+    govern it (`KEYS`, the set's own `mining.evalsets.<set>.controls` first)."""
+
+    task: str
+    dataset: str
+    pair: str
+    row: str
+    ok: bool
+    line: str
+    keys: tuple[str, ...] = ()
+
+    @property
+    def cell(self) -> tuple[str, str, str]:
+        return self.task, self.dataset, self.pair
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"task": self.task, "dataset": self.dataset, "pair": self.pair, "row": self.row,
+                "ok": self.ok, "line": self.line, "keys": list(self.keys)}  # fmt: skip
+
+
+def no_signal_cells(verdicts: Iterable[ControlVerdict]) -> dict[tuple[str, str, str], str]:
+    """(task, dataset, pair) -> why the cell has no signal, for every cell with a failed control: the data
+    `lem.evidence.compare.compare(no_signal=...)` reads to test none of the cell's comparisons, and the
+    report reads to mark the cell in every table."""
+    out: dict[tuple[str, str, str], list[str]] = {}
+    for v in verdicts:
+        if not v.ok:
+            out.setdefault(v.cell, []).append(f"{v.row} failed")
+    return {cell: ", ".join(reasons) for cell, reasons in out.items()}
+
+
+def failed_lines(verdicts: Iterable[ControlVerdict]) -> list[str]:
+    """One line per failed control: the cell, the row, the verdict and the keys that govern it."""
+    return [
+        f"{v.dataset} {v.pair} ({v.task}): {v.row} failed: {v.line.split(': ', 1)[-1]} [keys: {', '.join(v.keys)}]"
+        for v in verdicts
+        if not v.ok
+    ]
