@@ -153,3 +153,33 @@ def test_gpu_check_refuses_at_once_without_a_gpu(tmp_path):
             and "run it on a GPU node" in proc.stderr
         )
         assert time.monotonic() - t < 5 and not (tmp_path / "out.json").exists()
+
+
+def test_the_plan_uses_the_measured_aggregate_rate_when_jobs_share_a_gpu():
+    """`lem plan cost` with resources.gpu_share > 1: plan.shared_tokens_per_second when measured, the one-job
+    rate while it is pending, and the table names the figure it used."""
+    from lem.plan import training_rate
+
+    assert training_rate({"tokens_per_second": 50_000}) == (50_000.0, "plan.tokens_per_second")
+    rate, basis = training_rate({"tokens_per_second": 50_000, "shared_tokens_per_second": "pending"}, 4)
+    assert rate == 50_000 and "pending" in basis and "no gain" in basis
+    rate, basis = training_rate({"tokens_per_second": 50_000, "shared_tokens_per_second": 150_000}, 4)
+    assert (
+        rate == 150_000 and basis.startswith("plan.shared_tokens_per_second = 150,000") and "4 jobs" in basis
+    )
+    assert training_rate({"tokens_per_second": 50_000, "shared_tokens_per_second": 150_000}, 1)[0] == 50_000
+
+
+def test_the_plan_of_the_paper_config_shared_four_ways(tmp_path):
+    from lem.plan import load_config, make_plan, table
+
+    config = load_config([str(REPO / "config" / "paper.yaml")])
+    config["resources"]["gpu_share"] = 4
+    pending = make_plan(config, tmp_path)  # the one-job rate: no gain counted while pending
+    assert pending["tokens_per_second"] == config["plan"]["tokens_per_second"]
+    assert "pending" in table(pending) and "no gain" in pending["tokens_per_second_basis"]
+    config["plan"]["shared_tokens_per_second"] = 3 * config["plan"]["tokens_per_second"]
+    measured = make_plan(config, tmp_path)
+    assert measured["totals"]["gpu_hours"] == pytest.approx(pending["totals"]["gpu_hours"] / 3)
+    assert "plan.shared_tokens_per_second" in table(measured).split("\n\n")[0].replace("\n", " ")
+    assert any("resources.gpu_share = 4" in n and "--concurrent 4" in n for n in measured["notes"])

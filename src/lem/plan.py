@@ -20,7 +20,9 @@ at every evaluation plus once more for the chosen checkpoint. The default 47,249
 pipeline's own training stage (HF Trainer + LEM collator, the LM head on the labelled positions) on
 xlm-roberta-base's architecture at batch 32, sentences of 30-100 subwords, bf16, measured on one H200 with
 bench/gpu_training.py (2026-11-26; before the labelled-positions head: 12,291 on an H100). Job start-up,
-model loading and the masking statistics are not counted.
+model loading and the masking statistics are not counted. With `resources.gpu_share` N > 1 (N jobs on one
+GPU) the rate is plan.shared_tokens_per_second, the measured aggregate of N jobs (bench/gpu_training.py
+--concurrent N); while it is "pending", the one-job rate (no gain counted); the table says which.
 
 The other GPU jobs of the config (`lem plan cost`'s second table, one row per kind and pair or dataset):
 NER fine-tuning (`ner_model`), sentiment fine-tuning (every row x pre-training seed x `sentiment.seeds`),
@@ -466,7 +468,9 @@ def make_plan(config: dict[str, Any], root: str | Path = ".") -> dict[str, Any]:
     run = Run(config)
     counter = Counter(config, root)
     size = model_size(config, root)
-    tps = float(config["plan"]["tokens_per_second"])
+    # sharing a GPU (lem.core.gpu_share): N jobs at once, each N x as long as its share of the GPU's time
+    share = int(config["resources"].get("gpu_share", 1)) if int(config["resources"]["gpu_training"]) else 1
+    tps, basis = training_rate(config["plan"], share)
     jobs: list[Job] = []
     for job in run.training_jobs():  # the jobs of rules pretrain_base, pretrain_mono and pretrain_para
         if job.stage == "base":
@@ -498,8 +502,6 @@ def make_plan(config: dict[str, Any], root: str | Path = ".") -> dict[str, Any]:
     totals["all_gpu_hours"] = totals["gpu_hours"] + totals["other_gpu_hours"]
     notes = []
     runtime = int(config["resources"]["runtime_training"])
-    # sharing a GPU (lem.core.gpu_share): N jobs at once, each N x as long as its share of the GPU's time
-    share = int(config["resources"].get("gpu_share", 1)) if int(config["resources"]["gpu_training"]) else 1
     long_jobs = [j for j in jobs if j.gpu_hours * share * 60 > runtime]
     if long_jobs:
         worst = max(long_jobs, key=lambda j: j.gpu_hours)
@@ -511,9 +513,9 @@ def make_plan(config: dict[str, Any], root: str | Path = ".") -> dict[str, Any]:
         )
     if share > 1:
         notes.append(
-            f"resources.gpu_share = {share}: {share} training jobs share a GPU, so the GPU-hours are the GPU's time "
-            f"only when plan.tokens_per_second is the aggregate rate of {share} jobs on one GPU (bench/gpu_training.py "
-            f"--concurrent {share}, scripts/gpu-check.sh); each job then runs {share} x its GPU-hours"
+            f"resources.gpu_share = {share}: {share} training jobs share a GPU; the GPU-hours are the GPU's time at "
+            f"{basis}; each job runs {share} x its GPU-hours (measure the aggregate with bench/gpu_training.py "
+            f"--concurrent {share}, scripts/gpu-check.sh)"
         )
     aliases = {v: m for v, m in run.model_of.items() if v != m}
     if aliases:
@@ -544,12 +546,34 @@ def make_plan(config: dict[str, Any], root: str | Path = ".") -> dict[str, Any]:
     )
     return {
         "tokens_per_second": tps,
+        "tokens_per_second_basis": basis,
         "model": dataclasses.asdict(size),
         "jobs": [dataclasses.asdict(j) for j in jobs],
         "tasks": [dataclasses.asdict(t) for t in tasks],
         "totals": totals,
         "notes": notes,
     }
+
+
+def training_rate(plan: dict[str, Any], share: int = 1) -> tuple[float, str]:
+    """Tokens per second of the GPU behind the pre-training GPU-hours, and which figure it is.
+
+    One job per GPU: `plan.tokens_per_second`. `share` (resources.gpu_share) > 1 jobs on one GPU: the
+    measured aggregate rate of that many jobs together, `plan.shared_tokens_per_second`; while that is
+    "pending" (not measured), the per-job rate, i.e. sharing counted as no gain."""
+    tps = float(plan["tokens_per_second"])
+    if share <= 1:
+        return tps, "plan.tokens_per_second"
+    shared = plan.get("shared_tokens_per_second", "pending")
+    if shared == "pending":
+        return tps, (
+            f"plan.tokens_per_second = {tps:,.0f} tokens/s, the one-job rate: plan.shared_tokens_per_second (the "
+            f"aggregate of {share} jobs on one GPU) is pending, so sharing is counted as no gain"
+        )
+    return float(shared), (
+        f"plan.shared_tokens_per_second = {float(shared):,.0f} tokens/s, the measured aggregate of {share} jobs on "
+        f"one GPU (one job alone: plan.tokens_per_second = {tps:,.0f})"
+    )
 
 
 # --- the other GPU jobs -------------------------------------------------------------------------------------
@@ -865,7 +889,12 @@ def table(plan: dict[str, Any], title: str = "") -> str:
     lines = [title] if title else []
     lines += wrap(
         f"model: {model['name']}, {model['parameters']:,} parameters ({model['source']}); "
-        f"throughput {plan['tokens_per_second']:,.0f} tokens/s (plan.tokens_per_second)"
+        f"throughput {plan['tokens_per_second']:,.0f} tokens/s "
+        + (
+            "(plan.tokens_per_second)"
+            if plan.get("tokens_per_second_basis", "plan.tokens_per_second") == "plan.tokens_per_second"
+            else f"({plan['tokens_per_second_basis']})"
+        )
     )
     rule = row(["-" * abs(w) for _, w, _ in columns])
     lines += ["", row([h for h, _, _ in columns]), rule]
