@@ -75,7 +75,7 @@ BAD = [
     Bad({"pairs": ["si-en"], "languages": ["en", "si"], "curation.corpora": {"si-en": "x.tsv"}}, "mining.evalsets.news_gen.pairs", "'si-ta' is not a configured pair; configured: si-en"),
     # the generated world's languages, under the config's codes (any pair loads from the news layout)
     Bad({"corpus.generate.languages": {"xx": "si"}}, "languages", "'si' is not a language of the generated world (en, xx, ta"),
-    Bad({"corpus.generate.languages": {"xx": "de"}}, "corpus.generate.languages", "expected a language code -> the built-in language"),
+    Bad({"corpus.generate.languages": {"xx": "de"}}, "corpus.generate.languages.xx", "expected a code of 2-3 lower-case letters naming one of the built-in languages en, si, ta"),
     Bad({"pairs": ["si-en", "si-ta", "ta-en", "en-si"]}, "pairs", "'en-si' and si-en join the same two languages: expected each pair once"),
     Bad({"mining.evalsets.news_gen.pairs": ["si-en", "si-en"]}, "mining.evalsets.news_gen.pairs", "'si-en' is listed twice"),
     Bad({"sentiment.datasets.cmcs_gen.pair": "en-si"}, "sentiment.datasets.cmcs_gen.pair", "'en-si' is not a configured pair"),

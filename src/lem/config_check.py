@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from lem.core.settings import describe, field_hints, type_ok
+from lem.core.settings import describe, field_hints, misfit, type_ok
 from lem.run import Run, curation_mining
 
 
@@ -235,22 +235,45 @@ def build(
     try:
         obj = cls.from_dict(copy.deepcopy(merged))
     except (ValueError, TypeError, KeyError, AttributeError) as err:
+        entry = _entry_message(err, cls, data, path)
+        if entry:
+            raise ConfigError(f"{entry} ({label})") from err
         hints = field_hints(cls)
         for key, value in merged.items():
-            if key in hints and not type_ok(value, hints[key], mapping_ok=True):
+            bad = misfit(value, hints[key]) if key in hints else None
+            if bad:
+                suffix, got, expected = bad
                 raise ConfigError(
-                    f"{where[key]}: expected {describe(hints[key])}, got {value!r} ({label})"
+                    f"{where[key]}{suffix}: expected {expected}, got {got!r} ({label})"
                 ) from err
-        raise ConfigError(f"{_culprits(cls, data, before, after, path)}: {_one_line(err)} ({label})") from err
+        raise ConfigError(
+            f"{_culprits(cls, data, before, after, path, err)}: {_one_line(err)} ({label})"
+        ) from err
     problems = type_problems(obj, where)
     if problems:
         raise ConfigError(f"{problems[0]} ({label})")
     return obj
 
 
-def _culprits(cls: type, data: dict, before: dict, after: dict, path: str) -> str:
+def _entry_message(err: BaseException, cls: type, data: dict, path: str) -> str | None:
+    """A settings class's own message about one entry of a key the config wrote (`<section>: key.entry: ...`,
+    e.g. corpus settings' `noisy_extra_pairs.si-en: expected an integer count ...`), under the config's path."""
+    section = f"{getattr(cls, 'SECTION', '')}: "
+    text = _one_line(err)
+    rest = text[len(section) :] if text.startswith(section) else None
+    for key in data if rest else ():
+        if isinstance(key, str) and rest.startswith((f"{key}.", f"{key}:")):
+            return f"{path}.{rest}"
+    return None
+
+
+def _culprits(cls: type, data: dict, before: dict, after: dict, path: str, err: BaseException) -> str:
     """The keys of `data` that the dataclass refuses on their own (the others at their defaults), or the
     section's path when none does alone (a combination is refused)."""
+    message = _one_line(err).removeprefix(f"{getattr(cls, 'SECTION', '')}: ")
+    named = [k for k in data if isinstance(k, str) and message.startswith(f"{k}=")]
+    if named:  # the dataclass names the key (`other_share=0.1: not used by strategy 'standard'`)
+        return f"{path}.{named[0]}"
     base = {**before, **after}
     try:
         cls.from_dict(copy.deepcopy(base))
@@ -451,12 +474,30 @@ def _named(config: dict[str, Any]) -> Iterator[tuple[str, Any]]:
             yield ".".join(path), name
 
 
+NAME_MAX = 64  # characters of a name: file names embed it with prefixes and suffixes (255 bytes at most)
+# Snakemake's PeriodicityDetector (snakemake.io): a wildcard value ending in a substring repeated 20 times or
+# more is taken for an infinite recursion (PeriodicWildcardError) when its job is planned
+PERIODIC = re.compile(r"((?P<value>.+)(?P=value){19,99})$")
+
+
 def _check_names(config: dict[str, Any]) -> None:
     for key, name in _named(config):
         if not isinstance(name, str) or not NAME_RE.fullmatch(name) or name in (".", ".."):
             raise ConfigError(
-                f"{key}: name {name!r} is used in file paths: expected letters, digits, '_', '.' and '-' only "
-                "([A-Za-z0-9_.-]+, not '.' or '..')"
+                f"{key}: name {_short(name)} is used in file paths: expected letters, digits, '_', '.' and '-' "
+                "only ([A-Za-z0-9_.-]+, not '.' or '..')"
+            )
+        if len(name) > NAME_MAX:
+            raise ConfigError(
+                f"{key}: name {_short(name, 40)} has {len(name)} characters: expected at most {NAME_MAX} (it "
+                "becomes part of file names and wildcards); choose a shorter name"
+            )
+        periodic = PERIODIC.search(name)
+        if periodic:
+            raise ConfigError(
+                f"{key}: name {_short(name, 40)} ends in {periodic.group('value')!r} repeated "
+                f"{len(periodic.group(1)) // len(periodic.group('value'))} times, which Snakemake reads as an "
+                "endless recursion (PeriodicWildcardError): expected fewer than 20 repeats; choose another name"
             )
     reserved = {"sentiment": "the sentiment datasets", "curation": "the curation corpora"}
     for name in (config.get("mining") or {}).get("evalsets") or {}:
@@ -562,7 +603,12 @@ def _check_generated_languages(config: dict[str, Any]) -> None:
     try:
         settings = GenerateSettings.from_dict({"languages": named})
     except ValueError as err:
-        raise ConfigError(f"corpus.generate.languages: {err}") from None
+        text = _one_line(err).removeprefix(f"{GenerateSettings.SECTION}: ")
+        raise ConfigError(
+            f"corpus.generate.{text}"
+            if text.startswith("languages")
+            else f"corpus.generate.languages: {text}"
+        ) from None
     world = ", ".join(settings.codes.values())
     for lang in config.get("languages") or []:
         if lang not in settings.codes.values():
@@ -915,29 +961,78 @@ def _check_references(config: dict[str, Any]) -> None:
             )
 
 
-def _check_lengths(config: dict[str, Any]) -> None:
-    """embedding.max_length, pretrain.max_length and (when set) sentiment.training.max_length fit the base
-    model's positions (a set sentiment length beyond them was capped without a word)."""
+def _folder_positions(folder: str) -> tuple[int, str] | None:
+    """Tokens per sequence of the model in `folder` (its positions less XLM-R's two reserves), when its
+    config.json is there."""
+    path = Path(folder) / "config.json"
+    try:
+        positions = json.loads(path.read_text(encoding="utf-8"))["max_position_embeddings"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if isinstance(positions, bool) or not isinstance(positions, int):
+        return None
+    return positions - 2, f"{path}: max_position_embeddings {positions} - 2"
+
+
+def _written(written: dict[str, Any] | None, path: str) -> bool:
+    """Whether the config as the user wrote it (before the schema's defaults) sets dotted key `path`; True
+    when that config is not known."""
+    if written is None:
+        return True
+    node: Any = written
+    for seg in path.split("."):
+        if not isinstance(node, dict) or seg not in node:
+            return False
+        node = node[seg]
+    return True
+
+
+def _check_lengths(config: dict[str, Any], written: dict[str, Any] | None = None) -> None:
+    """embedding.max_length, pretrain.max_length, (when set) sentiment.training.max_length and the NER
+    model's max_length fit the positions of the model they are used with (a set sentiment length beyond
+    them was capped without a word; a NER length beyond them failed in `train_ner` with an index error).
+    A value the config does not set is named as the default it is."""
     known = model_positions(config)
-    if known is None:
-        return
-    limit, why = known
     embed_default = {f.name: f.default for f in dataclasses.fields(SECTION["embedding"].cls)}["max_length"]
-    lengths = {
-        "pretrain.max_length": (config.get("pretrain") or {}).get("max_length", 100),
-        "embedding.max_length": (config.get("embedding") or {}).get("max_length", embed_default),
-        "sentiment.training.max_length": ((config.get("sentiment") or {}).get("training") or {}).get(
-            "max_length"
+    embedding = config.get("embedding") or {}
+    lengths: list[tuple[str, Any, bool, tuple[int, str] | None]] = [
+        ("pretrain.max_length", (config.get("pretrain") or {}).get("max_length", 100), True, known),
+        (
+            "embedding.max_length",
+            embedding.get("max_length", embed_default),
+            "max_length" in embedding and _written(written, "embedding.max_length"),
+            known,
         ),
-    }
-    for key, value in lengths.items():
-        if isinstance(value, int) and value > limit:
+        (
+            "sentiment.training.max_length",
+            ((config.get("sentiment") or {}).get("training") or {}).get("max_length"),
+            True,
+            known,
+        ),
+    ]
+    ner = config.get("ner_model")
+    if isinstance(ner, dict):
+        settings = ner.get("settings") or {}
+        ner_default = {f.name: f.default for f in dataclasses.fields(SECTION["ner_model.settings"].cls)}
+        base = ner.get("base", "base_model")
+        limit = known if base == "base_model" else _folder_positions(str(base))
+        value = settings.get("max_length", ner_default["max_length"])
+        lengths.append(("ner_model.settings.max_length", value, "max_length" in settings, limit))
+    lengths = [(k, v, w and _written(written, k), lim) for k, v, w, lim in lengths]
+    for key, value, written, limit_why in lengths:
+        if limit_why is None or isinstance(value, bool) or not isinstance(value, int):
+            continue
+        limit, why = limit_why
+        if value > limit:
+            given = f"{value}" if written else f"not set, so its default {value},"
             raise ConfigError(
-                f"{key}: {value} exceeds the base model's {limit} tokens ({why}); at most {limit}"
+                f"{key}: {given} exceeds the base model's {limit} tokens ({why}); at most {limit}"
+                + ("" if written else f": set {key}: {limit}")
             )
 
 
 DATA_ROOT = "{data_root}"
+DATA_ROOT_FORBIDDEN = set("{}")  # Snakemake reads braces in an input or output path as a wildcard
 
 
 def expand_data_root(config: dict[str, Any]) -> dict[str, Any]:
@@ -945,6 +1040,15 @@ def expand_data_root(config: dict[str, Any]) -> dict[str, Any]:
     (in place; returned): a config of local files names their folder once. A config that uses the
     placeholder without setting `data_root` raises ConfigError naming the first key that does."""
     root = config.get("data_root") or ""
+    if not isinstance(root, str):
+        raise ConfigError(f"data_root: {_short(root)}: expected a folder path (a string)")
+    bad = sorted({c for c in root if c in DATA_ROOT_FORBIDDEN or not c.isprintable()})
+    if bad:
+        raise ConfigError(
+            f"data_root: {_short(root)}: expected a folder path without {' '.join(map(repr, bad))} (Snakemake "
+            "reads braces in a path as wildcards; a control character is no file name's): move or link the "
+            "folder to a plain path"
+        )
 
     def walk(node: Any, path: str) -> Any:
         if isinstance(node, dict):
@@ -962,10 +1066,11 @@ def expand_data_root(config: dict[str, Any]) -> dict[str, Any]:
     return config
 
 
-def check_config(config: dict[str, Any]) -> None:
+def check_config(config: dict[str, Any], written: dict[str, Any] | None = None) -> None:
     """Build every section's settings dataclass from `config` (validated, schema defaults filled) as the
     rules pass it, and check what joins the sections (names, pairs, languages, lengths); raise ConfigError
-    in one line naming the config key on the first problem."""
+    in one line naming the config key on the first problem. `written`: the config before the schema's
+    defaults, so that a message says when a value is a default the user never wrote."""
     _check_names(config)
     _check_pairs(config)
     _check_annotation_langs(config)
@@ -981,7 +1086,7 @@ def check_config(config: dict[str, Any]) -> None:
     for use in _uses(config):
         build(SECTION[use.section], use.path, use.data, use.before, use.after, use.sources)
     _check_crf_models(config)
-    _check_lengths(config)
+    _check_lengths(config, written)
     _check_model_shape(config)
     _check_pq_m(config)
     _check_controls(config)
@@ -1004,3 +1109,118 @@ def check_base_model(config: dict[str, Any]) -> dict[str, Any]:
     _check_model_shape(config)
     _check_pq_m(config)
     return {"model": folder, **shape._asdict(), "tokens": positions[0]}
+
+
+# --- the schema, in one line ------------------------------------------------------------------------------
+
+
+def _key_path(segments: Any) -> str:
+    return ".".join(str(s) if not isinstance(s, int) else f"[{s}]" for s in segments).replace(".[", "[")
+
+
+def _short(value: Any, n: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= n else f"{text[:n]}... ({type(value).__name__})"
+
+
+def _expected(schema: Any) -> str:
+    """What a schema node asks for, in a few words."""
+    if not isinstance(schema, dict):
+        return "a valid value"
+    if "enum" in schema:
+        return f"one of {', '.join(map(str, schema['enum']))}"
+    kinds = schema.get("type")
+    words = {
+        "integer": "an integer",
+        "number": "a number",
+        "string": "a string",
+        "boolean": "true or false",
+        "array": "a list",
+        "object": "a mapping",
+        "null": "null",
+    }
+    text = (
+        " or ".join(words.get(k, k) for k in (kinds if isinstance(kinds, list) else [kinds])) if kinds else ""
+    )
+    bounds = [
+        f"{op} {schema[key]}"
+        for key, op in (
+            ("minimum", ">="),
+            ("exclusiveMinimum", ">"),
+            ("maximum", "<="),
+            ("exclusiveMaximum", "<"),
+        )
+        if key in schema
+    ]
+    if "pattern" in schema:
+        bounds.append(f"matching {schema['pattern']}")
+    if "minItems" in schema:
+        bounds.append(f"of at least {schema['minItems']} item(s)")
+    if "minLength" in schema:
+        bounds.append(f"of at least {schema['minLength']} character(s)")
+    return " ".join([text or "a value", *bounds]).strip()
+
+
+def schema_refusal(err: BaseException) -> str:
+    """One line for a refusal of the JSON schema (a jsonschema ValidationError, or Snakemake's WorkflowError
+    around one): the key as the user wrote it, what was expected and the fix, never the schema or the
+    config that Snakemake's message prints (1,500 lines for a top-level typo)."""
+    from jsonschema.exceptions import ValidationError
+
+    chain = (err, err.__cause__, err.__context__, *getattr(err, "args", ()))  # Snakemake's wraps it
+    inner = next((a for a in chain if isinstance(a, ValidationError)), None)
+    if inner is None:
+        return _one_line(err)[:300]
+    path = _key_path(inner.absolute_path)
+    at = f"{path}." if path else ""
+    node = inner.schema if isinstance(inner.schema, dict) else {}
+    if inner.validator == "additionalProperties":
+        known = sorted(node.get("properties") or {})
+        given = inner.instance if isinstance(inner.instance, dict) else {}
+        extra = sorted((str(k) for k in given if k not in known), key=str)
+        hint = f"known: {', '.join(known)}" if known else "this mapping takes no other keys"
+        return f"{at}{extra[0] if extra else '?'}: unknown key; {hint} (a typo? config/README.md lists every key)"
+    if inner.validator == "required":
+        given = inner.instance if isinstance(inner.instance, dict) else {}
+        missing = [k for k in inner.validator_value if k not in given]
+        where = f"section {path}" if path else "the config"
+        return (
+            f"{at}{missing[0] if missing else '?'}: missing: {where} requires it (config/README.md; "
+            "config/config.yaml has an example)"
+        )
+    if inner.validator in ("oneOf", "anyOf"):
+        options = " or ".join(_expected(s) for s in inner.validator_value)
+        return f"{path or 'config'}: {_short(inner.instance)}: expected {options}"
+    return f"{path or 'config'}: {_short(inner.instance)}: expected {_expected(node)}"
+
+
+def written_config(config: dict[str, Any]) -> dict[str, Any]:
+    """A copy of the config as the user wrote it, before the schema fills its defaults in (`check_config`'s
+    `written`: a message then says when a value is a default)."""
+    return copy.deepcopy(config)
+
+
+def check_workflow_config(config: dict[str, Any], schema_path: str | Path) -> dict[str, Any]:
+    """Everything the workflow checks before its DAG is built, in order, as workflow/rules/common.smk and
+    `lem plan cost` call it: the schema (its defaults filled in), `{data_root}` expanded, `check_config`.
+    `config` is changed in place and returned; ConfigError in one line naming the key."""
+    written = written_config(config)
+    validate_config(config, schema_path)
+    expand_data_root(config)
+    check_config(config, written)
+    return config
+
+
+def validate_config(config: dict[str, Any], schema_path: str | Path) -> dict[str, Any]:
+    """The schema check of workflow/rules/common.smk and `lem plan cost`: `config` validated against the
+    schema with its defaults filled in (in place; returned), a refusal one line naming the key
+    (`schema_refusal`) instead of Snakemake's dump of the schema and the config."""
+    from jsonschema.exceptions import ValidationError
+    from snakemake.exceptions import WorkflowError
+    from snakemake.utils import validate
+
+    try:
+        validate(config, str(schema_path), set_default=True)
+    except (WorkflowError, ValidationError) as err:
+        raise ConfigError(schema_refusal(err)) from None
+    return config

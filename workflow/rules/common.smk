@@ -6,16 +6,27 @@ from pathlib import Path
 from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
-validate(config, schema="../schemas/config.schema.yaml", set_default=True)
+from lem.config_check import (
+    ConfigError,
+    check_config,
+    expand_data_root,
+    schema_refusal,
+    written_config,
+)
 
-from lem.config_check import ConfigError, check_config, expand_data_root
-
+# The schema (its defaults filled in; a refusal in one line naming the key, not the schema dumped). Then
 # `{data_root}` in any path: the config's `data_root` (config/local.yaml names its folder once). Then every
 # section is built into the settings dataclass of the `lem` verb that reads it, merged as the rules pass it,
 # and what joins the sections is checked: a problem stops here in one line naming the key.
+_written = written_config(config)
 try:
+    try:
+        validate(config, schema="../schemas/config.schema.yaml", set_default=True)
+    # Snakemake's WorkflowError around jsonschema's ValidationError
+    except Exception as _err:
+        raise ConfigError(schema_refusal(_err)) from None
     expand_data_root(config)
-    check_config(config)
+    check_config(config, _written)
 except ConfigError as _err:
     raise WorkflowError(f"config: {_err}") from None
 

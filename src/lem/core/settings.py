@@ -235,8 +235,41 @@ def describe(hint: Any) -> str:
                 item = item[len(article) :]
         return f"a list of {item}s" if args[0] in (int, float, str) else f"a list of {item}"
     if origin is dict or hint is dict:
-        return "a mapping"
+        if not args or args[1] is Any:
+            return "a mapping"
+        return f"a mapping of {_plural(args[0])} to {_plural(args[1])}"
     return str(hint)
+
+
+def _plural(hint: Any) -> str:
+    """`describe(hint)` without its article, as a plural ('integers', 'strings')."""
+    text = describe(hint)
+    for article in ("an ", "a "):
+        if text.startswith(article):
+            text = text[len(article) :]
+    return f"{text}s" if hint in (int, float, str) else text
+
+
+def misfit(value: Any, hint: Any) -> tuple[str, Any, str] | None:
+    """Where `value` does not fit annotation `hint`: (the entry's key suffix, e.g. `.si-en`, or '' for the
+    value itself; the value there; what was expected there), the first entry of a mapping or list that does
+    not fit rather than the whole; None when it fits."""
+    if type_ok(value, hint, mapping_ok=True):
+        return None
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if (origin is dict or hint is dict) and isinstance(value, dict) and args:
+        for k, v in value.items():
+            if not type_ok(k, args[0], mapping_ok=True):
+                return f" key {k!r}", k, f"keys that are {_plural(args[0])}"
+            if not type_ok(v, args[1], mapping_ok=True):
+                return f".{k}", v, describe(args[1])
+    if origin in (list, tuple) and isinstance(value, (list, tuple)) and args and args[-1] is Ellipsis:
+        args = args[:1]
+    if origin is list and isinstance(value, (list, tuple)) and args:
+        for i, v in enumerate(value):
+            if not type_ok(v, args[0], mapping_ok=True):
+                return f"[{i}]", v, describe(args[0])
+    return "", value, describe(hint)
 
 
 def typed(value: Any, hint: Any, where: str, key: str) -> Any:
@@ -253,5 +286,6 @@ def typed(value: Any, hint: Any, where: str, key: str) -> Any:
     elif (origin is dict or hint is dict) and isinstance(value, Mapping) and not isinstance(value, dict):
         value = dict(value)
     if not type_ok(value, hint):
-        raise SettingsError(f"{where}: {key}={value!r}: expected {describe(hint)}")
+        suffix, got, expected = misfit(value, hint) or ("", value, describe(hint))
+        raise SettingsError(f"{where}: {key}{suffix}={got!r}: expected {expected}")
     return value

@@ -221,6 +221,23 @@ POOLS = _pools()
 Fill = dict[str, Any]  # slot name -> Entry or int (numbers)
 
 
+# The generated world's sizes: every count (per language, pair or world) at most MAX_COUNT (config/README.md).
+# The generator holds its sentences in memory: 20,000 monolingual sentences per language took 28 s and 161 MB
+# at peak on the 2-core development machine (2,000: 8 s, 41 MB), so a million per language is about 25
+# minutes and 7 GB; 10**12 noisy pairs was a MemoryError after planning.
+MAX_COUNT = 1_000_000
+COUNTS = (
+    "mono_sentences",
+    "para_train",
+    "para_valid",
+    "news_documents",
+    "sentiment_examples",
+    "noisy_pairs",
+    "composed_people",
+    "composed_places",
+)
+
+
 @dataclass
 class GenerateSettings(Settings):
     """Sizes and seed of the generated world; the defaults generate everything in a few seconds."""
@@ -267,24 +284,39 @@ class GenerateSettings(Settings):
 
     @classmethod
     def prepare(cls, data: dict[str, Any]) -> dict[str, Any]:
-        """A whole number for a share reads as a float (1 -> 1.0), as the generator computes with it."""
+        """A whole number for a share reads as a float (1 -> 1.0), as the generator computes with it; each
+        entry of `languages` and `noisy_extra_pairs` is checked here, so that a message names the entry."""
+        for code, builtin in (
+            (data.get("languages") or {}).items() if isinstance(data.get("languages"), dict) else ()
+        ):
+            if not (isinstance(code, str) and LANG_CODE.fullmatch(code)) or builtin not in lx.LANGS:
+                raise SettingsError(
+                    f"corpus settings: languages.{code}: expected a code of 2-3 lower-case letters naming one of "
+                    f"the built-in languages {', '.join(lx.LANGS)} (e.g. {{xx: si}}), got {code!r}: {builtin!r}"
+                )
+        extra = data.get("noisy_extra_pairs")
+        for pair, n in extra.items() if isinstance(extra, dict) else ():
+            if isinstance(n, bool) or not isinstance(n, int) or not 0 <= n <= MAX_COUNT:
+                raise SettingsError(
+                    f"corpus settings: noisy_extra_pairs.{pair}: expected an integer count in 0..{MAX_COUNT:,}, "
+                    f"got {n!r}"
+                )
         floats = {f.name for f in fields(cls) if f.type in (float, "float")}
         return {k: float(v) if k in floats and type(v) is int else v for k, v in data.items()}
 
     def validate(self) -> None:
-        for k in (
-            "mono_sentences",
-            "para_train",
-            "para_valid",
-            "news_documents",
-            "sentiment_examples",
-            "noisy_pairs",
-            "composed_people",
-            "composed_places",
-            "number_max",
-        ):
-            if getattr(self, k) < 0:
-                raise SettingsError(f"corpus settings: {k} must be >= 0, got {getattr(self, k)}")
+        for k in COUNTS:
+            n = getattr(self, k)
+            low = 1 if k == "mono_sentences" else 0
+            if not low <= n <= MAX_COUNT:
+                why = " (pre-training needs text)" if k == "mono_sentences" else ""
+                raise SettingsError(
+                    f"corpus settings: {k}: expected an integer count in {low}..{MAX_COUNT:,}{why}, got {n}"
+                )
+        if not 0 <= self.number_max <= MAX_COUNT:
+            raise SettingsError(
+                f"corpus settings: number_max: expected 0..{MAX_COUNT:,}, got {self.number_max}"
+            )
         if not 1 <= self.news_aligned_min <= self.news_aligned_max:
             raise SettingsError("corpus settings: need 1 <= news_aligned_min <= news_aligned_max")
         if self.composed_share > 0 and not (self.composed_people and self.composed_places):
