@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import importlib.abc
+import importlib.util
 import json
 import os
 import re
@@ -86,28 +87,77 @@ def test_unpinned_revision_only_when_allowed():
     assert s.sha256 == {"laser2.pt": "ab" * 32}  # digests compared lower-case
 
 
-# --- laser: environment checks ------------------------------------------------------------------------------
+# --- laser: workflow/scripts/laser_encode.py, a CLI of its own run in envs/laser.yaml ----------------------------
+
+LASER_SCRIPT = REPO / "workflow" / "scripts" / "laser_encode.py"
 
 
-def test_laser_on_the_wrong_python_says_what_to_do(monkeypatch):
-    monkeypatch.setattr(refenc, "_python_version", lambda: (3, 11))
-    with pytest.raises(RefEncoderError) as err:
+@pytest.fixture
+def script():
+    """The LASER script as a module (it is no module of the package: loaded from its path)."""
+    spec = importlib.util.spec_from_file_location("laser_encode", LASER_SCRIPT)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def laser_args(settings: dict, *files: tuple[Path, str, Path]) -> list[str]:
+    argv = ["--settings", json.dumps(settings)]
+    for sentences, lang, out in files:
+        argv += ["--sentences", str(sentences), "--lang", lang, "--out", str(out)]
+    return argv
+
+
+def test_the_script_parses_as_python_38_and_imports_nothing_of_the_package():
+    """envs/laser.yaml is Python 3.8 (fairseq 0.12.2): the script keeps that grammar and imports only the
+    standard library, numpy and laser_encoders, so no module of `lem` has to parse as 3.8."""
+    tree = ast.parse(LASER_SCRIPT.read_text(), filename=str(LASER_SCRIPT), feature_version=(3, 8))
+    imported = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            imported |= {a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            imported.add((node.module or "").split(".")[0])
+    assert "lem" not in imported
+    assert imported - set(sys.stdlib_module_names) == {"numpy", "laser_encoders"}
+
+
+def test_the_script_takes_the_settings_the_config_check_builds(script):
+    """Its defaults are lem.reference's (the config check validates the settings the rule passes)."""
+    built = laser().to_dict()
+    assert {k: list(v) if isinstance(v, tuple) else v for k, v in built.items() if k in script.DEFAULTS} == (
+        script.DEFAULTS
+    )
+    assert script.LASER_ENCODERS_VERSION == refenc.LASER_ENCODERS_VERSION
+    assert script.settings_of(built)["laser3"] == ["sin_Sinh", "tam_Taml"]
+    with pytest.raises(script.LaserError, match=r"unknown key\(s\) \['modle_dir'\]"):
+        script.settings_of({"backend": "laser", "modle_dir": "x"})
+
+
+def test_lem_reference_encode_sends_laser_to_the_script():
+    with pytest.raises(RefEncoderError, match="workflow/scripts/laser_encode.py in envs/laser.yaml"):
         encode(laser(), "si", ["x"])
-    msg = str(err.value)
-    assert "needs Python 3.8 to 3.10; this is Python 3.11" in msg and "fairseq" in msg
-    assert "--software-deployment-method conda" in msg and "envs/laser.yaml" in msg
+
+
+def test_laser_on_the_wrong_python_says_what_to_do(script, monkeypatch, tmp_path, capsys):
+    monkeypatch.setattr(script, "PYTHON", (3, 11))
+    tsv = write_tsv(tmp_path / "si.tsv", ["x"])
+    assert script.main(laser_args({"backend": "laser"}, (tsv, "si", tmp_path / "si.npy"))) == 1
+    msg = capsys.readouterr().err.strip()
+    assert msg.startswith("laser_encode: the laser backend needs Python 3.8 to 3.10; this is Python 3.11")
+    assert "fairseq" in msg and "--software-deployment-method conda" in msg and "envs/laser.yaml" in msg
     assert "pip install laser-encoders==0.0.2" in msg and "\n" not in msg
-    with pytest.raises(RefEncoderError, match="this is Python 3.7"):
-        refenc.check_laser_python((3, 7))
-    refenc.check_laser_python((3, 8))
-    refenc.check_laser_python((3, 10))
+    with pytest.raises(script.LaserError, match="this is Python 3.7"):
+        script.check_python((3, 7))
+    script.check_python((3, 8))
+    script.check_python((3, 10))
 
 
-def test_laser_package_missing_says_what_to_do(monkeypatch):
-    monkeypatch.setattr(refenc, "_python_version", lambda: (3, 8))
+def test_laser_package_missing_says_what_to_do(script, monkeypatch):
+    monkeypatch.setattr(script, "PYTHON", (3, 8))
     monkeypatch.setitem(sys.modules, "laser_encoders", None)  # import raises ImportError
-    with pytest.raises(RefEncoderError) as err:
-        encode(laser(), "en", ["x"])
+    with pytest.raises(script.LaserError) as err:
+        script.import_laser()
     msg = str(err.value)
     assert "needs the package laser-encoders, which is not importable here" in msg
     assert "--software-deployment-method conda" in msg and "pip install laser-encoders==0.0.2" in msg
@@ -122,13 +172,15 @@ class _BrokenFairseq(importlib.abc.MetaPathFinder):
         return None
 
 
-def test_laser_broken_environment_says_recreate_it(monkeypatch):
-    monkeypatch.setattr(refenc, "_python_version", lambda: (3, 8))
+def test_laser_broken_environment_says_recreate_it(script, monkeypatch):
+    monkeypatch.setattr(script, "PYTHON", (3, 8))
     for name in [n for n in sys.modules if n.split(".")[0] == "laser_encoders"]:
         monkeypatch.delitem(sys.modules, name)
     monkeypatch.setattr(sys, "meta_path", [_BrokenFairseq(), *sys.meta_path])
-    with pytest.raises(RefEncoderError, match=r"failed to import \(ValueError: mutable default.*recreate it"):
-        encode(laser(), "en", ["x"])
+    with pytest.raises(
+        script.LaserError, match=r"failed to import \(ValueError: mutable default.*recreate it"
+    ):
+        script.import_laser()
 
 
 # --- laser: a fake laser_encoders ------------------------------------------------------------------------------
@@ -139,9 +191,9 @@ def fake_vector(text: str) -> np.ndarray:
 
 
 @pytest.fixture
-def fake_laser(monkeypatch):
+def fake_laser(monkeypatch, script):
     """laser_encoders 0.0.2's names (language_list.SPM_LANGUAGE, laser_tokenizer.LaserTokenizer,
-    models.SentenceEncoder), recording how they are called."""
+    models.SentenceEncoder), recording how they are called; the script believes it runs on Python 3.8."""
     calls: list[tuple[str, dict]] = []
     pkg = types.ModuleType("laser_encoders")
     language_list = types.ModuleType("laser_encoders.language_list")
@@ -175,7 +227,7 @@ def fake_laser(monkeypatch):
     pkg.language_list, pkg.laser_tokenizer, pkg.models = language_list, tokenizer_mod, models
     for mod in (pkg, language_list, tokenizer_mod, models):
         monkeypatch.setitem(sys.modules, mod.__name__, mod)
-    monkeypatch.setattr(refenc, "_python_version", lambda: (3, 8))
+    monkeypatch.setattr(script, "PYTHON", (3, 8))
     return calls
 
 
@@ -188,37 +240,44 @@ def place_laser_files(folder: Path, names: list[str]) -> dict[str, str]:
     return out
 
 
-def test_laser_missing_files_name_them_and_the_download_command(fake_laser, tmp_path):
+def run_laser(script, settings: dict, tmp_path: Path, lang: str, texts: list[str]) -> np.ndarray:
+    out = tmp_path / "out" / f"{lang}.npy"
+    tsv = write_tsv(tmp_path / f"{lang}.in.tsv", texts)
+    script.encode_files(script.settings_of({"backend": "laser", **settings}), [(str(tsv), lang, str(out))])
+    return np.load(out)
+
+
+def test_laser_missing_files_name_them_and_the_download_command(script, fake_laser, tmp_path):
     folder = tmp_path / "laser"
     place_laser_files(folder, ["laser2.spm"])
-    with pytest.raises(RefEncoderError) as err:
-        encode(laser(model_dir=str(folder)), "si", ["x"])
+    with pytest.raises(script.LaserError) as err:
+        run_laser(script, {"model_dir": str(folder)}, tmp_path, "si", ["x"])
     msg = str(err.value)
     assert "laser3-sin_Sinh.v1.pt, laser2.cvocab missing in" in msg and "laser2.spm," not in msg
     assert (
         f"`python -m laser_encoders.download_models --laser laser3 --lang sin_Sinh --model-dir {folder}`"
         in msg
     )
-    with pytest.raises(RefEncoderError, match=r"--laser laser2 --model-dir"):
-        encode(laser(model_dir=str(folder)), "en", ["x"])
-    with pytest.raises(ValueError, match="no LASER code for language 'fr'"):
-        encode(laser(model_dir=str(folder)), "fr", ["x"])
+    with pytest.raises(script.LaserError, match=r"--laser laser2 --model-dir"):
+        run_laser(script, {"model_dir": str(folder)}, tmp_path, "en", ["x"])
+    with pytest.raises(script.LaserError, match="no LASER code for language 'fr'"):
+        run_laser(script, {"model_dir": str(folder)}, tmp_path, "fr", ["x"])
     assert not [c for c in fake_laser if c[0] == "encoder"]  # nothing loaded
 
 
-def test_laser_sha256_unpinned_and_mismatch(fake_laser, tmp_path):
+def test_laser_sha256_unpinned_and_mismatch(script, fake_laser, tmp_path):
     folder = tmp_path / "laser"
     digests = place_laser_files(folder, ["laser3-tam_Taml.v1.pt", "laser2.spm", "laser2.cvocab"])
-    with pytest.raises(RefEncoderError) as err:
-        encode(laser(model_dir=str(folder)), "ta", ["x"])
+    with pytest.raises(script.LaserError) as err:
+        run_laser(script, {"model_dir": str(folder)}, tmp_path, "ta", ["x"])
     msg = str(err.value)
     assert "no sha256 pinned for laser2.cvocab, laser2.spm, laser3-tam_Taml.v1.pt" in msg
     assert (
         f"laser3-tam_Taml.v1.pt: {digests['laser3-tam_Taml.v1.pt']}" in msg and "require_sha256: false" in msg
     )
-    wrong = {**digests, "laser2.spm": "f" * 64}
-    with pytest.raises(RefEncoderError) as err:
-        encode(laser(model_dir=str(folder), sha256=wrong), "ta", ["x"])
+    wrong = {**digests, "laser2.spm": "F" * 64}  # digests compared lower-case
+    with pytest.raises(script.LaserError) as err:
+        run_laser(script, {"model_dir": str(folder), "sha256": wrong}, tmp_path, "ta", ["x"])
     msg = str(err.value)
     assert (
         f"sha256 mismatch for {folder / 'laser2.spm'}: expected {'f' * 64}, got {digests['laser2.spm']}"
@@ -226,19 +285,17 @@ def test_laser_sha256_unpinned_and_mismatch(fake_laser, tmp_path):
     )
     assert not [c for c in fake_laser if c[0] == "encoder"]  # a wrong file is never loaded
     # unpinned files are accepted only when asked, and a pin of another language's file is not needed here
-    emb = encode(
-        laser(model_dir=str(folder), require_sha256=False, sha256={"laser2.pt": "0" * 64}), "ta", ["x"]
-    )
-    assert emb.shape == (1, 16)
+    settings = {"model_dir": str(folder), "require_sha256": False, "sha256": {"laser2.pt": "0" * 64}}
+    assert run_laser(script, settings, tmp_path, "ta", ["x"]).shape == (1, 16)
 
 
-def test_laser_encodes_with_the_right_files_and_writes_what_embed_writes(fake_laser, tmp_path):
+def test_laser_encodes_with_the_right_files_and_writes_what_embed_writes(script, fake_laser, tmp_path):
     folder = tmp_path / "laser"
     digests = place_laser_files(
         folder, ["laser2.pt", "laser2.spm", "laser2.cvocab", "laser3-sin_Sinh.v1.pt", "laser3-tam_Taml.v1.pt"]
     )
-    s = laser(model_dir=str(folder), sha256=digests, batch_size=8, device="cpu")
-    emb = encode(s, "si", SENTENCES)
+    settings = {"model_dir": str(folder), "sha256": digests, "batch_size": 8, "device": "cpu"}
+    emb = run_laser(script, settings, tmp_path, "si", SENTENCES)
     assert emb.dtype == np.float32 and emb.shape == (4, 16)
     np.testing.assert_allclose(np.linalg.norm(emb, axis=1), 1, rtol=1e-6)
     want = np.vstack([fake_vector(t.lower()) for t in SENTENCES])
@@ -248,32 +305,25 @@ def test_laser_encodes_with_the_right_files_and_writes_what_embed_writes(fake_la
     assert enc == [{"model": "laser3-sin_Sinh.v1.pt", "vocab": "laser2.cvocab", "max_sentences": 8,
                     "cpu": True, "sort_kind": "mergesort", "spm_model": None}]  # fmt: skip
     fake_laser.clear()
-    tsv = write_tsv(tmp_path / "en.tsv", SENTENCES)
-    out = tmp_path / "emb" / "en.npy"
-    meta = embed_files(s, "en", tsv, out, tmp_path / "emb" / "en.meta.json")
+    run_laser(script, settings, tmp_path, "en", SENTENCES)
+    out = tmp_path / "out"
     assert [c[1]["model"] for c in fake_laser if c[0] == "encoder"] == ["laser2.pt"]
-    got = np.load(out)
-    assert got.dtype == np.float32 and got.shape == (4, 16)
-    assert (tmp_path / "emb" / "en.ids.txt").read_text() == "s0\ns1\ns2\ns3\n"
-    assert json.loads((tmp_path / "emb" / "en.meta.json").read_text()) == meta
+    assert (out / "en.ids.txt").read_text() == "s0\ns1\ns2\ns3\n"
+    meta = json.loads((out / "en.meta.json").read_text())
     assert meta["backend"] == "laser" and meta["laser"] == "laser2" and meta["language_code"] == "eng_Latn"
     assert meta["files"] == {n: digests[n] for n in ("laser2.cvocab", "laser2.pt", "laser2.spm")}
     assert (meta["sentences"], meta["dim"], meta["lang"], meta["device"]) == (4, 16, "en", "cpu")
-    assert meta["settings"]["model_dir"] == str(folder)
-    assert sorted(p.name for p in (tmp_path / "emb").iterdir()) == ["en.ids.txt", "en.meta.json", "en.npy"]
+    assert meta["settings"]["model_dir"] == str(folder) and meta["revision"] is None
+    assert sorted(p.name for p in out.iterdir()) == [
+        "en.ids.txt", "en.meta.json", "en.npy", "si.ids.txt", "si.meta.json", "si.npy",
+    ]  # fmt: skip
+    # the layout lem.embed reads: rows checked against the sentence file's ids
+    from lem.embed import load_embeddings, read_sentences
+
+    sents = read_sentences(tmp_path / "en.in.tsv")
+    assert load_embeddings(out / "en.npy", sents.ids, tmp_path / "en.in.tsv").shape == (4, 16)
     # an empty file: zero rows of the right width
-    meta = embed_files(s, "en", write_tsv(tmp_path / "e.tsv", []), tmp_path / "e.npy", tmp_path / "e.json")
-    assert np.load(tmp_path / "e.npy").shape == (0, 16) and meta["sentences"] == 0
-
-
-def test_embed_files_checks_its_input_before_loading(fake_laser, tmp_path):
-    bad = tmp_path / "bad.tsv"
-    bad.write_text("id\ttext\nonly-one-column\n")
-    with pytest.raises(ValueError, match="bad.tsv:2"):
-        embed_files(laser(model_dir=str(tmp_path)), "en", bad, tmp_path / "x.npy", tmp_path / "x.json")
-    with pytest.raises(ValueError, match="must end in .npy"):
-        embed_files(laser(), "en", bad, tmp_path / "x.npz", tmp_path / "x.json")
-    assert fake_laser == [] and not (tmp_path / "x.json").exists()
+    assert run_laser(script, settings, tmp_path, "en", []).shape == (0, 16)
 
 
 # --- sentence-transformers: a tiny random model built here ----------------------------------------------------
@@ -375,26 +425,17 @@ def test_sentence_transformers_from_the_hub_cache(st_folder, tmp_path, monkeypat
     assert meta["revision"] == COMMIT and meta["model"] == "owner/tiny"
 
 
-# --- `lem reference encode`: the verb a rule runs ----------------------------------------------------------------
+# --- what the rules run: the LASER script and `lem reference encode` ------------------------------------------
 
 
-def reference_encode(settings: dict, *files: tuple[Path, str, Path]) -> list[str]:
-    argv = ["reference", "encode", "--settings", json.dumps(settings)]
-    for sentences, lang, out in files:
-        argv += ["--sentences", str(sentences), "--lang", lang, "--out", str(out)]
-    return argv
-
-
-def test_the_verb_writes_every_file_with_one_laser_model_per_language(fake_laser, tmp_path):
-    from lem import cli
-
+def test_the_script_writes_every_file_with_one_laser_model_per_language(script, fake_laser, tmp_path):
     folder = tmp_path / "laser"
     digests = place_laser_files(folder, ["laser2.pt", "laser2.spm", "laser2.cvocab", "laser3-sin_Sinh.v1.pt"])
     settings = {"backend": "laser", "model_dir": str(folder), "sha256": digests, "device": "cpu"}
     si, en = write_tsv(tmp_path / "si.tsv", SENTENCES), write_tsv(tmp_path / "en.tsv", SENTENCES[:2])
     out = tmp_path / "emb" / "news" / "si-en"
     files = [(si, "si", out / "si.npy"), (en, "en", out / "en.npy"), (si, "si", out / "si2.npy")]
-    assert cli.main(reference_encode(settings, *files)) == 0
+    assert script.main(laser_args(settings, *files)) == 0
     loads = [c[1]["model"] for c in fake_laser if c[0] == "encoder"]
     assert loads == ["laser3-sin_Sinh.v1.pt", "laser2.pt"]  # one load per language, reused
     for name, n in (("si", 4), ("en", 2), ("si2", 4)):
@@ -404,35 +445,27 @@ def test_the_verb_writes_every_file_with_one_laser_model_per_language(fake_laser
     np.testing.assert_array_equal(np.load(out / "si.npy"), np.load(out / "si2.npy"))
 
 
-def test_the_verb_fails_in_one_line_saying_what_to_do(fake_laser, tmp_path, capsys, monkeypatch):
-    from lem import cli
-
+def test_the_script_fails_in_one_line_saying_what_to_do(script, fake_laser, tmp_path, capsys):
     tsv = write_tsv(tmp_path / "si.tsv", SENTENCES)
     out = tmp_path / "si.npy"
     empty = {"backend": "laser", "model_dir": str(tmp_path / "no-models")}
-    assert cli.main(reference_encode(empty, (tsv, "si", out))) == 1
+    assert script.main(laser_args(empty, (tsv, "si", out))) == 1
     err = capsys.readouterr().err.strip()
-    assert (
-        err.startswith("lem reference encode: LASER (laser3, sin_Sinh) for si: model file(s) ")
-        and "\n" not in err
-    )
+    assert err.startswith("laser_encode: LASER (laser3, sin_Sinh) for si: model file(s) ") and "\n" not in err
     assert "--laser laser3 --lang sin_Sinh --model-dir" in err
-    monkeypatch.setattr(refenc, "_python_version", lambda: (3, 11))
-    assert cli.main(reference_encode(empty, (tsv, "si", out))) == 1
-    err = capsys.readouterr().err.strip()
-    assert err.startswith(
-        "lem reference encode: the laser backend needs Python 3.8 to 3.10; this is Python 3.11"
-    )
-    assert "--software-deployment-method conda" in err and "\n" not in err
     bad = tmp_path / "bad.tsv"
     bad.write_text("id\ttext\nonly-one-column\n")
-    assert cli.main(reference_encode(empty, (bad, "si", out))) == 1  # bad input, before any model
-    assert capsys.readouterr().err.strip().startswith(f"lem reference encode: {bad}:2: expected")
-    assert cli.main([*reference_encode(empty, (tsv, "si", out)), "--lang", "en"]) == 1
+    assert script.main(laser_args(empty, (tsv, "si", out), (bad, "si", tmp_path / "b.npy"))) == 1
+    assert capsys.readouterr().err.strip().startswith(f"laser_encode: {bad}:2: expected")  # before any model
+    assert script.main([*laser_args(empty, (tsv, "si", out)), "--lang", "en"]) == 1
     assert "give one --lang and one --out per --sentences" in capsys.readouterr().err
-    assert cli.main(reference_encode({"backend": "laser", "modle_dir": "x"}, (tsv, "si", out))) == 2
-    assert "--settings: reference encoder settings: unknown key(s) ['modle_dir']" in capsys.readouterr().err
+    assert script.main(laser_args({"backend": "laser", "modle_dir": "x"}, (tsv, "si", out))) == 1
+    assert "--settings: unknown key(s) ['modle_dir']" in capsys.readouterr().err
     assert not out.exists() and not [c for c in fake_laser if c[0] == "encoder"]
+
+
+def reference_encode(settings: dict, *files: tuple[Path, str, Path]) -> list[str]:
+    return ["reference", "encode", *laser_args(settings, *files)]
 
 
 def test_the_verb_with_a_sentence_transformers_folder(st_folder, tmp_path):
@@ -445,57 +478,6 @@ def test_the_verb_with_a_sentence_transformers_folder(st_folder, tmp_path):
     assert cli.main(reference_encode(settings, *files)) == 0
     np.testing.assert_array_equal(np.load(tmp_path / "a.npy"), np.load(tmp_path / "b.npy"))
     assert json.loads((tmp_path / "b.meta.json").read_text())["lang"] == "b"
-
-
-# --- the laser environment runs Python 3.8 -------------------------------------------------------------------
-
-
-def _lem_imports(path: Path) -> set[str]:
-    """The lem modules a module imports when it is imported (module-level imports only)."""
-    out = set()
-    for node in ast.parse(path.read_text()).body:
-        if (
-            isinstance(node, ast.ImportFrom)
-            and node.level == 0
-            and (node.module or "").split(".")[0] == "lem"
-        ):
-            out.add(node.module)
-        elif isinstance(node, ast.Import):
-            out.update(a.name for a in node.names if a.name.split(".")[0] == "lem")
-    return out
-
-
-def _module_path(mod: str) -> Path:
-    base = REPO / "src" / mod.replace(".", "/")
-    return base / "__init__.py" if base.is_dir() else base.with_suffix(".py")
-
-
-def test_refenc_and_what_it_imports_parse_as_python_38():
-    """envs/laser.yaml is Python 3.8 (fairseq 0.12.2): lem.reference, `python -m lem` (lem.__main__, lem.cli, and
-    lem.core.inputs, which lem.core.stage imports when a verb runs) and every lem module they import, directly or not,
-    must stay within that grammar (a grammar check only: runtime-only features such as
-    zip(strict=) inside functions are not seen, and are harmless unless run at import time)."""
-    todo, seen = ["lem.reference", "lem.__main__", "lem.cli", "lem.core.inputs"], set()
-    while todo:
-        mod = todo.pop()
-        if mod in seen:
-            continue
-        seen.add(mod)
-        path = _module_path(mod)
-        ast.parse(path.read_text(), filename=str(path), feature_version=(3, 8))
-        todo.extend(_lem_imports(path))
-        parent = mod.rpartition(".")[0]
-        if parent:
-            todo.append(parent)  # importing a.b runs a/__init__.py first
-    assert {
-        "lem",
-        "lem.reference",
-        "lem.embed",
-        "lem.core.files",
-        "lem.core.settings",
-        "lem.core.stage",
-        "lem.cli",
-    } <= seen
 
 
 # --- in the DAG: rows ref_<name>, planned with their environment, stopping with the message when run ------------
@@ -531,7 +513,7 @@ def _planned(proc: subprocess.CompletedProcess) -> dict[str, set[str]]:
 
 def test_the_paper_config_plans_the_reference_rows_in_their_environments(tmp_path):
     paper = REPO / "config" / "paper.yaml"
-    proc = subprocess.run([*SNAKEMAKE, "-n", "--directory", str(tmp_path), "--configfile", str(paper)],
+    proc = subprocess.run([*SNAKEMAKE, "-n", "-p", "--directory", str(tmp_path), "--configfile", str(paper)],
                           capture_output=True, text=True)  # fmt: skip
     jobs = _planned(proc)
     assert jobs["embed_reference_laser"] == {"ref_laser"} and jobs["embed_reference"] == {"ref_labse"}
@@ -539,6 +521,13 @@ def test_the_paper_config_plans_the_reference_rows_in_their_environments(tmp_pat
     plan = proc.stdout
     assert "results/mining/ref_laser/seed13/news_itn/si-ta.metrics.json" in plan
     assert "results/embeddings/ref_labse/seed13/news_itn/si-en/si.npy" in plan
+    laser_jobs = [
+        line.removeprefix("Shell command: ") for line in plan.splitlines() if "laser_encode.py" in line
+    ]
+    assert len(laser_jobs) == 2 and all(
+        line.startswith(f"python {LASER_SCRIPT} --sentences ") and "PYTHONPATH" not in line
+        for line in laser_jobs
+    )  # the workflow's own script, by the path of the workflow's folder
     envs = _rule_envs(paper, tmp_path)
     assert envs["embed_reference_laser"] == "../../envs/laser.yaml"  # relative to workflow/rules/
     assert envs["embed_reference"] == envs["embed"] == "../../envs/train.yaml"
@@ -550,7 +539,7 @@ def test_the_paper_config_plans_the_reference_rows_in_their_environments(tmp_pat
 @pytest.mark.slow
 def test_enabled_without_models_the_run_stops_at_the_first_reference_job_with_its_message(tmp_path):
     """The issue's done-when: the backends enabled and no model present, the dry run plans them and a real
-    run stops at the first of them with one line saying what to do (here, without conda: the laser job runs
+    run stops at the first of them with one line saying what to do (here, without conda: the laser script runs
     on this Python and says to use envs/laser.yaml; the LaBSE job is not in the empty cache)."""
     cfg = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
     cfg["corpus"]["generate"].update(
@@ -585,7 +574,7 @@ def test_enabled_without_models_the_run_stops_at_the_first_reference_job_with_it
         for row in ("ref_laser", "ref_labse")
     }
     messages = {
-        "ref_laser": "lem reference encode: the laser backend needs Python 3.8 to 3.10; this is Python "
+        "ref_laser": "laser_encode: the laser backend needs Python 3.8 to 3.10; this is Python "
         f"{sys.version_info[0]}.{sys.version_info[1]} (laser-encoders 0.0.2 imports fairseq 0.12.2",
         "ref_labse": "lem reference encode: sentence-transformers model sentence-transformers/LaBSE@"
         f"{COMMIT} is not in the Hugging Face cache ({cache}) and could not be fetched",

@@ -204,19 +204,28 @@ def embedding_meta(model_dir: str | Path, settings: EmbedSettings, emb: np.ndarr
     }
 
 
-def cmd_encode(a: argparse.Namespace) -> None:
-    if len(a.sentences) != len(a.out):
-        raise UsageError(
-            f"give one --out per --sentences, got {len(a.sentences)} --sentences and {len(a.out)} --out"
-        )
-    for out in a.out:
+def encode_jobs(
+    sentences: list[str], outs: list[str], langs: list[str] | None = None
+) -> list[tuple[str, str, str | None]]:
+    """(sentence file, out .npy, language or None) of an encoding verb's repeated `--sentences S [--lang L]
+    --out E`: one of each per file, every --out a distinct .npy (`lem embed encode`, `lem reference encode`)."""
+    if len(sentences) != len(outs) or (langs is not None and len(langs) != len(outs)):
+        per = "one --lang and one --out" if langs is not None else "one --out"
+        got = f"{len(sentences)} --sentences, " + (f"{len(langs)} --lang and " if langs is not None else "")
+        raise UsageError(f"give {per} per --sentences, got {got}{len(outs)} --out")
+    for out in outs:
         if not out.endswith(".npy"):
             raise UsageError(f"--out must end in .npy, got {out}")
-    if len(set(a.out)) != len(a.out):
+    if len(set(outs)) != len(outs):
         raise UsageError("the same --out is given twice")
+    return list(zip(sentences, outs, langs if langs is not None else [None] * len(outs), strict=True))
+
+
+def cmd_encode(a: argparse.Namespace) -> None:
+    jobs = encode_jobs(a.sentences, a.out)
     t0 = time.perf_counter()
     settings: EmbedSettings = a.settings
-    files = [(read_sentences(path), out) for path, out in zip(a.sentences, a.out, strict=True)]  # fail early
+    files = [(read_sentences(path), out) for path, out, _ in jobs]  # fail early
     encoder = Encoder(a.model, settings)
     log.info("embed: model %s loaded in %.1fs", a.model, time.perf_counter() - t0)
     for sents, out in files:

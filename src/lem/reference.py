@@ -6,15 +6,14 @@ They write what `lem.embed` writes, so mining and curation take them as one more
 `E.npy` (float32, one L2-normalised row per sentence, in file order), `E.ids.txt` and a meta JSON that
 records the backend, the model, its revision, the sha256 of every model file, the dimension and the count.
 
-Nothing here downloads behind the user's back. LASER files are read from `model_dir` only, each checked by
-sha256 before it is loaded (laser_encoders loads them with `torch.load`, which unpickles); a hub model is
-taken from the Hugging Face cache (or fetched there when `local_files_only` is false and the hub answers)
-at a pinned commit, with no pickled top-level weights.
+Nothing here downloads behind the user's back: a hub model is taken from the Hugging Face cache (or fetched
+there when `local_files_only` is false and the hub answers) at a pinned commit, with no pickled top-level
+weights.
 
-laser-encoders 0.0.2 imports fairseq 0.12.2, which does not import on Python 3.11+ (fairseq #5012): the
-laser backend runs in `envs/laser.yaml` (Python 3.8). This module, and the `lem` modules it imports
-(`lem.embed`, `lem.core.files`, `lem.core.settings`, `lem.core.stage`, and `lem.cli` / `lem.__main__`, through which the
-rule runs `python -m lem reference encode` there), must therefore stay importable on Python 3.8.
+The laser backend's settings are built and checked here (the config check); its encoding runs in
+`envs/laser.yaml` (Python 3.8: laser-encoders imports fairseq 0.12.2, which does not import on Python 3.11+,
+fairseq #5012) as the workflow's own script `workflow/scripts/laser_encode.py`, which imports no module of
+this package and writes the same layout. `lem reference encode` runs the sentence_transformers backend.
 
 `lem reference encode` writes a reference row's embeddings in the layout of `lem embed encode`
 (workflow/rules/reference.smk: rows `ref_<name>` of config `reference_encoders`).
@@ -23,7 +22,6 @@ rule runs `python -m lem reference encode` there), must therefore stay importabl
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import hashlib
 import json
 import logging
@@ -37,15 +35,14 @@ from typing import Any
 import numpy as np
 
 from lem.core.settings import Settings, SettingsError
-from lem.core.stage import Stage, UsageError, Verb, arg
-from lem.embed import read_sentences, write_embeddings
+from lem.core.stage import Stage, Verb, arg
+from lem.embed import encode_jobs, read_sentences, write_embeddings
 
 log = logging.getLogger(__name__)
 
 BACKENDS = ("laser", "sentence_transformers")
 LASER_ENCODERS_VERSION = "0.0.2"  # the version envs/laser.yaml pins
-LASER_ENV = "envs/laser.yaml"
-LASER_PYTHON = ((3, 8), (3, 10))  # fairseq 0.12.2: a cp38 wheel; builds from source on 3.9-3.10; not 3.11+
+LASER_SCRIPT = "workflow/scripts/laser_encode.py"  # the laser backend's encoder, run in envs/laser.yaml
 SENTENCE_TRANSFORMERS_VERSION = "6.2.0"  # the version pyproject.toml pins
 DEFAULT_LANGUAGES = {"en": "eng_Latn", "si": "sin_Sinh", "ta": "tam_Taml"}
 DEFAULT_LASER3 = ("sin_Sinh", "tam_Taml")
@@ -53,7 +50,7 @@ DEFAULT_LASER3 = ("sin_Sinh", "tam_Taml")
 # weights (pytorch_model.bin) are left out; a module's own small weights (LaBSE's 2_Dense) may be .bin,
 # which sentence-transformers reads with torch.load(weights_only=True).
 HUB_ALLOW_PATTERNS = ["*.json", "*.txt", "*.model", "*.safetensors", "*/pytorch_model.bin"]
-_COMMIT = re.compile(r"[0-9a-f]{40}")  # as lem.data.download.is_commit (not imported: Python 3.8 here)
+_COMMIT = re.compile(r"[0-9a-f]{40}")  # as lem.data.download.is_commit
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 _FLORES = re.compile(r"[a-z]{3}_[A-Z][a-z]{3}")
 _HUB_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9_.-]+")
@@ -191,10 +188,6 @@ def _check_sha256(settings: RefEncoderSettings, folder: Path, digests: dict[str,
             )
 
 
-def _python_version() -> tuple[int, int]:
-    return (sys.version_info[0], sys.version_info[1])
-
-
 def _package_version(name: str) -> str | None:
     try:
         from importlib.metadata import PackageNotFoundError, version
@@ -222,142 +215,6 @@ def _normalise(emb: np.ndarray, normalize: bool) -> np.ndarray:
         norms = np.linalg.norm(emb, axis=1, keepdims=True)
         emb = (emb / np.maximum(norms, 1e-12)).astype(np.float32)
     return emb
-
-
-# --- LASER --------------------------------------------------------------------------------------------------
-
-
-def laser_install_hint() -> str:
-    lo, hi = LASER_PYTHON
-    return (
-        f"run Snakemake with `--software-deployment-method conda` so the rule uses {LASER_ENV} "
-        f"(Python {lo[0]}.{lo[1]}), or `pip install laser-encoders=={LASER_ENCODERS_VERSION}` in a "
-        f"Python {lo[0]}.{lo[1]}-{hi[0]}.{hi[1]} environment with the pins of {LASER_ENV}"
-    )
-
-
-def check_laser_python(version: tuple[int, int] | None = None) -> None:
-    """Refuse a Python that laser-encoders (through fairseq 0.12.2) cannot run on."""
-    v = tuple(version or _python_version())
-    lo, hi = LASER_PYTHON
-    if not lo <= v <= hi:
-        raise RefEncoderError(
-            f"the laser backend needs Python {lo[0]}.{lo[1]} to {hi[0]}.{hi[1]}; this is Python "
-            f"{v[0]}.{v[1]} (laser-encoders {LASER_ENCODERS_VERSION} imports fairseq 0.12.2, which fails to "
-            f"import on Python 3.11+, fairseq issue #5012): {laser_install_hint()}"
-        )
-
-
-def _import_laser() -> Any:
-    """The laser_encoders package, after checking the Python version; one clear error otherwise."""
-    check_laser_python()
-    try:
-        import laser_encoders
-        import laser_encoders.language_list
-        import laser_encoders.laser_tokenizer
-        import laser_encoders.models
-    except ImportError as err:
-        raise RefEncoderError(
-            f"the laser backend needs the package laser-encoders, which is not importable here ({err}): "
-            f"{laser_install_hint()}"
-        ) from err
-    except Exception as err:  # fairseq breaks at import time on mismatched torch/numpy/Python
-        raise RefEncoderError(
-            f"laser_encoders failed to import ({type(err).__name__}: {err}): this environment does not "
-            f"match {LASER_ENV}; recreate it from that file"
-        ) from err
-    return laser_encoders
-
-
-def laser_code(settings: RefEncoderSettings, lang: str) -> tuple[str, str]:
-    """(FLORES-200 code, `laser2` or `laser3`) that encodes pipeline language `lang`."""
-    if lang not in settings.languages:
-        raise SettingsError(
-            f"reference encoder (laser): no LASER code for language {lang!r}; add it to languages "
-            f"(now {settings.languages})"
-        )
-    code = settings.languages[lang]
-    return code, ("laser3" if code in settings.laser3 else "laser2")
-
-
-def laser_files(settings: RefEncoderSettings, lang: str, spm_languages: Any = ()) -> dict[str, str]:
-    """The files of `model_dir` that encode `lang`: role (model, spm, cvocab) -> file name, as
-    laser_encoders names them (a LASER3 model without its own SentencePiece model uses LASER2's;
-    `spm_languages` is laser_encoders.language_list.SPM_LANGUAGE)."""
-    code, which = laser_code(settings, lang)
-    if which == "laser2":
-        return {"model": "laser2.pt", "spm": "laser2.spm", "cvocab": "laser2.cvocab"}
-    own = code in spm_languages
-    stem = f"laser3-{code}.v1"
-    return {
-        "model": f"{stem}.pt",
-        "spm": f"{stem}.spm" if own else "laser2.spm",
-        "cvocab": f"{stem}.cvocab" if own else "laser2.cvocab",
-    }
-
-
-def laser_download_command(settings: RefEncoderSettings, lang: str) -> str:
-    """The laser_encoders command that places `lang`'s files in model_dir (where the internet is reachable)."""
-    code, which = laser_code(settings, lang)
-    cmd = f"python -m laser_encoders.download_models --laser {which}"
-    if which == "laser3":
-        cmd += f" --lang {code}"
-    return f"{cmd} --model-dir {settings.model_dir}"
-
-
-def check_laser_files(settings: RefEncoderSettings, lang: str, spm_languages: Any = ()) -> dict[str, str]:
-    """Check that the LASER files of `lang` are in model_dir with the pinned digests; file name -> sha256."""
-    folder = Path(settings.model_dir)
-    names = laser_files(settings, lang, spm_languages)
-    code, which = laser_code(settings, lang)
-    what = f"LASER ({which}, {code}) for {lang}"
-    missing = [n for n in dict.fromkeys(names.values()) if not (folder / n).is_file()]
-    if missing:
-        raise RefEncoderError(
-            f"{what}: model file(s) {', '.join(missing)} missing in {folder} (model_dir); nothing is "
-            f"downloaded at run time. Place them there, e.g. where the internet is reachable: "
-            f"`{laser_download_command(settings, lang)}` (pip install laser-encoders=={LASER_ENCODERS_VERSION}), "
-            "then pin their sha256 in the reference encoder's sha256 setting"
-        )
-    digests = {n: sha256_file(folder / n) for n in sorted(set(names.values()))}
-    listed = {n: d for n, d in settings.sha256.items() if n in digests}
-    _check_sha256(dataclasses.replace(settings, sha256=listed), folder, digests, what)
-    unpinned = [n for n in digests if n not in settings.sha256]
-    if unpinned and settings.require_sha256:
-        pins = ", ".join(f"{n}: {digests[n]}" for n in unpinned)
-        raise RefEncoderError(
-            f"{what}: no sha256 pinned for {', '.join(unpinned)} in {folder} (LASER checkpoints are "
-            "pickles that laser_encoders loads with torch.load, so each file must be pinned). After "
-            "checking they come from https://dl.fbaipublicfiles.com/nllb/laser/, add to the reference "
-            f"encoder's settings sha256: {{{pins}}}; or set require_sha256: false"
-        )
-    return digests
-
-
-class _Laser:
-    def __init__(self, settings: RefEncoderSettings, lang: str):
-        le = _import_laser()
-        spm_languages = getattr(le.language_list, "SPM_LANGUAGE", ())
-        self.digests = check_laser_files(settings, lang, spm_languages)
-        names = laser_files(settings, lang, spm_languages)
-        folder = Path(settings.model_dir)
-        self.code, self.which = laser_code(settings, lang)
-        self.tokenizer = le.laser_tokenizer.LaserTokenizer(spm_model=folder / names["spm"])
-        self.encoder = le.models.SentenceEncoder(
-            model_path=str(folder / names["model"]),
-            max_sentences=settings.batch_size,
-            spm_vocab=str(folder / names["cvocab"]),
-            cpu=settings.device == "cpu",
-            sort_kind="mergesort",  # stable: the same batches on every run
-        )
-        self.device = "cuda" if getattr(self.encoder, "use_cuda", False) else "cpu"
-        self.model = f"{names['model'][: -len('.pt')]} ({self.which}, {self.code})"
-        self.package = {"laser_encoders": _package_version("laser-encoders")}
-
-    def __call__(self, sentences: list[str]) -> np.ndarray:
-        texts = list(sentences) or [""]  # an empty list still tells the dimension
-        emb = np.asarray(self.encoder.encode_sentences([self.tokenizer.tokenize(s) for s in texts]))
-        return emb[: len(sentences)]
 
 
 # --- sentence-transformers ------------------------------------------------------------------------------------
@@ -495,9 +352,12 @@ class RefEncoder:
         self.settings, self.lang = settings, lang
         t0 = time.perf_counter()
         if settings.backend == "laser":
-            self._impl: Any = _Laser(settings, lang)
-        else:
-            self._impl = _SentenceTransformer(settings)
+            raise RefEncoderError(
+                f"the laser backend is encoded by the workflow's script {LASER_SCRIPT} in envs/laser.yaml "
+                "(Python 3.8; rule embed_reference_laser): run Snakemake with "
+                "`--software-deployment-method conda`, or run that script by hand with that environment's python"
+            )
+        self._impl: Any = _SentenceTransformer(settings)
         log.info(
             "refenc: %s %s loaded in %.1fs", settings.backend, self._impl.model, time.perf_counter() - t0
         )
@@ -520,11 +380,9 @@ class RefEncoder:
         out: dict[str, Any] = {
             "backend": s.backend,
             "model": impl.model,
-            "revision": getattr(impl, "commit", None) if s.backend == "sentence_transformers" else None,
+            "revision": getattr(impl, "commit", None),
             "lang": self.lang,
         }
-        if s.backend == "laser":
-            out.update({"laser": impl.which, "language_code": impl.code, "model_dir": s.model_dir})
         out.update(
             {
                 "files": dict(impl.digests),
@@ -557,15 +415,13 @@ def embed_files(
 ) -> dict[str, Any]:
     """Embed a prepared sentence file (`lem.embed.read_sentences`: id<TAB>doc<TAB>text) as `lem embed` does:
     `out_npy` (float32 rows in file order), `out_ids` (default: `out_npy` with `.ids.txt` for `.npy`) and
-    `out_meta`, each written atomically. `encoder`: one already loaded (same settings, and for laser the same
-    language). Returns the meta."""
+    `out_meta`, each written atomically. `encoder`: one already loaded with the same settings. Returns the
+    meta."""
     out_npy = str(out_npy)
     if not out_npy.endswith(".npy"):
         raise ValueError(f"reference encoder output must end in .npy, got {out_npy}")
     ids_path = Path(out_ids) if out_ids is not None else Path(out_npy[: -len(".npy")] + ".ids.txt")
-    if encoder is not None and (
-        encoder.settings != settings or (settings.backend == "laser" and encoder.lang != lang)
-    ):
+    if encoder is not None and encoder.settings != settings:
         raise ValueError(
             f"embed_files: the encoder given was loaded for other settings or language than {lang}"
         )
@@ -584,9 +440,9 @@ def embed_files(
 
 
 def encode_files(settings: RefEncoderSettings, files: list[tuple[str, str, str]]) -> list[dict[str, Any]]:
-    """Embed every (sentence file, language, out .npy) with one model load per model (a sentence-transformers
-    model serves every language; LASER loads one model per language), in the given order; every input is
-    read first, so a bad file fails before any model is loaded. Returns the metas."""
+    """Embed every (sentence file, language, out .npy) with one model load (a sentence-transformers model
+    serves every language), in the given order; every input is read first, so a bad file fails before the
+    model is loaded. Returns the metas."""
     from lem.core.inputs import InputError
 
     for path, _, _ in files:
@@ -594,32 +450,20 @@ def encode_files(settings: RefEncoderSettings, files: list[tuple[str, str, str]]
             read_sentences(path)
         except ValueError as err:
             raise InputError(str(err)) from err
-    encoders: dict[str, RefEncoder] = {}
+    encoder: RefEncoder | None = None
     metas = []
     for path, lang, out in files:
-        key = lang if settings.backend == "laser" else ""
-        if key not in encoders:
-            encoders[key] = RefEncoder(settings, lang)
+        encoder = encoder or RefEncoder(settings, lang)
         out_meta = out[: -len(".npy")] + ".meta.json"
-        metas.append(embed_files(settings, lang, path, out, out_meta, encoder=encoders[key]))
+        metas.append(embed_files(settings, lang, path, out, out_meta, encoder=encoder))
     return metas
 
 
 def cmd_encode(a: argparse.Namespace) -> None:
-    if not len(a.sentences) == len(a.langs) == len(a.out):
-        raise UsageError(
-            f"give one --lang and one --out per --sentences, got {len(a.sentences)} --sentences, "
-            f"{len(a.langs)} --lang and {len(a.out)} --out"
-        )
-    for out in a.out:
-        if not out.endswith(".npy"):
-            raise UsageError(f"--out must end in .npy, got {out}")
-    if len(set(a.out)) != len(a.out):
-        raise UsageError("the same --out is given twice")
     t0 = time.perf_counter()
-    files = list(zip(a.sentences, a.langs, a.out))  # noqa: B905 - equal lengths checked; 3.8 has no strict=
-    encode_files(a.settings, files)
-    log.info("reference encode: %d file(s); %.1fs in all", len(a.out), time.perf_counter() - t0)
+    jobs = encode_jobs(a.sentences, a.out, a.langs)
+    encode_files(a.settings, [(path, lang, out) for path, out, lang in jobs])
+    log.info("reference encode: %d file(s); %.1fs in all", len(jobs), time.perf_counter() - t0)
 
 
 STAGE = Stage(
@@ -634,7 +478,7 @@ STAGE = Stage(
             arg("--out", action="append", required=True,
                 help="E.npy of the matching --sentences; ids go to E.ids.txt, how they were made to E.meta.json"),
         ), settings=RefEncoderSettings, settings_required=True, errors=(RefEncoderError,),
-           epilog="The laser backend needs Python 3.8 (envs/laser.yaml): there, run `python -m lem reference "
-                  "encode ...` with the repository's src/ on PYTHONPATH."),
+           epilog="The laser backend runs as workflow/scripts/laser_encode.py in envs/laser.yaml (Python 3.8), "
+                  "with the same arguments."),
     ),
 )  # fmt: skip

@@ -1,9 +1,11 @@
+import os
 import re
 import shutil
 import sys
 from pathlib import Path
 
 from snakemake.exceptions import WorkflowError
+from snakemake.sourcecache import HostingProviderFile, LocalGitFile, LocalSourceFile
 from snakemake.utils import validate
 
 from lem.config_check import (
@@ -48,10 +50,53 @@ from lem.data.download import unpinned_hub_sources, unpinned_url_sources
 for _problem in unpinned_hub_sources(config) + unpinned_url_sources(config):
     raise ValueError(_problem)
 
-# Rules call the `lem` CLI; when Snakemake runs from a virtual environment that is not activated,
-# put that environment's bin folder first so its `lem` is found (locally and inside SLURM jobs).
+# Rules call the `lem` CLI of their environment (envs/*.yaml install this workflow's own package: see
+# package_source). Without `--software-deployment-method conda` they find it on PATH; when Snakemake runs
+# from a virtual environment that is not activated (`.venv/bin/snakemake`), that environment's bin folder is
+# added to Snakemake's own PATH, which the jobs inherit (locally and inside SLURM jobs). No shell prefix: the
+# jobs keep Snakemake's `set -euo pipefail`, and a conda environment's activation still comes first.
 if shutil.which("lem") is None:
-    shell.prefix(f'export PATH="{Path(sys.executable).parent}:$PATH"; ')
+    os.environ["PATH"] = (
+        f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
+    )
+
+
+def package_source(rules_dir=workflow.current_basedir):
+    """Where the rules' environments install the `lem` package from (`${LEM_PIPELINE_PACKAGE}` in
+    envs/*.yaml, expanded by pip when Snakemake creates them): this workflow's own folder when it is a local
+    folder, also when another workflow uses it as a module (a file:// URL); its git repository at the deployed
+    tag, commit or branch when it comes from a git host (snakedeploy, `github(...)`). Never a path of the
+    deploying workflow's folder."""
+    if isinstance(rules_dir, LocalSourceFile):
+        return (
+            Path(rules_dir.get_path_or_uri(secret_free=True))
+            .resolve()
+            .parents[1]
+            .as_uri()
+        )
+    if isinstance(rules_dir, HostingProviderFile):
+        ref = rules_dir.tag or rules_dir.commit or rules_dir.branch
+        return f"git+https://{rules_dir.host}/{rules_dir.repo}@{ref}"
+    if isinstance(rules_dir, LocalGitFile):
+        return f"git+file://{os.path.abspath(rules_dir.repo_path)}@{rules_dir.ref}"
+    raise WorkflowError(f"cannot tell where the workflow's package is for {rules_dir}")
+
+
+os.environ["LEM_PIPELINE_PACKAGE"] = package_source()
+
+
+def workflow_script(name, rules_dir=workflow.current_basedir):
+    """workflow/scripts/<name> of this workflow: its own path when the workflow is a local folder (so the
+    command is the same from run to run), Snakemake's copy of it when the workflow comes from a git host.
+    """
+    if isinstance(rules_dir, LocalSourceFile):
+        return str(
+            Path(rules_dir.get_path_or_uri(secret_free=True)).resolve().parent
+            / "scripts"
+            / name
+        )
+    return workflow.source_path(f"../scripts/{name}")
+
 
 from lem.run import (
     BASE_MODEL_CHECK,

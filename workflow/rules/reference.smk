@@ -1,10 +1,9 @@
-# Reference encoders (config `reference_encoders`, lem.reference): per row `ref_<name>`, one job for the mining sets and
-# one for the curation corpora (RUN.reference_jobs, as the variants' embed jobs), writing every text of
+# Reference encoders (config `reference_encoders`): per row `ref_<name>`, one job for the mining sets and one for
+# the curation corpora (RUN.reference_jobs, as the variants' embed jobs), writing every text of
 # RUN.embedding_files() at results/embeddings/{variant}/seed{first seed}/{evalset}/{pair}/{lang}.{npy,ids.txt,meta.json}, the layout
-# of the variants' and the controls' embeddings, so mining takes them as one more row. A laser row runs in
-# envs/laser.yaml (laser-encoders needs Python 3.8; the project is not installed there, so the rule puts the
-# repository's src/ on PYTHONPATH and runs `python -m lem`); a sentence_transformers row in the main environment.
-
+# of the variants' and the controls' embeddings, so mining takes them as one more row. A laser row runs the
+# workflow's own script workflow/scripts/laser_encode.py in envs/laser.yaml (laser-encoders needs Python 3.8;
+# the script imports no module of the package); a sentence_transformers row runs `lem reference encode`.
 
 for _suffix, _log, _files in RUN.reference_jobs():
 
@@ -27,14 +26,13 @@ for _suffix, _log, _files in RUN.reference_jobs():
             "../../envs/laser.yaml"
         threads: 1
         params:
-            src=str(Path(workflow.basedir) / "src"),
+            script=workflow_script("laser_encode.py"),
             settings=lambda w: as_json(
                 RUN.settings_for("embed_reference", variant=w.variant)
             ),
             files=lambda w, input, output, f=_files: reference_args(f, input, output),
         shell:
-            'PYTHONPATH={params.src:q}"${{PYTHONPATH:+:$PYTHONPATH}}" python -m lem reference encode {params.files:q} '
-            "--settings '{params.settings}' > {log:q} 2>&1"
+            "python {params.script:q} {params.files:q} --settings '{params.settings}' > {log:q} 2>&1"
 
     rule:
         name:
