@@ -953,14 +953,30 @@ def write_outputs(plan: dict[str, Any], text: str, outs: list[str]) -> None:
 
 
 def cmd_cost(a: argparse.Namespace) -> int:
+    from lem.config_check import ConfigError, check_workflow_config
+
     if bool(a.configfile) == bool(a.config_json):
         raise UsageError("give --configfile or --config-json (one of them)")
     if a.configfile:
-        config = load_config(a.configfile, Path(a.schema))
+        config: dict[str, Any] = {}
+        for path in a.configfile:
+            try:
+                data = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+            except (yaml.YAMLError, UnicodeDecodeError) as err:
+                raise PlanError(f"{path}: expected a YAML config file: {' '.join(str(err).split())}") from None
+            if not isinstance(data, dict):
+                raise PlanError(f"{path}: a config file must hold a mapping")
+            deep_update(config, data)
         title = f"Plan of {' + '.join(a.configfile)}"
     else:
-        config = validated(a.config_json, Path(a.schema))
+        config = copy.deepcopy(a.config_json)
         title = "Plan of the run's config"
+    if not Path(a.schema).is_file():
+        raise PlanError(f"config schema {a.schema} not found (run from the repository, or pass --schema)")
+    try:  # the workflow's own check (workflow/rules/common.smk): the same refusals, in one line
+        check_workflow_config(config, a.schema)
+    except ConfigError as err:
+        raise PlanError(f"config: {err}") from None
     plan = make_plan(config, a.directory)
     text = table(plan, title)
     write_outputs(plan, text, a.out)
