@@ -963,7 +963,8 @@ def cmd_cost(a: argparse.Namespace) -> int:
             try:
                 data = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
             except (yaml.YAMLError, UnicodeDecodeError) as err:
-                raise PlanError(f"{path}: expected a YAML config file: {' '.join(str(err).split())}") from None
+                message = " ".join(str(err).split())
+                raise PlanError(f"{path}: expected a YAML config file: {message}") from None
             if not isinstance(data, dict):
                 raise PlanError(f"{path}: a config file must hold a mapping")
             deep_update(config, data)
