@@ -9,7 +9,9 @@ whose field count differs from the header's, or broken quoting fails naming the 
 (`lem.core.inputs.InputError`). Rows with an empty text or label, a text of more than
 `lem.core.inputs.MAX_LINE_CHARS` characters, dropped labels and duplicates are dropped and counted in
 `stats.json`; a file left with no row or with one class only (macro-F1 is then 1.0 whatever the model), or
-too few rows to put one in each split of a non-zero share, fails.
+too few rows to put one in each split of a non-zero share, fails. Labels are compared case-sensitively: two
+labels that differ only in case (`positive` beside `Positive`) fail naming a line of each unless `label_map`
+maps both (its rule merges them), as does a `drop_labels` entry matching a label only in another case.
 """
 
 from __future__ import annotations
@@ -90,6 +92,7 @@ def read_labelled(
         unknown = sorted({label for _, _, label in pairs} - set(settings.label_map))
         if unknown:
             raise InputError(f"{path}: labels {unknown} are not in label_map {sorted(settings.label_map)}")
+    _refuse_case_variants(path, pairs, settings)
     rows: list[tuple[str, str]] = []
     for lineno, text, label in pairs:
         if len(text) > MAX_LINE_CHARS:
@@ -128,6 +131,38 @@ def read_labelled(
         rows = kept
     counts["rows_in"] = len(records) - 1
     return rows, counts
+
+
+def _refuse_case_variants(path: Path, pairs: list[tuple[int, str, str]], settings: SentimentSettings) -> None:
+    """Labels are compared case-sensitively (`label_map`, `drop_labels` and the classes), so two labels that
+    differ only in case would be two classes (`positive` beside `Positive`: a one-row class of its own):
+    refused, naming a line of each, unless `label_map` maps both (it merges them by name). A `drop_labels`
+    entry that matches no label but one in another case (`conflict` for `Conflict`) is refused likewise."""
+    first: dict[str, int] = {}
+    for lineno, _, label in pairs:
+        first.setdefault(label, lineno)
+    mapped = set(settings.label_map or ())
+    by_fold: dict[str, list[str]] = {}
+    for label in first:
+        if label and label not in mapped:
+            by_fold.setdefault(label.casefold(), []).append(label)
+    for variants in by_fold.values():
+        if len(variants) > 1:
+            a, b = variants[:2]
+            raise InputError(
+                f"{path}:{first[b]}: label {b!r} differs from {a!r} (line {first[a]}) only in case: expected one "
+                f"spelling per class (labels are compared case-sensitively); merge them with label_map, e.g. "
+                f"{{{a}: {a}, {b}: {a}}}, or fix the file"
+            )
+    present = set(first) | {v for v in (settings.label_map or {}).values() if v}
+    for drop in settings.drop_labels:
+        near = sorted(x for x in present if x.casefold() == drop.casefold() and x != drop)
+        if drop not in present and near:
+            where = f" (line {first[near[0]]})" if near[0] in first else " (a label_map value)"
+            raise InputError(
+                f"{path}: drop_labels has {drop!r}, but the label is {near[0]!r}{where}: expected the label "
+                "as written (labels are compared case-sensitively)"
+            )
 
 
 def read_table(path: Path, sep: str) -> list[tuple[int, list[str]]]:
