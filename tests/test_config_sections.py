@@ -79,6 +79,7 @@ TYPOS = [
     Typo("embedding", section="embedding"),
     Typo("mining.settings", section="mining.settings"),
     Typo("mining.settings", "paper.yaml", section="mining.settings"),
+    Typo("mining.evalsets.news_gen.leakage", section="mining.evalsets.<name>.leakage"),
     Typo("sentiment.datasets.cmcs_gen.prepare", section="sentiment.datasets.<name>.prepare"),
     Typo("sentiment.datasets.cmcs.prepare", "paper.yaml", section="sentiment.datasets.<name>.prepare"),
     Typo("sentiment.training", section="sentiment.training"),

@@ -168,11 +168,11 @@ def test_gold_counts_markdown(tmp_path: Path) -> None:
     lines = gold_counts_markdown(files)
     assert lines[0].startswith("| evaluation set | pair | site |") and len(lines) == 4
     assert lines[2] == (
-        "| news_Army_News | ta-en | Army_news | 3 / 3 (gold) | 4 | 5 | 1 | one-to-many ids expanded 1 | none |"
+        "| news_Army_News | ta-en | Army_news | 3 / 3 (gold) | 4 | 5 | 1 | one-to-many ids expanded 1 | none | - |"
     )
     assert lines[3] == (
         "| news_Newsfirst | si-en | Newsfirst | 1 / 1 (gold) | 3 | 2 | 0 | source id with the other language's "
-        "prefix 1, ids swapped 1 | source id in no shared document 1 |"
+        "prefix 1, ids swapped 1 | source id in no shared document 1 | - |"
     )
     assert gold_counts_markdown([]) == []
 
@@ -264,7 +264,7 @@ def test_prefix_repair_only_when_provably_right(tmp_path: Path) -> None:
         v for k, v in amb.stats["gold_dropped"].items() if k != "malformed_lines"
     )
     line = gold_counts_markdown([_write(amb, tmp_path / "prep" / "army" / "si-ta")])[2]
-    assert line.endswith("| none | ambiguous repair (the repaired id is named by another line) 1 |")
+    assert line.endswith("| none | ambiguous repair (the repaired id is named by another line) 1 | - |")
 
 
 def _write(bench, out: Path) -> Path:

@@ -155,9 +155,16 @@ def test_curation_corpora_and_mining_sets_embed_in_jobs_of_their_own():
     config = load_config([REPO / "config" / "config.yaml"])
     run = Run(config)
     rules = {job.rule: job for job in run.embed_jobs()}
-    assert set(rules) == {"embed", "embed_curation"}
-    assert {e for e, _, _ in rules["embed"].files} == set(config["mining"]["evalsets"])
+    assert set(rules) == {"embed_news_gen", "embed_curation"}  # one per mining set (issue 37)
+    assert {e for e, _, _ in rules["embed_news_gen"].files} == set(config["mining"]["evalsets"])
+    assert rules["embed_news_gen"].unit == "news_gen/all"
     assert {e for e, _, _ in rules["embed_curation"].files} == {"curation"}
+    config["mining"]["evalsets"]["news_more"] = dict(config["mining"]["evalsets"]["news_gen"])
+    more = {job.rule: job for job in Run(config).embed_jobs()}
+    assert (
+        more["embed_news_gen"] == rules["embed_news_gen"]
+    )  # a set added leaves the others' jobs as they were
+    assert {e for e, _, _ in more["embed_news_more"].files} == {"news_more"}
     assert (
         rules["embed_curation"].unit == "curation/all"
     )  # its log: logs/embed/{row}/seed{seed}/curation/all.log

@@ -161,7 +161,7 @@ def test_margin_change_reruns_mining_and_curation_not_training(run_dir: Path):
     changed.write_text(yaml.safe_dump(cfg))
     rules = planned_rules(snakemake(run_dir, "-n", config=changed))
     assert {"mine", "curate", "nmt_run", "report"} <= rules
-    assert not rules & {"pretrain_mono", "pretrain_para", "embed", "sentiment", "curate_control"}
+    assert not rules & {"pretrain_mono", "pretrain_para", "embed_news_gen", "sentiment", "curate_control"}
 
 
 def test_pretrain_change_reruns_training_and_downstream_only(run_dir: Path):
@@ -170,7 +170,7 @@ def test_pretrain_change_reruns_training_and_downstream_only(run_dir: Path):
     changed = run_dir / "changed_lr.yaml"
     changed.write_text(yaml.safe_dump(cfg))
     rules = planned_rules(snakemake(run_dir, "-n", config=changed))
-    assert {"pretrain_para", "embed", "mine", "sentiment", "curate", "report"} <= rules
+    assert {"pretrain_para", "embed_news_gen", "mine", "sentiment", "curate", "report"} <= rules
     assert not rules & {
         "generate_corpus",
         "annotate_mono",
@@ -200,25 +200,30 @@ PRE_TRAINING = {
 }
 
 
-def added_mining_set(run_dir: Path) -> set[str]:
+def added_mining_set(run_dir: Path, text: bool = False) -> set[str] | str:
     cfg = run_config(run_dir)
     cfg["mining"]["evalsets"]["news_more"] = {**cfg["mining"]["evalsets"]["news_gen"], "pairs": ["si-en"]}
     changed = run_dir / "added_mining_set.yaml"
     changed.write_text(yaml.safe_dump(cfg))
-    return planned_rules(snakemake(run_dir, "-n", config=changed))
+    proc = snakemake(run_dir, "-n", config=changed)
+    return proc.stdout + proc.stderr if text else planned_rules(proc)
 
 
 def test_a_mining_set_added_after_pretraining_is_prepared_checked_and_mined_without_retraining(run_dir: Path):
     rules = added_mining_set(run_dir)
-    assert {"prepare_news", "leakage_check", "mine", "report"} <= rules
+    assert {"prepare_news", "leakage_items", "embed_news_more", "mine", "report"} <= rules
     assert not rules & (PRE_TRAINING | {"sentiment", "prepare_curation", "prepare_sentiment"})
 
 
 def test_a_mining_set_added_after_pretraining_reruns_only_its_own_jobs(run_dir: Path):
-    rules = added_mining_set(run_dir)
-    assert (
-        not rules - {"prepare_news", "leakage_check", "mine", "report"} - {r for r in rules if "embed" in r}
-    )
+    """Issue 37 item 4: the new set's prepare, leakage, embed (one job per model and set), mine and report
+    jobs only: no job of the existing set (news_gen) is planned, so its embeddings and mining stay as they
+    are."""
+    text = added_mining_set(run_dir, text=True)
+    rules = planned_rules(subprocess.CompletedProcess([], 0, text, ""))
+    own = {"prepare_news", "leakage_items", "mine", "embed_control", "report", "controls_gate"}
+    assert not rules - own - {r for r in rules if r.startswith("embed") and r.endswith("_news_more")}, rules
+    assert "news_gen" not in "".join(re.findall(r"^\s+output: (.*)$", text, re.M))
 
 
 def test_removing_a_variant_or_an_evaluation_set_reruns_the_report_alone(run_dir: Path):

@@ -96,6 +96,9 @@ SECTIONS: tuple[Section, ...] = (
     ),
     Section("leakage", "lem.data.leakage:LeakageSettings", "lem data leakage"),
     Section(
+        "mining.evalsets.<name>.leakage", "lem.data.leakage:EvalLeakageSettings", "lem data leakage-items"
+    ),
+    Section(
         "ner_model.settings",
         "lem.annotate.hf_ner:TrainNERSettings",
         "lem annotate train-ner",
@@ -365,6 +368,9 @@ def _uses(config: dict[str, Any]) -> Iterator[Use]:
     if "embedding" in config:
         yield Use("embedding", "embedding", config["embedding"])
     yield Use("mining.settings", "mining.settings", (config.get("mining") or {}).get("settings"))
+    for name, spec in ((config.get("mining") or {}).get("evalsets") or {}).items():
+        path = f"mining.evalsets.{name}.leakage"
+        yield Use("mining.evalsets.<name>.leakage", path, (spec or {}).get("leakage"))
     sentiment = config.get("sentiment") or {}
     for name, spec in (sentiment.get("datasets") or {}).items():
         path = f"sentiment.datasets.{name}.prepare"

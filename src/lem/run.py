@@ -116,22 +116,36 @@ def file_args(input_files: Sequence[str], output_files: Sequence[str], langs: Se
     return out
 
 
-KIND_SUFFIX = {"mining": "", "curation": "_curation"}  # an embed rule's name: the unit's, and the kind's
+def set_suffix(evalset: str) -> str:
+    """An embed rule's name after the unit's: `_<set>` (non-word characters as `_`; `_curation` for the
+    curation corpora)."""
+    return "_" + re.sub(r"\W", "_", evalset)
 
 
 def by_kind(files: Sequence[tuple[str, str, str]]) -> list[tuple[str, list[tuple[str, str, str]]]]:
-    """(kind, files) of embedding files (evalset, pair, lang): the mining sets' and the curation corpora's
-    (evalset `curation`), each where there are any."""
-    parts = {
-        "mining": [f for f in files if f[0] != "curation"],
-        "curation": [f for f in files if f[0] == "curation"],
-    }
-    return [(kind, part) for kind, part in parts.items() if part]
+    """(set, files) of embedding files (evalset, pair, lang): each mining set's and the curation corpora's
+    (evalset `curation`), in the order first seen: one embed job per model and set, so that adding or
+    removing a mining set embeds that set alone and leaves every other set's embeddings (and mining)
+    untouched."""
+    parts: dict[str, list[tuple[str, str, str]]] = {}
+    for f in files:
+        parts.setdefault(f[0], []).append(f)
+    return list(parts.items())
 
 
 def sentence_files(files: Sequence[tuple[str, str, str]]) -> list[str]:
-    """The prepared sentences of embedding files (evalset, pair, lang)."""
-    return [f"results/eval/prepared/{e}/{p}/{lang}.tsv" for e, p, lang in files]
+    """The sentences of embedding files (evalset, pair, lang): a mining set's as `leakage_items` leaves them
+    (`clean_dir`), a curation corpus's as prepared."""
+    return [
+        f"results/eval/prepared/{e}/{p}/{lang}.tsv" if e == "curation" else f"{clean_dir(e, p)}/{lang}.tsv"
+        for e, p, lang in files
+    ]
+
+
+def clean_dir(evalset: str, pair: str) -> str:
+    """A mining set and pair without its sentences equal to pre-training text (rule `leakage_items`):
+    {src,tgt}.tsv, gold.tsv, stats.json, what embedding, mining and the report read."""
+    return f"results/eval/clean/{evalset}/{pair}"
 
 
 def reference_args(files: Sequence[tuple[str, str, str]], input: Any, output: Any) -> list[str]:
@@ -476,7 +490,11 @@ class Run:
 
     def evalset_train(self, kind: str, name: str) -> list[str]:
         """The guarded pre-training text of the set's languages (what `leakage_check` compares it with)."""
-        langs = self.evalset_langs(kind, name)
+        return self.train_text_of(self.evalset_langs(kind, name))
+
+    def train_text_of(self, langs: Sequence[str]) -> list[str]:
+        """The guarded pre-training text holding any of `langs` (mono text, parallel pairs with one of them;
+        what a mining pair's `leakage_items` compares its sentences with)."""
         mono = [f"results/corpus/guarded/mono/{lang}.txt" for lang in self.langs if lang in langs]
         para = [
             f"results/corpus/guarded/para/{pair}.train.tsv"
@@ -536,14 +554,16 @@ class Run:
         return units
 
     def embed_jobs(self) -> list[EmbedRule]:
-        """Every embed rule: per unit, one for the mining sets and one for the curation corpora (a mining set
-        added later reruns no curation; `by_kind`), each serving every pre-training seed."""
+        """Every embed rule: per unit, one per mining set and one for the curation corpora (`by_kind`: a
+        mining set added later embeds alone and reruns no curation), each serving every pre-training seed;
+        rule `embed[_<pair>]_<set>`, log `<set>/<unit>`."""
         rules = []
         for unit, (variants, files) in self.embed_units().items():
             name = "embed" if unit == "all" else f"embed_{unit.replace('-', '_')}"
-            for kind, part in by_kind(files):
-                label = unit if kind == "mining" else f"{kind}/{unit}"
-                rules.append(EmbedRule(name + KIND_SUFFIX[kind], label, variants, part, self.seeds))
+            for evalset, part in by_kind(files):
+                rules.append(
+                    EmbedRule(name + set_suffix(evalset), f"{evalset}/{unit}", variants, part, self.seeds)
+                )
         return rules
 
     def reference_rows(self, backend: str) -> str:
@@ -552,11 +572,11 @@ class Run:
         return "|".join(re.escape(r) for r in rows) or "(?!)"
 
     def reference_jobs(self) -> list[tuple[str, str, list[tuple[str, str, str]]]]:
-        """(rule name suffix, log name, files) of a reference row's embed jobs: the mining sets, the curation
-        corpora (as the variants' `embed_jobs`)."""
+        """(rule name suffix, log name, files) of a reference row's embed jobs: one per mining set, one for the
+        curation corpora (as the variants' `embed_jobs`)."""
         return [
-            (KIND_SUFFIX[kind], "reference" if kind == "mining" else f"{kind}/reference", part)
-            for kind, part in by_kind(self.embedding_files())
+            (set_suffix(evalset), f"{evalset}/reference", part)
+            for evalset, part in by_kind(self.embedding_files())
         ]
 
     def reference_paths(self, files: Sequence[tuple[str, str, str]], ext: str) -> list[str]:
@@ -744,6 +764,7 @@ class Run:
             "annotation_coverage_check": lambda: {"seed": config["seed"], **config["annotation_coverage"]},
             "train_ner": lambda: {"seed": config["seed"], **config["ner_model"].get("settings", {})},
             "leakage": lambda: config["leakage"],
+            "leakage_items": lambda: config["mining"]["evalsets"][w.evalset].get("leakage") or {},
             "madlad": lambda: {
                 **config["sources"]["madlad"].get("settings", {}),
                 "size": config["sources"]["madlad"]["sizes"][w.lang],

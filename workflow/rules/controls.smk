@@ -1,8 +1,8 @@
 # The evaluation chain's controls (config `controls`), in the same layout: one job per evaluation set and pair.
 rule embed_control:
     input:
-        src="results/eval/prepared/{evalset}/{src}-{tgt}/{src}.tsv",
-        tgt="results/eval/prepared/{evalset}/{src}-{tgt}/{tgt}.tsv",
+        src="results/eval/clean/{evalset}/{src}-{tgt}/{src}.tsv",
+        tgt="results/eval/clean/{evalset}/{src}-{tgt}/{tgt}.tsv",
         dictionary=lambda w: (
             []
             if w.variant != "control_lexical"

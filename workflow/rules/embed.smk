@@ -1,10 +1,11 @@
-# One embed job per model and kind of evaluation set (lem.run.Run.embed_jobs): it loads the model once and
-# writes the embeddings of every mining set's files the model serves, or of every curation corpus, at
-# results/embeddings/{variant}/seed{seed}/{evalset}/{src}-{tgt}/{lang}.{npy,ids.txt,meta.json} (seed: the
-# pre-training seed of the model). A unit `all` is a model that serves every pair (the base model; any
-# variant's trilingual model); in the per-pair scope a trained variant has one unit per pair (`si-en`, ...).
-# A mining set added later reruns the mining sets' embed jobs, never the curation corpora's (so no curation
-# or NMT job); mining settings never rerun either.
+# One embed job per model, unit and evaluation set (lem.run.Run.embed_jobs): it loads the model once and
+# writes the embeddings of one mining set's files the model serves (as `leakage_items` left them), or of
+# every curation corpus, at results/embeddings/{variant}/seed{seed}/{evalset}/{src}-{tgt}/{lang}.{npy,ids.txt,
+# meta.json} (seed: the pre-training seed of the model); rule `embed[_<pair>]_<set>`, log
+# logs/embed/{variant}/seed{seed}/<set>/<unit>.log. A unit `all` is a model that serves every pair (the base
+# model; any variant's trilingual model); in the per-pair scope a trained variant has one unit per pair
+# (`si-en`, ...). Adding or removing a mining set embeds (and mines) that set alone: no other set's
+# embeddings, no curation corpus, hence no curation or NMT job; mining settings never rerun embedding.
 
 
 for _name, _unit, _variants, _files, _seeds in RUN.embed_jobs():

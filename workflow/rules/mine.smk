@@ -1,11 +1,39 @@
+# A mining set and pair at evaluation time (lem.data.leakage.drop_leaked_items): its sentences equal to the
+# guarded pre-training text dropped with their gold links, counted and listed in stats.json; the set's own
+# rule (mining.evalsets.<name>.leakage) is its params, so a change reruns only this set's jobs.
+rule leakage_items:
+    input:
+        src="results/eval/prepared/{evalset}/{src}-{tgt}/{src}.tsv",
+        tgt="results/eval/prepared/{evalset}/{src}-{tgt}/{tgt}.tsv",
+        gold="results/eval/prepared/{evalset}/{src}-{tgt}/gold.tsv",
+        stats="results/eval/prepared/{evalset}/{src}-{tgt}/stats.json",
+        train=lambda w: RUN.train_text_of([w.src, w.tgt]),
+        report=LEAKAGE_REPORT,
+    output:
+        src="results/eval/clean/{evalset}/{src}-{tgt}/{src}.tsv",
+        tgt="results/eval/clean/{evalset}/{src}-{tgt}/{tgt}.tsv",
+        gold="results/eval/clean/{evalset}/{src}-{tgt}/gold.tsv",
+        stats="results/eval/clean/{evalset}/{src}-{tgt}/stats.json",
+    log:
+        "logs/eval/leakage_items_{evalset}_{src}-{tgt}.log",
+    conda:
+        "../../envs/core.yaml"
+    threads: 1
+    params:
+        settings=lambda w: as_json(RUN.settings_for("leakage_items", evalset=w.evalset)),
+    shell:
+        "lem data leakage-items --name {wildcards.evalset:q} --pair {wildcards.src}-{wildcards.tgt} "
+        '--prepared "$(dirname {input.gold:q})" --train {input.train:q} --guard-report {input.report:q} '
+        "--settings '{params.settings}' --out-dir \"$(dirname {output.gold:q})\" > {log:q} 2>&1"
+
+
 rule mine:
     input:
         src_emb="results/embeddings/{variant}/seed{seed}/{evalset}/{src}-{tgt}/{src}.npy",
-        src_sents="results/eval/prepared/{evalset}/{src}-{tgt}/{src}.tsv",
+        src_sents="results/eval/clean/{evalset}/{src}-{tgt}/{src}.tsv",
         tgt_emb="results/embeddings/{variant}/seed{seed}/{evalset}/{src}-{tgt}/{tgt}.npy",
-        tgt_sents="results/eval/prepared/{evalset}/{src}-{tgt}/{tgt}.tsv",
-        gold="results/eval/prepared/{evalset}/{src}-{tgt}/gold.tsv",
-        checked=lambda w: RUN.leakage_checked("mining", w.evalset),
+        tgt_sents="results/eval/clean/{evalset}/{src}-{tgt}/{tgt}.tsv",
+        gold="results/eval/clean/{evalset}/{src}-{tgt}/gold.tsv",
     output:
         pairs="results/mining/{variant}/seed{seed}/{evalset}/{src}-{tgt}.tsv",
         metrics="results/mining/{variant}/seed{seed}/{evalset}/{src}-{tgt}.metrics.json",

@@ -1,4 +1,4 @@
-# Reference encoders (config `reference_encoders`): per row `ref_<name>`, one job for the mining sets and one for
+# Reference encoders (config `reference_encoders`): per row `ref_<name>`, one job per mining set and one for
 # the curation corpora (RUN.reference_jobs, as the variants' embed jobs), writing every text of
 # RUN.embedding_files() at results/embeddings/{variant}/seed{first seed}/{evalset}/{pair}/{lang}.{npy,ids.txt,meta.json}, the layout
 # of the variants' and the controls' embeddings, so mining takes them as one more row. A laser row runs the

@@ -12,7 +12,7 @@ rule report:
             else []
         ),
         news_stats=[
-            f"results/eval/prepared/{e}/{p}/stats.json"
+            f"results/eval/clean/{e}/{p}/stats.json"
             for e, spec in config["mining"]["evalsets"].items()
             for p in spec["pairs"]
         ],

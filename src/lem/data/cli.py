@@ -127,6 +127,13 @@ def cmd_leakage_check(a: argparse.Namespace) -> None:
     write_json(a.out, check_evalset(a.name, a.eval, a.train, a.guard_report, a.settings or LeakageSettings()))
 
 
+def cmd_leakage_items(a: argparse.Namespace) -> None:
+    from lem.data.leakage import EvalLeakageSettings, drop_leaked_items
+
+    settings = a.settings or EvalLeakageSettings()
+    drop_leaked_items(a.name, a.pair, a.prepared, a.out_dir, a.train, a.guard_report, settings)
+
+
 def cmd_check_model(a: argparse.Namespace) -> None:
     from lem.config_check import check_base_model
     from lem.core.files import write_json
@@ -232,5 +239,14 @@ STAGE = Stage(
             arg("--guard-report", required=True, help="the guard's report (results/corpus/leakage.json)"),
             arg("--out", required=True),
         ), settings="lem.data.leakage:LeakageSettings", errors=("lem.data.leakage:LeakageError",)),
+        Verb("leakage-items", "a prepared mining set and pair without its sentences equal to the guarded "
+             "pre-training text (and their gold links), each counted and listed", cmd_leakage_items, (
+            arg("--name", required=True, help="the evaluation set's name (in the stats and messages)"),
+            arg("--pair", required=True, help="src-tgt, as prepared"),
+            arg("--prepared", required=True, help="the folder of lem data news: {src,tgt}.tsv, gold.tsv, stats.json"),
+            arg("--train", nargs="+", required=True, help="the guarded training text of the pair's languages"),
+            arg("--guard-report", required=True, help="the guard's report (results/corpus/leakage.json)"),
+            arg("--out-dir", required=True),
+        ), settings="lem.data.leakage:EvalLeakageSettings", errors=("lem.data.leakage:LeakageError",)),
     ),
 )  # fmt: skip

@@ -5,8 +5,12 @@ and spacing removed), so "The road, closed." in training hides "the road closed"
 
 The guard runs once, before pre-training, against the evaluation sets configured then (its report lists
 them). An evaluation set added later is not guarded (that would change the training text, hence rerun the
-whole pre-training): `check_evalset` checks it against the guarded training text before it is evaluated,
-and refuses it by name if the two share a sentence.
+whole pre-training). A mining set is then handled per item at evaluation time (`drop_leaked_items`, rule
+`leakage_items`): each of its sentences equal to guarded training text (the guard's exact or normalised
+match, shorter than the set's `min_chars` never) is dropped from that set and pair with its gold links,
+counted per reason and listed with file and id; a pair losing more than `max_dropped_share` of its sentences
+is refused naming the set (`EvalLeakageSettings`, `mining.evalsets.<name>.leakage`). Other kinds of set
+(sentiment, curation, NMT) are checked whole by `check_evalset`, refused by name if they share a sentence.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lem.core.files import atomic_path, write_json
+from lem.core.files import atomic_path, write_json, write_text
 from lem.core.inputs import InputError, read_text
 from lem.core.settings import Settings
 from lem.data.noisy import NOISY_HEADERS, read_noisy
@@ -220,3 +224,136 @@ def check_evalset(
             "training text against it (pre-training then reruns)"
         )
     return result
+
+
+# --------------------------------------------------------------------------- per item, at evaluation time
+
+
+@dataclass
+class EvalLeakageSettings(Settings):
+    """The evaluation-side rule of one mining set (`mining.evalsets.<name>.leakage`): a change reruns only
+    that set's jobs (the training-side guard, `LeakageSettings`, is untouched)."""
+
+    SECTION = "evaluation-set leakage settings"
+
+    min_chars: int = 0  # a sentence shorter than this (normalised) never counts as a match
+    max_dropped_share: float = 0.05  # a pair losing a larger share of its sentences is refused by name
+
+    def validate(self) -> None:
+        if isinstance(self.min_chars, bool) or self.min_chars < 0:
+            raise ValueError(f"min_chars: {self.min_chars!r}: expected an integer count >= 0")
+        if not 0 <= self.max_dropped_share <= 1:
+            raise ValueError(f"max_dropped_share: {self.max_dropped_share!r}: expected a share in [0, 1]")
+
+
+def _read_rows(path: Path) -> tuple[str, list[list[str]]]:
+    """The header and rows of a prepared TSV (`lem data news`: id, doc, text; gold: src_id, tgt_id)."""
+    lines = read_text(path).splitlines()
+    if not lines:
+        raise InputError(f"{path}: expected a header line, got an empty file")
+    return lines[0], [line.split("\t") for line in lines[1:] if line]
+
+
+def training_matches(
+    sentences: list[str], train: list[str | os.PathLike], min_chars: int = 0
+) -> dict[str, tuple[str, str]]:
+    """Sentence -> (reason, training file) for each of `sentences` equal to a line (a column of a `.tsv`
+    line) of `train`: `exact` (the same after stripping) or `normalised` (the same after `normalise` only);
+    a sentence whose normalised form is shorter than `min_chars` never matches."""
+    keys = {x: normalise(x) for x in sentences if x.strip() and len(normalise(x)) >= min_chars}
+    exact = {x.strip(): x for x in keys}
+    by_key: dict[str, list[str]] = {}
+    for x, key in keys.items():
+        by_key.setdefault(key, []).append(x)
+    found: dict[str, tuple[str, str]] = {}
+    for t in train:
+        for line in read_text(t).splitlines():
+            cols = line.split("\t") if str(t).endswith(".tsv") else [line]
+            for c in cols:
+                hit = exact.get(c.strip())
+                if hit is not None and found.get(hit, ("",))[0] != "exact":
+                    found[hit] = ("exact", str(t))
+                for x in by_key.get(normalise(c), ()):
+                    found.setdefault(x, ("normalised", str(t)))
+    return found
+
+
+def drop_leaked_items(
+    name: str,
+    pair: str,
+    prepared: str | os.PathLike,
+    out_dir: str | os.PathLike,
+    train: list[str | os.PathLike],
+    guard_report: str | os.PathLike,
+    settings: EvalLeakageSettings,
+) -> dict[str, Any]:
+    """Mining set `name`, pair `pair`, as `lem data news` prepared it in `prepared` ({src}.tsv, {tgt}.tsv,
+    gold.tsv, stats.json), written to `out_dir` without its sentences that equal the guarded pre-training
+    text `train` (`training_matches`), and without the gold links of those sentences. Files the guard was
+    built with are copied unread (the guard dropped their sentences from the training text). `stats.json`
+    gains `leakage`: the status, the settings, the sentences dropped per side and per reason, the gold links
+    dropped and every dropped item (file, id, reason, the training file); `gold_links` counts the links
+    kept. LeakageError naming the set when a side loses more than `max_dropped_share` of its sentences."""
+    started = time.monotonic()
+    prepared, out_dir = Path(prepared), Path(out_dir)
+    src, tgt = pair.split("-")
+    files = {lang: prepared / f"{lang}.tsv" for lang in (src, tgt)}
+    built_with = set(guarded_evals(guard_report))
+    guarded = all(str(f) in built_with for f in files.values())
+    sides = {lang: _read_rows(f) for lang, f in files.items()}
+    gold_header, gold = _read_rows(prepared / "gold.tsv")
+    stats = json.loads(read_text(prepared / "stats.json"))
+    dropped: dict[str, dict[str, str]] = {src: {}, tgt: {}}
+    items = []
+    if not guarded:
+        texts = [r[2] for lang in (src, tgt) for r in sides[lang][1] if len(r) >= 3]
+        found = training_matches(texts, train, settings.min_chars)
+        for lang in (src, tgt):
+            for r in sides[lang][1]:
+                if len(r) >= 3 and r[2] in found:
+                    reason, where = found[r[2]]
+                    dropped[lang][r[0]] = reason
+                    items.append({"file": str(files[lang]), "id": r[0], "lang": lang, "reason": reason,
+                                  "train_file": where, "text": r[2][:200]})  # fmt: skip
+    for lang in (src, tgt):
+        total = len(sides[lang][1])
+        share = len(dropped[lang]) / total if total else 0.0
+        if share > settings.max_dropped_share:
+            example = next(i for i in items if i["lang"] == lang)
+            raise LeakageError(
+                f"evaluation set {name!r} {pair}: {len(dropped[lang])} of its {total} {lang} sentences "
+                f"({share:.1%}) equal pre-training text, more than mining.evalsets.{name}.leakage."
+                f"max_dropped_share = {settings.max_dropped_share:g} (e.g. {example['file']} id "
+                f"{example['id']} {example['text'][:60]!r}, found in {example['train_file']}): the set "
+                "overlaps the training data; raise the share, or min_chars, if these are short common lines"
+            )
+    kept_gold = [g for g in gold if g[0] not in dropped[src] and g[1] not in dropped[tgt]]
+    for lang in (src, tgt):
+        header, rows = sides[lang]
+        text = header + "\n" + "".join("\t".join(r) + "\n" for r in rows if r[0] not in dropped[lang])
+        write_text(out_dir / f"{lang}.tsv", text)
+    write_text(out_dir / "gold.tsv", gold_header + "\n" + "".join("\t".join(g) + "\n" for g in kept_gold))
+    reasons = {r: sum(i["reason"] == r for i in items) for r in ("exact", "normalised")}
+    stats["leakage"] = {
+        "status": "guarded" if guarded else "checked",
+        "guard_report": str(guard_report),
+        "settings": {"min_chars": settings.min_chars, "max_dropped_share": settings.max_dropped_share},
+        "sentences_dropped": {lang: len(dropped[lang]) for lang in (src, tgt)},
+        "by_reason": reasons,
+        "gold_links_dropped": len(gold) - len(kept_gold),
+        "items": items,
+    }
+    stats["gold_links"] = len(kept_gold)
+    stats["src_sentences"] = len(sides[src][1]) - len(dropped[src])
+    stats["tgt_sentences"] = len(sides[tgt][1]) - len(dropped[tgt])
+    if "defects" in stats:
+        stats["defects"]["gold_dropped_leakage"] = len(gold) - len(kept_gold)
+    if "gold_dropped" in stats:
+        stats["gold_dropped"]["dropped_leakage"] = len(gold) - len(kept_gold)
+    write_json(out_dir / "stats.json", stats)
+    log.info(
+        "leakage items %s %s (%s): dropped %s sentences (%s), %d gold links; %.1fs",
+        name, pair, stats["leakage"]["status"], stats["leakage"]["sentences_dropped"], reasons,
+        len(gold) - len(kept_gold), time.monotonic() - started,
+    )  # fmt: skip
+    return stats

@@ -221,7 +221,9 @@ def repair_link(
     line already links, so the slip could be anywhere; such a link is not repaired: None (dropped, counted
     `gold_ambiguous_repair`). A link that needs no repair, or that no rule applies to, is returned unchanged."""
     if s not in index[src] and t not in index[tgt] and s in index[tgt] and t in index[src]:
-        counts["gold_swapped_repaired"] += 1  # the one reading: each id names a sentence of the other side only
+        counts["gold_swapped_repaired"] += (
+            1  # the one reading: each id names a sentence of the other side only
+        )
         return t, s
     for side, (lang, other) in (("src", (src, tgt)), ("tgt", (tgt, src))):
         sid = s if side == "src" else t
@@ -389,6 +391,7 @@ GOLD_DROPPED = {
     "gold_missing_tgt_id": "target id in no shared document",
     "gold_duplicate_links": "repeated links",
     "gold_ambiguous_repair": "ambiguous repair (the repaired id is named by another line)",
+    "gold_dropped_leakage": "a sentence equal to pre-training text",  # lem.data.leakage.drop_leaked_items
 }
 GOLD_REPAIRED = {
     "gold_id_prefix_case_fixed": "id prefix case",
@@ -413,11 +416,25 @@ def _reasons(defects: dict[str, int], names: dict[str, str]) -> str:
     return ", ".join(f"{names[k]} {defects[k]:,}" for k in names if defects.get(k)) or "none"
 
 
+def _leakage_cell(st: dict[str, Any]) -> str:
+    """Sentences dropped at evaluation time as equal to pre-training text (`lem.data.leakage.drop_leaked_items`):
+    per side, per reason; `-` where the set was not checked per item, `guarded` where the guard covered it."""
+    lk = st.get("leakage")
+    if not lk:
+        return "-"
+    if lk.get("status") == "guarded":
+        return "none (guarded)"
+    sides = " + ".join(f"{lang} {n:,}" for lang, n in lk["sentences_dropped"].items())
+    why = ", ".join(f"{r} {n:,}" for r, n in lk["by_reason"].items() if n) or "none"
+    return f"{sides} ({why})"
+
+
 def gold_counts_markdown(stats_files: Iterable[str | os.PathLike]) -> list[str]:
     """The report's table of each news evaluation set's gold: lines read, links kept, links across documents,
-    repairs and drops per reason, one row per `stats.json` written by `write_news`
-    (`results/eval/prepared/<evalset>/<pair>/stats.json`: the evaluation set is the grandparent folder's
-    name). Markdown table lines (header first); no line for no file."""
+    repairs and drops per reason, and the sentences dropped as equal to pre-training text, one row per
+    `stats.json` written by `write_news` or `lem.data.leakage.drop_leaked_items`
+    (`results/eval/{prepared,clean}/<evalset>/<pair>/stats.json`: the evaluation set is the grandparent
+    folder's name). Markdown table lines (header first); no line for no file."""
     rows = []
     for path in stats_files:
         path = Path(path)
@@ -427,14 +444,14 @@ def gold_counts_markdown(stats_files: Iterable[str | os.PathLike]) -> list[str]:
             f"| {path.parent.parent.name} | {st['pair']} | {st['site']} | {st['doc_pairs_used']:,} / "
             f"{st['doc_pairs_total']:,} ({st['doc_pairs']}) | {st['gold_lines']:,} | {st['gold_links']:,} | "
             f"{d.get('gold_cross_document_links', 0):,} | {_reasons(d, GOLD_REPAIRED)} | "
-            f"{_reasons(d, GOLD_DROPPED)} |"
+            f"{_reasons(d, GOLD_DROPPED)} | {_leakage_cell(st)} |"
         )
     if not rows:
         return []
     return [
         "| evaluation set | pair | site | document pairs used / all | gold lines | gold links kept | "
-        "across documents (kept) | repaired | dropped |",
-        "|---|---|---|---|---:|---:|---:|---|---|",
+        "across documents (kept) | repaired | dropped | sentences dropped: in pre-training text |",
+        "|---|---|---|---|---:|---:|---:|---|---|---|",
         *rows,
     ]
 
