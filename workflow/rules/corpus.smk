@@ -120,8 +120,9 @@ rule prepare_sentiment:
 
 
 # The pre-training text is guarded against the evaluation sets configured when it is built (RUN.guard_eval_files);
-# every evaluation set is then checked against it before it is evaluated (leakage_check), so a set added
-# after pre-training is refused by name if it overlaps, instead of rerunning the pre-training.
+# every evaluation set is then checked against it before it is evaluated, so a set added after pre-training
+# reruns no pre-training: a mining set per item (leakage_items, mine.smk: a sentence in the training text is
+# dropped and counted), any other set whole (leakage_check: refused by name if it overlaps).
 rule leakage_guard:
     input:
         mono=expand("results/corpus/mono/{lang}.txt", lang=LANGS),
