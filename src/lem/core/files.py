@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import shutil
@@ -28,6 +29,65 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
         os.replace(tmp, path)
     finally:
         shutil.rmtree(tmp.parent, ignore_errors=True)
+
+
+FULL_DISK = (errno.ENOSPC, errno.EDQUOT)
+NOT_WRITABLE = (errno.EROFS, errno.EACCES, errno.EPERM)
+FULL_DISK_WORDS = ("No space left on device", "Disk quota exceeded", "file write failed")
+
+
+def _chain(err: BaseException) -> Iterator[BaseException]:
+    seen: set[int] = set()
+    while err is not None and id(err) not in seen:
+        seen.add(id(err))
+        yield err
+        err = err.__cause__ or err.__context__  # type: ignore[assignment]
+
+
+def _folder(filename: Any) -> str:
+    """The folder a failed write was in (an `atomic_path` temporary's: the output's own folder)."""
+    if filename is None:
+        return "the output folder"
+    parent = Path(os.fsdecode(filename)).parent
+    if parent.name.startswith(".") and parent.parent != parent:  # atomic_path's `.<name>.XXXX/`
+        parent = parent.parent
+    return str(parent)
+
+
+def output_problem(err: BaseException) -> str | None:
+    """One line for an output that could not be written, or None for any other error: a full disk or
+    quota (ENOSPC, EDQUOT; also when a library wraps it, e.g. torch's "file write failed") and a folder that
+    is read-only or not writable (EROFS, EACCES, EPERM), naming the folder and what to do. Outputs are
+    written with `atomic_path`, so nothing half-written is left and a rerun starts clean."""
+    for e in _chain(err):
+        if isinstance(e, OSError) and e.errno in NOT_WRITABLE and e.filename is not None:
+            folder = _folder(e.filename)
+            return (
+                f"cannot write {os.fsdecode(e.filename)} ({e.strerror}): make {folder} writable (or run in "
+                "another folder), then rerun; nothing there was changed"
+            )
+        full = isinstance(e, OSError) and e.errno in FULL_DISK
+        if full or any(w in str(e) for w in FULL_DISK_WORDS):
+            folder = _folder(getattr(e, "filename", None))
+            try:
+                free = f"{shutil.disk_usage(folder).free / 1e9:.1f} GB free"
+            except OSError:
+                free = "free space unknown"
+            return (
+                f"no space left on the device of {folder} ({free}): free space there (old runs' results/, "
+                "checkpoints, or the quota), then rerun; outputs are written whole or not at all, so "
+                "nothing was lost or left half-written"
+            )
+    return None
+
+
+def os_error_line(err: OSError) -> str:
+    """An OSError as one line naming the file (`x.tsv: no such file or directory`), not `[Errno 2] ...`."""
+    name = os.fsdecode(err.filename) if err.filename is not None else None
+    what = (err.strerror or str(err)).lower()
+    if isinstance(err, FileNotFoundError) and name:
+        return f"{name}: no such file or directory (expected an existing path)"
+    return f"{name}: {what}" if name else what
 
 
 def write_text(path: str | os.PathLike, text: str) -> None:

@@ -14,7 +14,8 @@ command names (so `lem --help` stays fast). What every command shares lives here
 - logging: `setup_logging`, one format, to stderr (the rules send it to the job's log);
 - errors: bad input (`input_errors`: a bad or missing input file, an impossible argument combination, a
   refused setting) and the exception types a verb declares become one line `lem <stage> <verb>: <message>`
-  and exit status 1, as does a full disk (ENOSPC, EDQUOT); anything else is a bug and keeps its traceback,
+  and exit status 1, as does a full disk (ENOSPC, EDQUOT) or a read-only output folder, in one line naming
+  the folder (`lem.core.files.output_problem`); anything else is a bug and keeps its traceback,
   so a verb declares error classes of its own, never a builtin such as ValueError.
 """
 
@@ -204,21 +205,25 @@ class Stage:
             run = resolve(verb.run)
             status = run(args, argv) if verb.argv_run else run(args)
         except errors as err:
-            print(f"{prog}: {err}", file=sys.stderr)
+            from lem.core.files import os_error_line, output_problem
+
+            problem = output_problem(err)  # a declared error may wrap a full disk
+            message = problem or (os_error_line(err) if isinstance(err, OSError) else str(err))
+            print(f"{prog}: {message}", file=sys.stderr)
             return 1
         except KeyboardInterrupt:
             # Ctrl-C (lem.core.interrupt): outputs are atomic, a training run saved a checkpoint to resume from
             print(f"{prog}: interrupted", file=sys.stderr)
             return 130
-        except OSError as err:
-            if err.errno not in FULL_DISK:
+        except Exception as err:
+            # a full disk (or quota) or a read-only folder is no bug: one line naming the folder and what to
+            # free (lem.core.files.output_problem); the job's outputs are atomic, so a rerun starts clean
+            from lem.core.files import output_problem
+
+            problem = output_problem(err)
+            if problem is None:
                 raise
-            # a full disk (or quota) is no bug: one line; the job's outputs are atomic, so a rerun starts clean
-            where = f" writing {err.filename}" if err.filename else ""
-            print(
-                f"{prog}: no space left on the device{where} ({err.strerror}): free space, then rerun",
-                file=sys.stderr,
-            )
+            print(f"{prog}: {problem}", file=sys.stderr)
             return 1
         return int(status or 0)
 
