@@ -56,8 +56,8 @@ for _problem in unpinned_hub_sources(config) + unpinned_url_sources(config):
 # added to Snakemake's own PATH, which the jobs inherit (locally and inside SLURM jobs). No shell prefix: the
 # jobs keep Snakemake's `set -euo pipefail`, and a conda environment's activation still comes first.
 if shutil.which("lem") is None:
-    os.environ["PATH"] = (
-        f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
+    os.environ.update(
+        PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
     )
 
 
@@ -82,7 +82,7 @@ def package_source(rules_dir=workflow.current_basedir):
     raise WorkflowError(f"cannot tell where the workflow's package is for {rules_dir}")
 
 
-os.environ["LEM_PIPELINE_PACKAGE"] = package_source()
+os.environ.update(LEM_PIPELINE_PACKAGE=package_source())
 
 
 def workflow_script(name, rules_dir=workflow.current_basedir):
