@@ -188,3 +188,16 @@ def test_the_sets_own_rule_and_its_limit(tmp_path: Path) -> None:
     )
     assert stats["leakage"]["status"] == "guarded" and stats["leakage"]["items"] == []
     assert (tmp_path / "c" / "en.tsv").read_text() == (prepared / "en.tsv").read_text()
+
+
+def test_training_matches_ignores_sentences_without_text(tmp_path: Path) -> None:
+    """A sentence of punctuation alone (a lone `“` on ITN's Tamil side) normalises to nothing: it would match
+    every blank training line, so it never matches."""
+    from lem.data.leakage import training_matches
+
+    train = tmp_path / "t.txt"
+    train.write_text("\nThe road.\n--\n", encoding="utf-8")
+    assert training_matches(["“", "the road", "The road.", "other"], [train]) == {
+        "the road": ("normalised", str(train)),
+        "The road.": ("exact", str(train)),
+    }

@@ -259,8 +259,9 @@ def training_matches(
 ) -> dict[str, tuple[str, str]]:
     """Sentence -> (reason, training file) for each of `sentences` equal to a line (a column of a `.tsv`
     line) of `train`: `exact` (the same after stripping) or `normalised` (the same after `normalise` only);
-    a sentence whose normalised form is shorter than `min_chars` never matches."""
-    keys = {x: normalise(x) for x in sentences if x.strip() and len(normalise(x)) >= min_chars}
+    a sentence whose normalised form is empty (punctuation alone, e.g. a lone `“` of the ITN Tamil side, which
+    would match every blank training line) or shorter than `min_chars` never matches."""
+    keys = {x: k for x in sentences if (k := normalise(x)) and len(k) >= min_chars}
     exact = {x.strip(): x for x in keys}
     by_key: dict[str, list[str]] = {}
     for x, key in keys.items():
