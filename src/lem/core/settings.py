@@ -289,3 +289,66 @@ def typed(value: Any, hint: Any, where: str, key: str) -> Any:
         suffix, got, expected = misfit(value, hint) or ("", value, describe(hint))
         raise SettingsError(f"{where}: {key}{suffix}={got!r}: expected {expected}")
     return value
+
+
+# --- command-line arguments ---------------------------------------------------------------------------------
+
+SEED_MAX = 2**32 - 1  # numpy's and torch's seeds
+
+
+def _in(low: float, high: float, low_open: bool, high_open: bool) -> Any:
+    def ok(x: float) -> bool:
+        return (low < x if low_open else low <= x) and (x < high if high_open else x <= high)
+
+    return ok
+
+
+# argument (its dest) -> (a test of its value, what it must be); an argument not listed and not a float
+# passes (argparse types it). The same words as the config's checks (lem.config_check).
+ARG_RANGES: dict[str, tuple[Any, str]] = {
+    "alpha": (_in(0, 1, True, True), "a level in (0, 1)"),
+    "positive_alpha": (_in(0, 1, True, True), "a level in (0, 1)"),
+    "negative_alpha": (_in(0, 1, True, True), "a level in (0, 1)"),
+    "valid_fraction": (_in(0, 1, False, True), "a share in [0, 1)"),
+    "share": (_in(0, 1, True, False), "a share in (0, 1]"),
+    "seed": (_in(0, SEED_MAX, False, False), f"an integer seed in 0..{SEED_MAX}"),
+    "c1": (_in(0, float("inf"), False, True), "a finite number >= 0"),
+    "c2": (_in(0, float("inf"), False, True), "a finite number >= 0"),
+    "valid_size": (_in(0, float("inf"), False, True), "an integer count >= 0"),
+    "column": (_in(0, float("inf"), False, True), "a column index >= 0"),
+    **{
+        name: (_in(1, float("inf"), False, True), "an integer >= 1")
+        for name in (
+            "vocab_size",
+            "n_examples",
+            "batch_size",
+            "max_length",
+            "dim",
+            "max_pairs",
+            "max_iterations",
+            "threads",
+        )
+    },
+}
+# verbs whose arguments their own module checks (`lem plan power`: lem.evidence.power)
+OWN_ARGUMENT_CHECKS = ("lem plan power",)
+
+
+def argument_problem(prog: str, args: Any) -> str | None:
+    """The first parsed argument of command `prog` ("lem report build") that is out of its range, as
+    '--flag value: expected ...' (a float that is not finite, a level outside (0, 1), a negative seed or
+    count, ...); None when every one fits. `args` is argparse's namespace."""
+    import math
+
+    if prog in OWN_ARGUMENT_CHECKS:
+        return None
+    for dest, value in sorted(vars(args).items()):
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            continue
+        flag = "--" + dest.replace("_", "-")
+        if isinstance(value, float) and not math.isfinite(value):
+            return f"{flag} {value}: expected a finite number"
+        rule = ARG_RANGES.get(dest)
+        if rule is not None and not rule[0](value):
+            return f"{flag} {value}: expected {rule[1]}"
+    return None

@@ -180,6 +180,12 @@ class Stage:
         verb = self.verb(args.verb)
         prog = f"lem {self.name} {verb.name}"
         restore_default_sigint()  # Ctrl-C stops the command even when started with SIGINT ignored
+        from lem.core.settings import argument_problem
+
+        problem = argument_problem(prog, args)  # finite numbers, levels in (0, 1), seeds, counts
+        if problem:
+            print(f"{prog}: {problem}", file=sys.stderr)
+            return 2
         setup_logging()
         if verb.settings is not None and args.settings is not None:
             try:
