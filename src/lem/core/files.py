@@ -185,7 +185,16 @@ def with_keys(metrics: dict[str, Any], keys: dict[str, str] | None) -> dict[str,
 
 
 def read_json(path: str | os.PathLike) -> Any:
-    return json.loads(Path(path).read_text(encoding="utf-8"))
+    """The JSON value of file `path`; `lem.core.inputs.InputError` naming the file and the line when it is not
+    UTF-8 JSON (a `lem` verb prints it as one line), OSError when it cannot be read."""
+    from lem.core.inputs import InputError, read_text
+
+    try:
+        return json.loads(read_text(path))
+    except json.JSONDecodeError as err:
+        raise InputError(
+            f"{path}:{err.lineno}: expected JSON, got {err.msg.lower()} (column {err.colno})"
+        ) from None
 
 
 def content_digest(paths: list[str | os.PathLike]) -> str:
