@@ -5,10 +5,15 @@ Model: xlm-roberta-base's architecture (hidden 768, 12 heads, FFN 3072) with its
 bf16 autocast. On the CPU (no GPU): 2 layers, batch 8, 16-48 subwords, a few steps, float32, so that it
 ends in a few minutes on 2 cores. Measured:
 
-- train: `lem.pretrain.train_stage` as the pipeline runs it (Trainer, `lem.core.training` batch sampler and
-  per-batch-seeded collator in the loop, LM head on the labelled positions, `precision: auto`, fused AdamW
-  on CUDA, SDPA attention); steps timed from one step's end to the next (so the collation of the next
-  batch counts), evaluation and saving excluded.
+- train (`--modes`, each a run of `lem.pretrain.train_stage` as the pipeline runs it: Trainer,
+  `lem.core.training` batch sampler and per-batch-seeded collator, LM head on the labelled positions,
+  `precision: auto`, fused AdamW on CUDA, SDPA attention; steps timed from one step's end to the next, so the
+  collation of the next batch counts, with the GPU synchronised at the first and last timed step only;
+  evaluation and saving excluded):
+  `eager` (`static_shapes: off`, `compile: none`: the path of every run before issue 34),
+  `static` (`static_shapes: on`: batches padded to the stage's length, the labelled positions in a fixed-size
+  buffer, no host synchronisation per step, asynchronous copies from pinned memory),
+  `compile-default` and `compile-reduce-overhead` (static + `training.compile`: torch.compile, and CUDA graphs).
 - bare: a hand-written loop over the same batches with the same masks, collated beforehand: encoder, LM head
   on the labelled positions only, float32 cross-entropy, (fused) AdamW; bf16 autocast on a GPU.
 - the loss path: LM head on the labelled positions vs HF's head on every position, in forward + backward
@@ -18,23 +23,32 @@ ends in a few minutes on 2 cores. Measured:
 Tokens are the non-padding input tokens. MFU: model FLOPs (6 x non-embedding parameters x padded tokens
 + 6 x hidden x vocabulary x positions through the LM head) per second over the peak: 989 TFLOP/s dense bf16
 on an H100/H200, 312 on an A100; on the CPU the measured float32 matmul peak of this machine and thread
-count. The last line reads
-`train_tokens_per_s=... bare_tokens_per_s=... train_vs_bare_ratio=... mfu=... device=...`.
+count. The last line reads `train_tokens_per_s=... optimised_tokens_per_s=... optimised_mode=...
+bare_tokens_per_s=... train_vs_bare_ratio=... mfu=... device=...` (train: the eager path; optimised: the
+fastest other mode measured).
 
-    python bench/gpu_training.py [--steps N] [--layers L] [--batch-size B] [--workers W] [--threads T]
+    python bench/gpu_training.py [--modes eager,static,...] [--steps N] [--layers L] [--batch-size B]
+                                 [--workers W] [--threads T] [--results FILE.jsonl]
+
+`--results`: every figure is appended to this JSON-lines file as soon as it is measured (one line per mode),
+so a run that is cut short still leaves the figures it got (scripts/gpu-check.sh).
 
 `--concurrent N`: N processes on the same device (one GPU), each running the training stage alone on its own
 copy of the batches; their timed steps start together (each waits, after its warm-up steps, until all are
 there): the aggregate tokens/s = the tokens of the steps that end while every job is in its timed steps / that
 window's length (a 2026-11-26 try without the second barrier timed windows that overlapped 0.4 s of 12.7),
-and each job's own rate; the use of a GPU by several training jobs at once (`resources.gpu_share`). Last line:
-`concurrent=N aggregate_tokens_per_s=... per_job_tokens_per_s=... device=...`. `--json PATH` writes the figures.
+and each job's own rate; the use of a GPU by several training jobs at once (`resources.gpu_share`). The jobs
+run `--mode` (default `static`). `--mps`: under the CUDA MPS daemon (started for the run with its own pipe
+and log folders, stopped after; "mps unavailable" and exit 3 where it cannot be started). Last line:
+`concurrent=N aggregate_tokens_per_s=... per_job_tokens_per_s=... mode=... mps=... device=...`. `--json PATH`
+writes the figures.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import tempfile
 import time
@@ -172,9 +186,18 @@ def bare_loop(
     return {"tokens_per_s": tokens / seconds, "flops_per_s": flops / seconds, "seconds": seconds}
 
 
-def pipeline_stage(rows, valid, batches, tok, args, device: str, loss_positions: str, sync=None) -> dict:
-    """`lem.pretrain.train_stage` as the pipeline runs it, steps timed by a callback; `batches` are the batches
-    it draws (the same sampler and masks), for counting tokens and FLOPs."""
+MODES = {  # mode -> the training settings it runs with
+    "eager": {"static_shapes": "off", "compile": "none"},
+    "static": {"static_shapes": "on", "compile": "none"},
+    "compile-default": {"static_shapes": "on", "compile": "default"},
+    "compile-reduce-overhead": {"static_shapes": "on", "compile": "reduce-overhead"},
+}
+
+
+def pipeline_stage(rows, valid, batches, tok, args, device: str, loss_positions: str, sync=None,
+                   mode: str = "eager") -> dict:  # fmt: skip
+    """`lem.pretrain.train_stage` as the pipeline runs it in `mode` (`MODES`), steps timed by a callback;
+    `batches` are the batches it draws (the same sampler and masks), for counting tokens and FLOPs."""
     import shutil
 
     from datasets import Dataset
@@ -184,9 +207,17 @@ def pipeline_stage(rows, valid, batches, tok, args, device: str, loss_positions:
 
     marks: list[float] = []  # marks[b]: the end of batch b's step (0-based)
 
+    def now() -> float:
+        # the static path does not wait for the GPU at every step: wait at the window's two ends only
+        if device == "cuda" and len(marks) + 1 in (args.warm + 1, args.steps):
+            import torch
+
+            torch.cuda.synchronize()
+        return time.perf_counter()
+
     class Clock(TrainerCallback):
         def on_step_end(self, a, state, control, **kw):
-            marks.append(time.perf_counter())
+            marks.append(now())
             if sync is not None and len(marks) == args.warm + 1:  # --concurrent: timed windows start together
                 sync()
                 marks[-1] = time.perf_counter()
@@ -195,9 +226,9 @@ def pipeline_stage(rows, valid, batches, tok, args, device: str, loss_positions:
         "max_steps": args.steps, "batch_size": args.batch_size, "learning_rate": 5e-5, "checkpoint_every": args.steps,
         "min_evaluations": 1, "valid_examples": len(valid), "stats_examples": 16, "logging_steps": 10_000,
         "seed": SEED, "dataloader_num_workers": args.workers, "loss_positions": loss_positions,
-        "compile": args.compile,
+        **(MODES[mode] if loss_positions == "labelled" else {"static_shapes": "off"}),
     })  # fmt: skip
-    work = Path(tempfile.mkdtemp(prefix="lem-gpu-bench-"))
+    work = Path(tempfile.mkdtemp(prefix="lem-gpu-bench-", dir=scratch_dir()))
     model = new_model(args.layers)
     n_nonemb = non_embedding_params(model)
     train_stage(
@@ -227,13 +258,34 @@ def pipeline_stage(rows, valid, batches, tok, args, device: str, loss_positions:
             "step_tokens": step_tokens}  # fmt: skip
 
 
+def scratch_dir() -> str | None:
+    """/dev/shm where it is writable and roomy (a stage saves a checkpoint with its optimizer state and its
+    model: about 4.5 GB at 278M parameters, per job of --concurrent 4): timing training, not the disk; else
+    the default temporary folder (a container's /dev/shm is often 64 MB)."""
+    import shutil
+
+    shm = "/dev/shm"
+    try:
+        roomy = os.access(shm, os.W_OK) and shutil.disk_usage(shm).free > 24e9
+    except OSError:
+        roomy = False
+    return shm if roomy else None
+
+
 def masking():
     from lem.masking.collate import MaskingSettings
 
     return MaskingSettings.from_dict({"strategy": "lem"})
 
 
-def main() -> None:
+def append_result(path: str | None, record: dict) -> None:
+    """One JSON line appended to `path` (--results) at once: a run cut short keeps what it measured."""
+    if path:
+        with open(path, "a", encoding="utf-8") as fh:
+            fh.write(json.dumps(record) + "\n")
+
+
+def main() -> int | None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--steps", type=int, default=None, help="timed steps + warm-up (GPU 110, CPU 8)")
     p.add_argument("--warm", type=int, default=None, help="untimed first steps (GPU 10, CPU 2)")
@@ -241,19 +293,26 @@ def main() -> None:
     p.add_argument("--batch-size", type=int, default=None, help="GPU 32, CPU 8")
     p.add_argument("--workers", type=int, default=0, help="the stage's dataloader_num_workers")
     p.add_argument("--threads", type=int, default=None, help="torch threads on the CPU (default: all cores)")
-    p.add_argument("--compile", action="store_true", help="the stage's compile: true")
+    p.add_argument("--modes", default="eager,static,bare",
+                   help=f"comma-separated, in this order: {', '.join(MODES)}, bare (the bare loop), loss-path "
+                        "(LM head on the labelled positions vs every position, three ways)")  # fmt: skip
+    p.add_argument("--mode", default="static", choices=list(MODES), help="--concurrent: the jobs' mode")
+    p.add_argument("--mps", action="store_true", help="--concurrent: under the CUDA MPS daemon")
     p.add_argument("--passes", type=int, default=1, help="median of this many passes")
     p.add_argument(
         "--concurrent", type=int, default=0, help="N training jobs at once on the device (aggregate)"
     )
     p.add_argument("--json", help="write the figures to this JSON file")
+    p.add_argument("--results", help="append every figure to this JSON-lines file as soon as it is measured")
     p.add_argument("--worker", type=int, default=None, help=argparse.SUPPRESS)  # rank of a --concurrent job
     p.add_argument("--barrier", help=argparse.SUPPRESS)
     args = p.parse_args()
+    modes = [m for m in args.modes.split(",") if m]
+    unknown = [m for m in modes if m not in (*MODES, "bare", "loss-path")]
+    if unknown:
+        p.error(f"--modes: unknown {unknown}; known: {', '.join(MODES)}, bare, loss-path")
     if args.concurrent and args.worker is None:
         return concurrent(args)
-
-    import os
 
     import torch
 
@@ -290,48 +349,80 @@ def main() -> None:
                 time.sleep(0.01)
 
         barrier("ready")  # batches built: build the models together
-        print(
-            json.dumps(
-                pipeline_stage(rows, valid, batches, tok, args, device, "labelled", lambda: barrier("warm"))
-            )
+        job = pipeline_stage(
+            rows, valid, batches, tok, args, device, "labelled", lambda: barrier("warm"), args.mode
         )
+        print(json.dumps(job))
         return None
     peak, peak_note = peak_flops(device)
-    res: dict[str, list[dict]] = {k: [] for k in ("train", "bare", "bare_full_head")}
-    res["loss_path"] = [bare_loop(batches, args.layers, device, labelled=True, warm=args.warm, step=False)]
-    res["loss_path_full_head"] = [
-        bare_loop(batches, args.layers, device, labelled=False, warm=args.warm, step=False)
-    ]
-    for _ in range(args.passes):
-        res["bare"].append(bare_loop(batches, args.layers, device, labelled=True, warm=args.warm))
-        res["bare_full_head"].append(bare_loop(batches, args.layers, device, labelled=False, warm=args.warm))
-        res["train"].append(pipeline_stage(rows, valid, batches, tok, args, device, "labelled"))
-    res["train_full_head"] = [pipeline_stage(rows, valid, batches, tok, args, device, "all")]
+    name = device_name(device)
+    shape = {"layers": args.layers, "batch_size": args.batch_size, "steps": args.steps, "warm": args.warm,
+             "device": device, "name": name, "torch": torch.__version__}  # fmt: skip
+    print(f"model: xlm-roberta-base architecture, {args.layers} layers, vocabulary {V:,}; batch {args.batch_size}, "
+          f"{lo}-{hi} subwords, {args.steps} steps ({args.warm} untimed); "
+          f"{'bf16 autocast' if gpu else 'float32'} on {name}; peak: {peak_note}", flush=True)  # fmt: skip
+    res: dict[str, list[dict]] = {}
+
+    def measured(key: str, run) -> None:
+        for _ in range(args.passes):
+            res.setdefault(key, []).append(run())
+        r = res[key]
+        rate = statistics.median(x["tokens_per_s"] for x in r)
+        mfu = statistics.median(x["flops_per_s"] for x in r) / peak
+        append_result(
+            args.results, {"what": "training", "mode": key, "tokens_per_s": rate, "mfu": mfu, **shape}
+        )
+        passes = ", ".join(f"{x['tokens_per_s']:.0f}" for x in r)
+        print(f"{key:>24}: {rate:10.1f} tokens/s  MFU {mfu:.4f}  (passes: {passes})", flush=True)
+
+    for mode in modes:
+        if mode in MODES:
+            measured(
+                mode,
+                lambda m=mode: pipeline_stage(rows, valid, batches, tok, args, device, "labelled", mode=m),
+            )
+        elif mode == "bare":
+            measured("bare", lambda: bare_loop(batches, args.layers, device, labelled=True, warm=args.warm))
+        elif mode == "loss-path":
+            measured(
+                "loss_path", lambda: bare_loop(batches, args.layers, device, True, args.warm, step=False)
+            )
+            measured(
+                "loss_path_full_head",
+                lambda: bare_loop(batches, args.layers, device, False, args.warm, step=False),
+            )
+            measured(
+                "bare_full_head",
+                lambda: bare_loop(batches, args.layers, device, labelled=False, warm=args.warm),
+            )
+            if "bare" not in res:
+                measured(
+                    "bare", lambda: bare_loop(batches, args.layers, device, labelled=True, warm=args.warm)
+                )
+            measured(
+                "train_full_head", lambda: pipeline_stage(rows, valid, batches, tok, args, device, "all")
+            )
+            if "eager" not in res:
+                measured("eager", lambda: pipeline_stage(rows, valid, batches, tok, args, device, "labelled"))
 
     def med(key: str, field: str = "tokens_per_s") -> float:
-        return statistics.median(r[field] for r in res[key])
+        return statistics.median(r[field] for r in res[key]) if key in res else float("nan")
 
-    n_params = sum(p.numel() for p in new_model(args.layers).parameters())
-    print(f"model: xlm-roberta-base architecture, {args.layers} layers, vocabulary {V:,}, {n_params / 1e6:.1f}M "
-          f"parameters; batch {args.batch_size}, {lo}-{hi} subwords, {args.steps} steps ({args.warm} untimed); "
-          f"{'bf16 autocast' if gpu else 'float32'} on {device}; peak: {peak_note}")  # fmt: skip
-    for key in res:
-        runs = ", ".join(f"{r['tokens_per_s']:.0f}" for r in res[key])
-        print(
-            f"{key:>16}: {med(key):10.1f} tokens/s  ({med(key, 'flops_per_s') / 1e12:.3f} TFLOP/s; passes: {runs})"
-        )
-    for key, what in (("loss_path", "forward + backward, no optimizer step"), ("bare", "bare loop, whole step"),
-                      ("train", "training stage, whole step")):  # fmt: skip
-        full = "train_full_head" if key == "train" else f"{key}_full_head"
-        print(f"loss path ({what}): LM head on the labelled positions {med(key):.1f} tokens/s vs on every position "
-              f"{med(full):.1f}: {med(key) / med(full):.2f}x")  # fmt: skip
-    mfu = med("train", "flops_per_s") / peak
+    if "loss_path" in res:
+        for key, full, what in (("loss_path", "loss_path_full_head", "forward + backward, no optimizer step"),
+                                ("bare", "bare_full_head", "bare loop, whole step"),
+                                ("eager", "train_full_head", "training stage, whole step")):  # fmt: skip
+            print(f"loss path ({what}): LM head on the labelled positions {med(key):.1f} tokens/s vs on every "
+                  f"position {med(full):.1f}: {med(key) / med(full):.2f}x")  # fmt: skip
+    optimised = max((k for k in res if k in MODES and k != "eager"), key=med, default=None)
+    mfu = med("eager", "flops_per_s") / peak
     if args.json:
-        figures = {key: med(key) for key in res} | {"mfu": mfu, "device": device, "name": device_name(device),
-                   "layers": args.layers, "batch_size": args.batch_size, "steps": args.steps}  # fmt: skip
+        figures = {key: med(key) for key in res} | {"mfu": mfu, "optimised_mode": optimised, **shape}
         Path(args.json).write_text(json.dumps(figures, indent=1) + "\n")
-    print(f"train_tokens_per_s={med('train'):.1f} bare_tokens_per_s={med('bare'):.1f} "
-          f"train_vs_bare_ratio={med('train') / med('bare'):.3f} mfu={mfu:.4f} device={device}")  # fmt: skip
+    opt = med(optimised) if optimised else float("nan")
+    print(f"train_tokens_per_s={med('eager'):.1f} optimised_tokens_per_s={opt:.1f} optimised_mode={optimised} "
+          f"bare_tokens_per_s={med('bare'):.1f} train_vs_bare_ratio={med('eager') / med('bare'):.3f} "
+          f"mfu={mfu:.4f} device={device}")  # fmt: skip
     return None
 
 
@@ -341,7 +432,43 @@ def device_name(device: str) -> str:
     return torch.cuda.get_device_name(0) if device == "cuda" else "cpu"
 
 
-def concurrent(args: argparse.Namespace) -> None:
+class MPSUnavailable(RuntimeError):
+    pass
+
+
+def start_mps(folder: str) -> dict[str, str]:
+    """Start a CUDA MPS control daemon of this user's, with its pipe and log folders under `folder`; the
+    environment its clients need. Raises MPSUnavailable (why) where it cannot be started."""
+    import shutil
+    import subprocess
+
+    control = shutil.which("nvidia-cuda-mps-control")
+    if control is None:
+        raise MPSUnavailable("no nvidia-cuda-mps-control on PATH")
+    env = {"CUDA_MPS_PIPE_DIRECTORY": f"{folder}/pipe", "CUDA_MPS_LOG_DIRECTORY": f"{folder}/log"}
+    for d in env.values():
+        Path(d).mkdir(parents=True, exist_ok=True)
+    proc = subprocess.run(
+        [control, "-d"], env={**os.environ, **env}, capture_output=True, text=True, timeout=30
+    )
+    if proc.returncode != 0:
+        raise MPSUnavailable(
+            f"nvidia-cuda-mps-control -d: exit {proc.returncode}: {proc.stderr.strip()[:200]}"
+        )
+    return env
+
+
+def stop_mps(env: dict[str, str]) -> None:
+    import shutil
+    import subprocess
+
+    control = shutil.which("nvidia-cuda-mps-control")
+    if control:
+        subprocess.run([control], input="quit\n", env={**os.environ, **env}, capture_output=True, text=True,
+                       timeout=60)  # fmt: skip
+
+
+def concurrent(args: argparse.Namespace) -> int | None:
     """`--concurrent N`: N copies of this script as jobs (`--worker i`) started together; their figures."""
     import subprocess
     import sys
@@ -349,18 +476,40 @@ def concurrent(args: argparse.Namespace) -> None:
     n = args.concurrent
     barrier = tempfile.mkdtemp(prefix="lem-gpu-bench-barrier-")
     passed = [f"--{k.replace('_', '-')}={v}" for k, v in vars(args).items()
-              if v is not None and k in ("steps", "warm", "layers", "batch_size", "workers", "threads")]  # fmt: skip
-    if args.compile:
-        passed.append("--compile")
-    procs = [
-        subprocess.Popen(
-            [sys.executable, __file__, *passed, f"--concurrent={n}", f"--worker={i}", f"--barrier={barrier}"],
-            stdout=subprocess.PIPE,
-            text=True,
-        )  # fmt: skip
-        for i in range(n)
-    ]
-    outs = [p.communicate()[0] for p in procs]
+              if v is not None and k in ("steps", "warm", "layers", "batch_size", "workers", "threads", "mode")]  # fmt: skip
+    env = dict(os.environ)
+    mps_env: dict[str, str] | None = None
+    if args.mps:
+        try:
+            mps_env = start_mps(tempfile.mkdtemp(prefix="lem-gpu-bench-mps-"))
+        except (MPSUnavailable, OSError, subprocess.SubprocessError) as e:
+            append_result(
+                args.results, {"what": "concurrent", "concurrent": n, "mps": "unavailable", "why": str(e)}
+            )
+            print(f"mps unavailable: {e}")
+            return 3
+        env.update(mps_env)
+    try:
+        procs = [
+            subprocess.Popen(
+                [
+                    sys.executable,
+                    __file__,
+                    *passed,
+                    f"--concurrent={n}",
+                    f"--worker={i}",
+                    f"--barrier={barrier}",
+                ],
+                stdout=subprocess.PIPE,
+                text=True,
+                env=env,
+            )  # fmt: skip
+            for i in range(n)
+        ]
+        outs = [p.communicate()[0] for p in procs]
+    finally:
+        if mps_env is not None:
+            stop_mps(mps_env)
     if any(p.returncode for p in procs):
         raise SystemExit(
             f"bench/gpu_training.py --concurrent {n}: a job failed (exit codes {[p.returncode for p in procs]})"
@@ -383,19 +532,24 @@ def concurrent(args: argparse.Namespace) -> None:
     import torch
 
     device = "cuda" if torch.cuda.is_available() else "cpu"
+    mps = "on" if mps_env is not None else "off"
     each = ", ".join(f"{j['tokens_per_s']:.0f}" for j in jobs)
-    print(f"{n} training jobs at once on {device_name(device)}: each {each} "
+    print(f"{n} training jobs ({args.mode}, MPS {mps}) at once on {device_name(device)}: each {each} "
           f"tokens/s over its own window; aggregate {aggregate:.0f} tokens/s over the {overlap:.1f} s all {n} "
           f"ran timed steps together ({overlap / span:.0%} of the {span:.1f} s from the first start to the last end)")  # fmt: skip
+    figures = {"what": "concurrent", "concurrent": n, "mode": args.mode, "mps": mps,
+               "aggregate_tokens_per_s": aggregate, "per_job_tokens_per_s": per_job, "overlap_seconds": overlap,
+               "span_seconds": span, "device": device, "name": device_name(device)}  # fmt: skip
+    append_result(args.results, figures)
     if args.json:
-        figures = {"concurrent": n, "aggregate_tokens_per_s": aggregate, "per_job_tokens_per_s": per_job,
-                   "overlap_seconds": overlap, "span_seconds": span, "jobs": jobs, "device": device,
-                   "name": device_name(device)}  # fmt: skip
-        Path(args.json).write_text(json.dumps(figures, indent=1) + "\n")
+        Path(args.json).write_text(json.dumps({**figures, "jobs": jobs}, indent=1) + "\n")
     print(
-        f"concurrent={n} aggregate_tokens_per_s={aggregate:.1f} per_job_tokens_per_s={per_job:.1f} device={device}"
+        f"concurrent={n} aggregate_tokens_per_s={aggregate:.1f} per_job_tokens_per_s={per_job:.1f} mode={args.mode} "
+        f"mps={mps} device={device}"
     )
+    return None
 
 
 if __name__ == "__main__":
-    main()
+    sys_exit = main()
+    raise SystemExit(sys_exit or 0)

@@ -1,21 +1,48 @@
 #!/usr/bin/env bash
-# One command for a GPU node: measure what the README's GPU rows and `plan.tokens_per_second` need.
+# One command for a lent GPU machine: the figures the README's GPU rows, `plan.tokens_per_second` and
+# `plan.shared_tokens_per_second` need, within a time budget, every figure written as soon as it is measured.
 #
-#   bash scripts/gpu-check.sh [OUT.json]        (default gpu-check.json; about 20 minutes: the smoke DAG took over 10 on an H200)
+#   bash scripts/gpu-check.sh [--quick] [--budget SECONDS] [--fresh] [RESULTS.jsonl]
 #
-# Runs, each under its own time limit, on the first visible GPU:
-#   1. bench/gpu_training.py                 the training stage vs the bare loop, batch 32, one job
-#   2. bench/gpu_training.py --concurrent 2, then 4: aggregate tokens/s of jobs sharing the GPU
-#      (resources.gpu_share)
-#   3. bench/mining.py --device cuda         the exact k-NN both ways at N = 500k per side (curation's search)
-#   4. config/gpu-smoke.yaml end to end      snakemake --cores all --resources gpu=1, in runs/gpu-smoke
-# then writes one JSON of figures (OUT.json: every step's figures, its seconds and exit status) and prints a
-# table. A step that fails is recorded as failed and the others still run; the exit status is 1 if any did.
-# Without a GPU it stops at once, saying so (exit 2). Python: .venv/bin/python if there is one, else
-# python3 (an offline node with its own PyTorch image: ../shared/docs/gpu.md); LEM_GPU_CHECK_SKIP="smoke"
-# (or any of training concurrent mining smoke, space-separated) leaves steps out.
+# Budget: 480 s of wall time by default (a lent machine gives a task about 15 minutes, its start-up
+# included), 240 s with --quick. Steps, in priority order, each under its own time limit (cut to what is
+# left of the budget; a step that no longer fits is recorded as skipped):
+#   training        bench/gpu_training.py: the training stage eager vs static shapes (and, not --quick,
+#                   compile: reduce-overhead), batch 32, one job
+#   concurrent2/4   bench/gpu_training.py --concurrent 2, then 4: the aggregate tokens/s of jobs sharing the
+#                   GPU (resources.gpu_share; plan.shared_tokens_per_second)
+#   mining          bench/mining.py --device cuda: the exact k-NN both ways at N = 500k per side
+#   concurrent2-mps, concurrent4-mps   the same under the CUDA MPS daemon, where it can be started
+#   compile-default the training stage with compile: default
+#   smoke           config/gpu-smoke.yaml end to end, resumed from what an earlier call finished
+# Every figure is appended to RESULTS.jsonl (default $OUT/gpu-check.jsonl where $OUT is set, else
+# ./gpu-check.jsonl) the moment it is measured, one JSON object a line, so a call cut short still returns
+# the figures it got; each step adds a line with its exit status and seconds, and its log's tail goes to
+# RESULTS.logs/. Steps finished by an earlier call on the same machine (state in $LEM_GPU_CHECK_STATE,
+# default /tmp/lem-gpu-check; --fresh forgets it) are not run again: their figures are copied in, so the next
+# call goes on with the next steps and the smoke DAG where it stopped.
+# Without a GPU it stops at once, one line on stderr, exit 2, nothing written. Python: .venv/bin/python if
+# there is one, else python3 (a machine's own PyTorch image: ../shared/docs/gpu.md); wheels in .gpu/whl are
+# installed once into the state folder. LEM_GPU_CHECK_SKIP="smoke mining ..." leaves steps out.
 set -u
 cd "$(dirname "$0")/.."
+
+QUICK=0
+BUDGET=""
+FRESH=0
+RESULTS=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --quick) QUICK=1 ;;
+    --budget) BUDGET="$2"; shift ;;
+    --budget=*) BUDGET="${1#--budget=}" ;;
+    --fresh) FRESH=1 ;;
+    -h | --help) sed -n '2,/^set -u/p' "$0" | sed '$d'; exit 0 ;;
+    -*) echo "scripts/gpu-check.sh: unknown option $1 (--quick, --budget SECONDS, --fresh, RESULTS.jsonl)" >&2; exit 64 ;;
+    *) RESULTS="$1" ;;
+  esac
+  shift
+done
 
 no_gpu() {
   echo "scripts/gpu-check.sh: no GPU here ($1); run it on a GPU node" >&2
@@ -31,85 +58,161 @@ PY=python3
 [ -x .venv/bin/python ] && PY=.venv/bin/python
 "$PY" -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)" 2> /dev/null \
   || no_gpu "$PY's torch sees no CUDA device"
+STATE="${LEM_GPU_CHECK_STATE:-/tmp/lem-gpu-check}"
+[ "$FRESH" -eq 1 ] && rm -rf "$STATE"
+mkdir -p "$STATE/done" "$STATE/logs" "$STATE/bin"
+if ls .gpu/whl/*.whl > /dev/null 2>&1 && [ ! -e "$STATE/site.ok" ]; then
+  "$PY" -m pip install -q --no-index --no-deps --target "$STATE/site" .gpu/whl/*.whl && touch "$STATE/site.ok"
+fi
+export PYTHONPATH="$STATE/site:$PWD/src${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1 TOKENIZERS_PARALLELISM=false
+export HF_HUB_OFFLINE=1
+for tool in lem snakemake; do  # the rules call `lem`; snakemake as a module where it is not installed
+  if ! command -v "$tool" > /dev/null 2>&1; then
+    mod=$([ "$tool" = lem ] && echo lem.cli || echo snakemake)
+    printf '#!/bin/sh\nexec %s -m %s "$@"\n' "$PY" "$mod" > "$STATE/bin/$tool"
+    chmod +x "$STATE/bin/$tool"
+  fi
+done
+export PATH="$STATE/bin:$PATH"
 
-OUT="${1:-gpu-check.json}"
-WORK="$(mktemp -d "${TMPDIR:-/tmp}/lem-gpu-check.XXXXXX")"
+# what the benches and the smoke DAG import beyond the machine's PyTorch image (../shared/docs/gpu.md)
+MISSING=$("$PY" -c 'import importlib.util as u; print(" ".join(m for m in ("transformers", "datasets", "snakemake", "jsonschema", "faiss") if u.find_spec(m) is None))' 2> /dev/null)
+[ -n "$MISSING" ] && echo "== missing modules: $MISSING (bring wheels in .gpu/whl: ../shared/docs/gpu.md); the steps that need them will fail"
+[ -n "$BUDGET" ] || BUDGET=$([ "$QUICK" -eq 1 ] && echo 240 || echo 480)
+RESULTS="${RESULTS:-${OUT:-.}/gpu-check.jsonl}"
+LOGS="${RESULTS%.jsonl}.logs"
+mkdir -p "$(dirname "$RESULTS")" "$LOGS"
 SKIP=" ${LEM_GPU_CHECK_SKIP:-} "
-export PYTHONUNBUFFERED=1 TOKENIZERS_PARALLELISM=false
+T0=$(date +%s)
+RESERVE=20  # seconds kept for the kill grace of the last step and the summary
 status=0
 
-step() {  # step NAME LIMIT_S JSON_FILE COMMAND...: run it with a time limit, log in $WORK/NAME.log
-  local name="$1" limit="$2" json="$3"
-  shift 3
-  if [[ "$SKIP" == *" $name "* ]]; then
-    echo "{\"step\": \"$name\", \"skipped\": true}" > "$WORK/$name.step.json"
-    return
-  fi
-  echo "== $name: $* (at most ${limit} s; log $WORK/$name.log)"
-  local t0 rc
-  t0=$(date +%s.%N)
-  timeout -s INT -k 30 "$limit" "$@" > "$WORK/$name.log" 2>&1
-  rc=$?
-  local seconds
-  seconds=$("$PY" -c "import sys; print(round($(date +%s.%N) - $t0, 1))")
-  [ "$rc" -eq 0 ] || { status=1; echo "   $name failed (exit $rc): tail of the log:"; tail -5 "$WORK/$name.log"; }
-  printf '{"step": "%s", "rc": %d, "seconds": %s, "figures": "%s"}\n' "$name" "$rc" "$seconds" "$json" \
-    > "$WORK/$name.step.json"
+"$PY" - "$RESULTS" "$BUDGET" "$QUICK" "$MISSING" << 'EOF'
+import json, subprocess, sys, torch
+smi = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True).stdout.strip().splitlines()
+rec = {"what": "device", "name": torch.cuda.get_device_name(0), "torch": torch.__version__,
+       "cuda": torch.version.cuda, "nvidia_smi": smi, "budget_s": int(sys.argv[2]), "quick": sys.argv[3] == "1",
+       "missing_modules": sys.argv[4].split()}
+with open(sys.argv[1], "a") as fh:
+    fh.write(json.dumps(rec) + "\n")
+print(f"== {rec['name']}, torch {rec['torch']}; budget {rec['budget_s']} s; figures in {sys.argv[1]}")
+EOF
+
+record() {  # record STEP RC SECONDS LIMIT [NOTE]
+  printf '{"what": "step", "step": "%s", "rc": %s, "seconds": %s, "limit_s": %s, "note": "%s"}\n' \
+    "$1" "$2" "$3" "$4" "${5:-}" >> "$RESULTS"
 }
 
-[[ "$SKIP" == *" concurrent "* ]] && SKIP="$SKIP concurrent2 concurrent4 "
-step training 180 "$WORK/training.json" "$PY" bench/gpu_training.py --json "$WORK/training.json"
-step concurrent2 120 "$WORK/concurrent2.json" "$PY" bench/gpu_training.py --concurrent 2 --json "$WORK/concurrent2.json"
-step concurrent4 150 "$WORK/concurrent4.json" "$PY" bench/gpu_training.py --concurrent 4 --json "$WORK/concurrent4.json"
-step mining 120 "$WORK/mining.json" "$PY" bench/mining.py --device cuda --json "$WORK/mining.json"
-[[ "$SKIP" == *" smoke "* ]] || rm -rf runs/gpu-smoke
-step smoke 1200 "" "$PY" -m snakemake --configfile config/gpu-smoke.yaml --cores all --resources gpu=1 \
-  --directory runs/gpu-smoke
+step() {  # step NAME LIMIT_S MIN_S COMMAND...: run it within the budget; its figures go to $RESULTS itself
+  local name="$1" limit="$2" min="$3"
+  shift 3
+  if [[ "$SKIP" == *" $name "* ]]; then
+    record "$name" null 0 0 "skipped (LEM_GPU_CHECK_SKIP)"
+    return
+  fi
+  if [ -f "$STATE/done/$name" ]; then  # finished by an earlier call on this machine: its figures again
+    sed 's/^{/{"from_earlier_call": true, /' "$STATE/done/$name" >> "$RESULTS"
+    echo "== $name: done by an earlier call (figures copied)"
+    return
+  fi
+  local left=$((BUDGET - ($(date +%s) - T0) - RESERVE))
+  [ "$left" -lt "$limit" ] && limit=$left
+  if [ "$limit" -lt "$min" ]; then
+    record "$name" null 0 "$limit" "skipped: ${limit} s left of the budget, the step needs ${min} s at least"
+    echo "== $name: skipped (${limit} s left of the budget)"
+    return
+  fi
+  echo "== $name: at most ${limit} s: $*"
+  local before t0 rc
+  before=$(wc -l < "$RESULTS")
+  t0=$(date +%s)
+  timeout -s INT -k 10 "$limit" "$@" > "$STATE/logs/$name.log" 2>&1
+  rc=$?
+  local seconds=$(($(date +%s) - t0))
+  tail -n 200 "$STATE/logs/$name.log" > "$LOGS/$name.log"
+  tail -n +"$((before + 1))" "$RESULTS" | grep -v '"what": "step"' > "$STATE/$name.figures"
+  local note=""
+  if [ "$rc" -eq 0 ]; then
+    mv "$STATE/$name.figures" "$STATE/done/$name"
+  else
+    case "$rc" in 124 | 130 | 137) note="cut at its limit" ;; 3) note="unavailable" ;; *) note="failed" ;; esac
+    [ "$rc" -eq 3 ] || status=1
+    echo "   $name: $note (exit $rc); tail of its log:"
+    tail -n 5 "$STATE/logs/$name.log" | sed 's/^/   | /'
+  fi
+  record "$name" "$rc" "$seconds" "$limit" "$note"
+}
 
-"$PY" - "$WORK" "$OUT" << 'EOF'
-import json, sys
+BENCH=("$PY" bench/gpu_training.py --results "$RESULTS")
+mining_run() {  # bench/mining.py writes one JSON file: its figures appended to $RESULTS once measured
+  rm -f "$STATE/mining.json"
+  "$PY" bench/mining.py --device cuda --json "$STATE/mining.json" || return $?
+  "$PY" -c 'import json, sys; d = json.load(open(sys.argv[1])); open(sys.argv[2], "a").write(json.dumps({"what": "mining", **d}) + "\n")' \
+    "$STATE/mining.json" "$RESULTS"
+}
+export -f mining_run
+export PY STATE RESULTS
+if [ "$QUICK" -eq 1 ]; then
+  step training 100 60 "${BENCH[@]}" --modes eager,static --steps 40
+  step concurrent2 60 40 "${BENCH[@]}" --concurrent 2 --mode static --steps 40
+  step concurrent4 70 45 "${BENCH[@]}" --concurrent 4 --mode static --steps 40
+  step mining 60 40 bash -c mining_run
+else
+  step training 170 90 "${BENCH[@]}" --modes eager,static,compile-reduce-overhead --steps 60
+  step concurrent2 75 45 "${BENCH[@]}" --concurrent 2 --mode static --steps 60
+  step concurrent4 100 60 "${BENCH[@]}" --concurrent 4 --mode static --steps 60
+  step mining 90 40 bash -c mining_run
+  step concurrent2-mps 75 45 "${BENCH[@]}" --concurrent 2 --mode static --steps 60 --mps
+  if grep -q '"mps": "unavailable"' "$STATE/logs/concurrent2-mps.log" "$RESULTS" 2> /dev/null; then
+    record concurrent4-mps null 0 0 "skipped: MPS unavailable"
+  else
+    step concurrent4-mps 100 60 "${BENCH[@]}" --concurrent 4 --mode static --steps 60 --mps
+  fi
+  step compile-default 120 60 "${BENCH[@]}" --modes compile-default --steps 60
+  smoke_run() {  # resumed where an earlier call stopped: its outputs are kept, a half-written one is redone
+    local smoke=("$PY" -m snakemake --snakefile "$PWD/Snakefile" --configfile "$PWD/config/gpu-smoke.yaml"
+      --directory "$STATE/gpu-smoke" --cores all --resources gpu=1)
+    "${smoke[@]}" --unlock > /dev/null 2>&1  # a call cut short leaves the folder locked
+    "${smoke[@]}" --rerun-incomplete --keep-going
+  }
+  export -f smoke_run
+  step smoke 3600 60 bash -c smoke_run
+  # how far the smoke DAG got (over all calls): snakemake's last progress line
+  "$PY" - "$RESULTS" "$STATE/logs/smoke.log" << 'EOF'
+import json, re, sys
 from pathlib import Path
-
-work, out = Path(sys.argv[1]), Path(sys.argv[2])
-steps = {}
-for name in ("training", "concurrent2", "concurrent4", "mining", "smoke"):
-    path = work / f"{name}.step.json"
-    if not path.is_file():  # skipped with its group (LEM_GPU_CHECK_SKIP=concurrent)
-        continue
-    step = json.loads(path.read_text())
-    figures = Path(step.pop("figures", "") or "/nonexistent")
-    if figures.is_file():
-        step["figures"] = json.loads(figures.read_text())
-    steps[name] = step
-import torch  # noqa: E402
-
-result = {"device": torch.cuda.get_device_name(0) if torch.cuda.is_available() else "no GPU", "torch": torch.__version__, "steps": steps}
-out.write_text(json.dumps(result, indent=1) + "\n")
-f = {k: s.get("figures", {}) for k, s in steps.items()}
-rows = [
-    ("training stage, batch 32, one job (tokens/s)", f["training"].get("train") if "training" in f else None),
-    ("bare loop, same batches (tokens/s)", f["training"].get("bare") if "training" in f else None),
-    ("MFU of the training stage", f["training"].get("mfu") if "training" in f else None),
-    ("2 jobs on the GPU: aggregate (tokens/s)", f.get("concurrent2", {}).get("aggregate_tokens_per_s")),
-    ("4 jobs on the GPU: aggregate (tokens/s)", f.get("concurrent4", {}).get("aggregate_tokens_per_s")),
-    ("exact k-NN both ways, N = 500k (s)", f.get("mining", {}).get("seconds")),
-    ("  its neighbours = the numpy engine's", f.get("mining", {}).get("same_as_cpu")),
-    ("config/gpu-smoke.yaml end to end (s)", steps.get("smoke", {}).get("seconds") if steps.get("smoke", {}).get("rc") == 0 else None),
-]
-print(f"\n{result['device']}, torch {result['torch']}; figures in {out}")
-for what, value in rows:
-    if value is None:
-        shown = "failed or skipped"
-    elif isinstance(value, float):
-        shown = f"{value:.4f}" if value < 1 else f"{value:,.1f}"
-    else:
-        shown = str(value)
-    print(f"  {what:<46} {shown}")
-for name, s in steps.items():
-    if s.get("rc"):
-        print(f"  step {name} failed (exit {s['rc']}): see its log in {work}")
-train = f.get("training", {}).get("train")
-if train:
-    print(f"plan.tokens_per_second: {train:.0f}   (config/paper.yaml's plan section; the README's GPU rows)")
+log = Path(sys.argv[2])
+lines = re.findall(r"(\d+) of (\d+) steps \((\d+)%\) done", log.read_text(errors="replace")) if log.is_file() else []
+if lines:
+    done, total, _ = lines[-1]
+    with open(sys.argv[1], "a") as fh:
+        fh.write(json.dumps({"what": "smoke", "jobs_done_this_call": int(done), "jobs_this_call": int(total)}) + "\n")
 EOF
+fi
+
+"$PY" - "$RESULTS" << 'EOF'
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+dev = next((r for r in reversed(recs) if r.get("what") == "device"), {})
+print(f"\n{dev.get('name', '?')}, torch {dev.get('torch', '?')}: figures in {sys.argv[1]}")
+train = {r["mode"]: r for r in recs if r.get("what") == "training"}
+for mode, r in train.items():
+    print(f"  training stage, batch {r['batch_size']}, {mode:<24} {r['tokens_per_s']:>12,.0f} tokens/s  MFU {r['mfu']:.3f}")
+for r in recs:
+    if r.get("what") == "concurrent" and "aggregate_tokens_per_s" in r:
+        print(f"  {r['concurrent']} jobs on the GPU ({r['mode']}, MPS {r['mps']}): aggregate "
+              f"{r['aggregate_tokens_per_s']:,.0f} tokens/s, {r['per_job_tokens_per_s']:,.0f} per job")
+    elif r.get("what") == "concurrent":
+        print(f"  {r['concurrent']} jobs under MPS: unavailable ({r.get('why')})")
+    elif r.get("what") == "mining":
+        print(f"  exact k-NN both ways, N = {r.get('n'):,}: {r.get('seconds')} s (neighbours as numpy's: {r.get('same_as_cpu')})")
+    elif r.get("what") == "smoke":
+        print(f"  smoke DAG: {r['jobs_done_this_call']} of {r['jobs_this_call']} jobs left at the call's start done")
+    elif r.get("what") == "step" and r.get("note"):
+        print(f"  step {r['step']}: {r['note']}" + (f" (exit {r['rc']})" if r.get("rc") is not None else ""))
+fast = max((r for m, r in train.items() if m != "bare"), key=lambda r: r["tokens_per_s"], default=None)
+if fast:
+    print(f"plan.tokens_per_second: {fast['tokens_per_s']:.0f} ({fast['mode']}, {dev.get('name')})")
+EOF
+echo "== $(($(date +%s) - T0)) s of the ${BUDGET}-s budget"
 exit "$status"

@@ -132,7 +132,7 @@ def test_two_training_jobs_side_by_side_write_the_files_they_write_in_turn(tmp_p
 
 def test_gpu_check_refuses_at_once_without_a_gpu(tmp_path):
     """scripts/gpu-check.sh on a machine (or a test run) that sees no GPU: one line saying so, exit 2, no
-    output file, nothing started."""
+    results file, no state folder, nothing started (by default and with --quick)."""
     import os
     import shutil
     import time
@@ -140,11 +140,16 @@ def test_gpu_check_refuses_at_once_without_a_gpu(tmp_path):
     cases = [{"CUDA_VISIBLE_DEVICES": ""}]  # what tests/conftest.py sets: no GPU visible, even on a GPU node
     if shutil.which("nvidia-smi", path="/usr/bin:/bin") is None:
         cases.append({"CUDA_VISIBLE_DEVICES": "0", "PATH": "/usr/bin:/bin"})  # no nvidia-smi at all
-    for env in cases:
+    out = tmp_path / "OUT"
+    out.mkdir()
+    state = tmp_path / "state"
+    for env, args in [
+        (e, a) for e in cases for a in ([str(tmp_path / "out.jsonl")], ["--quick", "--budget", "100"])
+    ]:
         t = time.monotonic()
         proc = subprocess.run(
-            ["bash", str(REPO / "scripts" / "gpu-check.sh"), str(tmp_path / "out.json")],
-            capture_output=True, text=True, env={**os.environ, **env}, cwd=tmp_path,
+            ["bash", str(REPO / "scripts" / "gpu-check.sh"), *args], capture_output=True, text=True,
+            env={**os.environ, "OUT": str(out), "LEM_GPU_CHECK_STATE": str(state), **env}, cwd=tmp_path,
         )  # fmt: skip
         assert proc.returncode == 2, proc.stderr
         assert proc.stdout == "" and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
@@ -152,7 +157,8 @@ def test_gpu_check_refuses_at_once_without_a_gpu(tmp_path):
             proc.stderr.startswith("scripts/gpu-check.sh: no GPU here (")
             and "run it on a GPU node" in proc.stderr
         )
-        assert time.monotonic() - t < 5 and not (tmp_path / "out.json").exists()
+        assert time.monotonic() - t < 5 and not (tmp_path / "out.jsonl").exists()
+        assert not list(out.iterdir()) and not state.exists()  # nothing written, no state left
 
 
 def test_the_plan_uses_the_measured_aggregate_rate_when_jobs_share_a_gpu():
