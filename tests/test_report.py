@@ -347,9 +347,10 @@ def test_cell_settings_per_set_and_pair():
 
 
 def test_comparisons_are_paired_over_seeds_and_holm_corrected(tmp_path):
-    """Each seed's F1 comes from its own per-document counts; the test is a paired t over seeds, reproducible
-    from the per-seed scores written in comparisons.tsv (scipy's ttest_rel gives the same p)."""
-    from scipy.stats import ttest_rel
+    """Each seed's F1 comes from its own per-document counts; each declared comparison is the two-level test
+    over seeds and documents (lem.evidence.crossed), in its family (lem vs mlm_tlm on mining: primary; on
+    sentiment: secondary; mlm_tlm vs base: exploratory), Holm within the family, a verdict per row."""
+    from lem.evidence import crossed
 
     def approx(x, abs=2e-6):  # comparisons.tsv holds 6 decimals
         return pytest.approx(x, abs=abs)
@@ -382,19 +383,27 @@ def test_comparisons_are_paired_over_seeds_and_holm_corrected(tmp_path):
     f1 = {v: [(found[v][i] * 40 + extra[v][i]) / 160 for i in range(3)] for v in found}
     assert row.value_a == approx(np.mean(f1["mlm_tlm"])) and row.value_b == approx(np.mean(f1["base"]))
     assert row.sd_a == approx(np.std(f1["mlm_tlm"], ddof=1))
-    assert row.p == approx(ttest_rel(f1["mlm_tlm"], f1["base"]).pvalue)
-    assert row.effect_size == approx(row["diff"] / np.sqrt((row.sd_a**2 + row.sd_b**2) / 2), abs=1e-4)
+    docs = {
+        v: {str(s): [np.array([(found[v][i] + (d < extra[v][i]), 4, 4) for d in range(40)], float)]
+            for i, s in enumerate((1, 2, 3))}
+        for v in found
+    }  # fmt: skip
+    redo_test = crossed.two_level_test(docs["mlm_tlm"], docs["base"], stats.f1_stat, margin=0.02)
+    assert row.p == approx(redo_test["p"], abs=1e-6) and row.family == "exploratory"
+    assert row.d_av == approx(row["diff"] / ((row.sd_a + row.sd_b) / 2), abs=1e-4)
     assert row.low < row["diff"] < row.high and row.seeds == 3 and row.units == "40 documents"
-    assert row.significant and row.p_holm >= row.p
+    assert row.significant and row.verdict == "higher" and row.p_holm >= row.p
     # the per-seed scores are in the table: anyone can redo the test
     redo = [float(x.split(":")[1]) for x in row.scores_a.split()]
     assert redo == pytest.approx(f1["mlm_tlm"], abs=1e-6)
     same = comp[(comp.task == "mining") & (comp.a == "lem")].iloc[0]
-    assert not same.significant and same.p > 0.3
-    assert comp.p_holm.tolist() == approx(stats.holm(comp.p.tolist()))
+    assert not same.significant and same.p > 0.3 and same.family == "primary"
+    for _, part in comp.groupby("family"):
+        assert part.p_holm.tolist() == approx(stats.holm(part.p.tolist()))
     md = (out / "summary.md").read_text()
-    assert "## Paired comparisons" in md and "| mining | news si-en | mlm_tlm | base |" in md
-    assert "| effect size |" in md and "adjusted over the 4 comparisons tested" in md
+    assert "## Paired comparisons" in md and "| exploratory | mining | news si-en | mlm_tlm | base |" in md
+    assert "| d_av | d_z |" in md and "## Verdicts" in md
+    assert "mining news si-en (intersection_f1): `mlm_tlm` is higher than `base`" in md
     assert re.search(r"\| mlm_tlm \| 0\.\d{3} \[0\.\d{3}, 0\.\d{3}\] ▲ \|", md)  # marked in the pivot table
     html = (out / "summary.html").read_text()
     assert "<table>" in html and "Paired comparisons" in html

@@ -610,7 +610,8 @@ def build_report(
     items, control_metrics = evidence.Items(), {}
     values = collect(mining, sentiment, curation, annotation, cov, variants, items, nmt, control_metrics)
     summary = summarise(values)
-    sig = {"alpha": 0.05, **(significance or {})}
+    ev = evidence.evidence_settings(((config or {}).get("evidence")))  # the declared families (config `evidence`)
+    sig = {"alpha": ev["alpha"], **{k: v for k, v in (significance or {}).items() if v is not None}}
     controls = controls or {}
     evalsets = controls.get("evalsets")
     if evalsets is None:
@@ -618,7 +619,9 @@ def build_report(
     verdicts = control_verdicts(summary, controls, evalsets, controls.get("references"), control_metrics)
     for v in verdicts:
         (log.info if v.ok else log.warning)("controls: %s%s", "" if v.ok else "FAILED ", v.line)
-    comparisons = evidence.compare(items, variants, sig["alpha"], no_signal=no_signal_cells(verdicts))
+    comparisons = evidence.compare(
+        items, variants, sig["alpha"], no_signal=no_signal_cells(verdicts), evidence=ev
+    )
     order = {v: i for i, v in enumerate(variants)}
     summary = summary.sort_values(
         ["task", "dataset", "pair", "metric", "variant"],
@@ -671,6 +674,7 @@ README_SECTIONS = (
     "Bitext mining F1 (intersection)",
     "Code-mixed sentiment macro-F1",
     "Paired comparisons",
+    "Verdicts",
 )
 
 
@@ -770,7 +774,9 @@ STAGE = Stage(
                 help="JSON {row: lift}: reference encoder rows checked as positive controls with that lift"),
             arg("--models", nargs="*", default=[],
                 help="variant:stage:seed=model folder (stage base, mono or para): masking and loss figures"),
-            arg("--alpha", type=float, default=0.05, help="family-wise level of the Holm-corrected marks"),
+            arg("--alpha", type=float, default=None,
+                help="family-wise level of each family's Holm-corrected verdicts (default: the config's "
+                "evidence.alpha, 0.05)"),
             arg("--config", type=json.loads, default=None,
                 help="the run's configuration as JSON, written as config.json for the HTML report"),
             arg("--out-dir", required=True),

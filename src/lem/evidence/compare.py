@@ -1,39 +1,69 @@
-"""The report's evidence: intervals over seeds, paired tests between variants, Holm's correction.
+"""The report's evidence: declared comparison families, two-level tests, verdicts in words the tests allow.
 
-Which comparisons are shown (`comparisons_of`): every `lem*` variant against `mlm_tlm`, and `mlm_tlm` against
-`base`, on each task's headline metric, per dataset and pair. A variant is a recipe and each pre-training seed
-one draw of it, so every comparison is a paired test over pre-training seeds (`lem.evidence.stats.seed_paired_test`):
-each seed's score is computed from that seed's own test items (mining: the F1 of its per-document [correct,
-mined, gold] counts; sentiment: the mean over fine-tuning seeds of the macro-F1 of its test predictions;
-curation: the precision of clean pairs in the largest kept share of its ranking), and seed s of one variant is
-paired with seed s of the other (both continue base model s). A cell with fewer than two paired seeds has no
-test and no mark. Holm's correction runs over every comparison the report tests, so "significant" means at
-family-wise level `alpha` over all of them; the report says how many.
+What is compared is declared before the run (config `evidence.families`), never chosen by the data:
+- *primary*: the paper's question, by default each `lem*` variant against `mlm_tlm` on mining
+  intersection F1;
+- *secondary*: the other tasks (sentiment macro-F1, curation precision, NMT BLEU) for the same pairs;
+- *exploratory*: the checks and ablations, by default `mlm_tlm` against `base` on every task (the criterion
+  the generated world was tuned on, so never a finding).
+Holm's correction runs within each family over every comparison the family declares for the run's cells; a
+comparison left untested (fewer than two paired seeds, a failed control: "no signal") still counts in its
+family's size with p = 1, so a failed control never makes the other tests easier.
+
+Each comparison is `lem.evidence.crossed.two_level_test`: the pre-training seeds (each with its fine-tuning
+seeds, for sentiment) and the test items (documents, examples, pairs, sentences) both resampled by their
+mean squares. Each row carries both means with their seed s.d., the per-seed scores, the difference with its
+interval, both effect sizes (d_av over the mean seed s.d., d_z over the s.d. of the per-seed differences),
+p and Holm's p within the family, the two one-sided tests against the declared margin (`evidence.margin`)
+and the minimum detectable difference (80 % power at the family's first Holm threshold), and a verdict:
+*higher* / *lower* (Holm's p < alpha), *equivalent* (TOST's Holm p < alpha: the interval inside +-margin),
+else *inconclusive*. The README's and the report's sentences about results are generated from these words.
+
+NMT cells (one per kept share) first test their control, role `control`: the oracle ranking against the
+random one, one-sided at `alpha` with no correction (a precondition, not a claim); where it fails the NMT
+comparisons of that cell are listed untested ("no signal") and keep their place in the family.
 """
 
 from __future__ import annotations
 
+import fnmatch
+import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from lem.evidence import stats
+from lem.evidence import crossed, stats
 
 # The headline metric of each task with a paired test, and how a run's items are read.
 HEADLINE = {"mining": "intersection_f1", "sentiment": "macro_f1"}
 REFERENCE = "mlm_tlm"
+TASKS = ("mining", "sentiment", "curation", "nmt")
 # How each task's per-run score follows from the column sums of its per-item rows.
 STATISTIC = {
     "mining": stats.f1_stat,
     "sentiment": stats.macro_f1_stat,
     "curation": stats.ratio_stat,
-    "nmt": stats.ratio_stat,
+    "nmt": stats.ratio_stat,  # a run without per-sentence statistics: its BLEU is its one item
 }
-UNIT = {"mining": "documents", "sentiment": "examples", "curation": "pairs", "nmt": "test set"}
+UNIT = {"mining": "documents", "sentiment": "examples", "curation": "pairs", "nmt": "sentences"}
 # NMT's controls: the oracle ranking (clean pairs first) must beat the random one before any NMT row is compared
 NMT_POSITIVE, NMT_NEGATIVE = "oracle", "random"
+FAMILIES = ("primary", "secondary", "exploratory")
+VERDICTS = ("higher", "lower", "equivalent", "inconclusive")
+DEFAULT_EVIDENCE: dict[str, Any] = {
+    "alpha": 0.05,
+    "confidence": 0.95,
+    "power": 0.8,
+    "margin": {"mining": 0.02, "sentiment": 0.02, "curation": 0.02, "nmt": 1.0},
+    "families": {
+        "primary": [{"a": "lem*", "b": "mlm_tlm", "tasks": ["mining"]}],
+        "secondary": [{"a": "lem*", "b": "mlm_tlm", "tasks": ["sentiment", "curation", "nmt"]}],
+        "exploratory": [{"a": "mlm_tlm", "b": "base", "tasks": list(TASKS)}],
+    },
+}
 
 
 @dataclass
@@ -77,14 +107,28 @@ class Items:
         self._add(cell, key, stats.kept_precision_counts(kept, np.asarray(items["clean"], dtype=bool)))
 
     def add_nmt(self, key: dict[str, str], data: dict[str, Any], path: str) -> None:
-        """One NMT run's BLEU (the whole test set is its one item; the unit that varies is the seed), in the
-        cell of its kept share. no_filter (every pair) is shown, not compared."""
+        """One NMT run in the cell of its kept share: its per-sentence BLEU statistics (`items`: ids and the
+        10 columns of `lem.nmt.bleu.sentence_stats`), so the test sentences are resampled; a run written
+        without them has its corpus BLEU as its one item (seeds only, said in the row's test). no_filter
+        (every pair) is shown, not compared."""
         if key["variant"] == "no_filter":
             return
         cell = ("nmt", f"{key['dataset']} keep {key['share']}", key["pair"])
-        self._check_units(cell, ["test set"], path)
+        per_sentence = data.get("items")
+        if isinstance(per_sentence, dict) and per_sentence.get("stats"):
+            ids = [str(i) for i in per_sentence.get("ids") or range(len(per_sentence["stats"]))]
+            rows = np.asarray(per_sentence["stats"], dtype=np.float64)
+            if rows.ndim != 2 or rows.shape != (len(ids), 10):
+                raise ValueError(
+                    f"{path}: `items.stats` must hold one row of 10 BLEU statistics per id in `items.ids`, got "
+                    f"shape {rows.shape} for {len(ids)} ids"
+                )
+            self._check_units(cell, ids, path)
+        else:
+            self._check_units(cell, ["test set"], path)
+            rows = np.asarray([[float(data["bleu"]), 1.0]])
         self.metric[cell] = "bleu"
-        self._add(cell, key, np.asarray([[float(data["bleu"]), 1.0]]))
+        self._add(cell, key, rows)
 
     def add_mining(self, key: dict[str, str], data: dict[str, Any], path: str) -> None:
         units = data.get("units")
@@ -128,13 +172,32 @@ class Items:
         k = self.n_labels[(task, dataset, pair)]
         return np.stack([stats.macro_f1_counts(r[0], r[1], k) for r in runs])
 
+    def statistic(self, cell: tuple[str, str, str]) -> stats.Statistic:
+        """The statistic of a cell's rows: BLEU from per-sentence statistics where NMT runs kept them."""
+        if cell[0] == "nmt" and self.unit_ids.get(cell, ["test set"]) != ["test set"]:
+            from lem.nmt.bleu import bleu_from_sums
+
+            return bleu_from_sums
+        return STATISTIC[cell[0]]
+
+    def runs(self, task: str, dataset: str, pair: str, variant: str) -> dict[str, list[np.ndarray]]:
+        """Pre-training seed -> that seed's runs' (units, stats) rows (several for sentiment's fine-tuning
+        seeds): what `lem.evidence.crossed.two_level_test` reads."""
+        rows = self.rows(task, dataset, pair, variant)
+        out: dict[str, list[np.ndarray]] = {}
+        if rows is None:
+            return out
+        for seed, r in zip(self.seeds[(task, dataset, pair, variant)], rows, strict=True):
+            out.setdefault(seed, []).append(r)
+        return out
+
     def seed_scores(self, task: str, dataset: str, pair: str, variant: str) -> dict[str, float]:
         """Pre-training seed -> the system's score on the cell's tested metric, each computed from that
         seed's own items (several runs of one seed, e.g. sentiment's fine-tuning seeds: their mean)."""
         rows = self.rows(task, dataset, pair, variant)
         if rows is None:
             return {}
-        statistic = STATISTIC[task]
+        statistic = self.statistic((task, dataset, pair))
         per_run = np.asarray(statistic(rows.sum(axis=1)), dtype=np.float64)
         by_seed: dict[str, list[float]] = {}
         for seed, value in zip(self.seeds[(task, dataset, pair, variant)], per_run, strict=True):
@@ -142,26 +205,100 @@ class Items:
         return {seed: float(np.mean(v)) for seed, v in by_seed.items()}
 
 
-def comparisons_of(variants: list[str]) -> list[tuple[str, str]]:
-    """(a, b) pairs shown: each lem* variant against mlm_tlm, mlm_tlm against base (where both are rows)."""
-    out = []
-    if REFERENCE in variants:
-        out += [(v, REFERENCE) for v in variants if v.startswith("lem")]
-        if "base" in variants:
-            out.append((REFERENCE, "base"))
+def evidence_settings(raw: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The config's `evidence` section over `DEFAULT_EVIDENCE` (a family or margin given replaces the
+    default's), checked: a problem raises ValueError naming the key."""
+    raw = dict(raw or {})
+    unknown = sorted(set(raw) - set(DEFAULT_EVIDENCE))
+    if unknown:
+        raise ValueError(f"evidence.{unknown[0]}: unknown key (expected one of {sorted(DEFAULT_EVIDENCE)})")
+    out = {**DEFAULT_EVIDENCE, **raw}
+    out["margin"] = {**DEFAULT_EVIDENCE["margin"], **(raw.get("margin") or {})}
+    for key in ("alpha", "confidence", "power"):
+        v = out[key]
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v < 1:
+            raise ValueError(f"evidence.{key}: {v!r}: expected a probability strictly between 0 and 1")
+    for task, m in out["margin"].items():
+        if task not in TASKS:
+            raise ValueError(f"evidence.margin.{task}: unknown task (expected one of {list(TASKS)})")
+        if isinstance(m, bool) or not isinstance(m, (int, float)) or not (m > 0 and math.isfinite(m)):
+            raise ValueError(
+                f"evidence.margin.{task}: {m!r}: expected a finite number > 0 (in the metric's units)"
+            )
+    families = out["families"]
+    if not isinstance(families, Mapping):
+        raise ValueError(
+            "evidence.families: expected a mapping {primary|secondary|exploratory: [comparisons]}"
+        )
+    for name, specs in families.items():
+        if name not in FAMILIES:
+            raise ValueError(f"evidence.families.{name}: unknown family (expected one of {list(FAMILIES)})")
+        for i, spec in enumerate(specs or []):
+            where = f"evidence.families.{name}[{i}]"
+            if (
+                not isinstance(spec, Mapping)
+                or not {"a", "b", "tasks"} <= set(spec)
+                or set(spec) - {"a", "b", "tasks"}
+            ):
+                raise ValueError(f"{where}: expected {{a: <variant or pattern>, b: <variant>, tasks: [...]}}")
+            bad = [t for t in spec["tasks"] if t not in TASKS]
+            if bad or not spec["tasks"]:
+                raise ValueError(f"{where}.tasks: {bad or '[]'}: expected one or more of {list(TASKS)}")
     return out
 
 
-def _row(items: Items, cell: tuple[str, str, str], a: str, b: str, sa: dict, sb: dict, res: dict) -> dict:
+def declared(variants: list[str], families: Mapping[str, list]) -> list[tuple[str, str, str, str]]:
+    """(family, a, b, task) for every comparison the config declares among the run's rows, in the families'
+    order; `a` may be a pattern (`lem*`), `b` names a row. A comparison declared twice is refused (it would sit
+    in two families' corrections)."""
+    out, seen = [], {}
+    for family in FAMILIES:
+        for spec in families.get(family) or []:
+            if spec["b"] not in variants:
+                continue
+            for a in variants:
+                if a == spec["b"] or not fnmatch.fnmatchcase(a, spec["a"]):
+                    continue
+                for task in spec["tasks"]:
+                    key = (a, spec["b"], task)
+                    if key in seen:
+                        raise ValueError(
+                            f"evidence.families: {a} vs {spec['b']} on {task} is declared in {seen[key]} and in "
+                            f"{family} (a comparison belongs to one family)"
+                        )
+                    seen[key] = family
+                    out.append((family, a, spec["b"], task))
+    return out
+
+
+def comparisons_of(variants: list[str], families: Mapping[str, list] | None = None) -> list[tuple[str, str]]:
+    """The (a, b) pairs the declared families compare among `variants` (any task), in order."""
+    fam = families if families is not None else DEFAULT_EVIDENCE["families"]
+    out: list[tuple[str, str]] = []
+    for _, a, b, _ in declared(variants, fam):
+        if (a, b) not in out:
+            out.append((a, b))
+    return out
+
+
+def _scores(seeds: list[str], values: list[float]) -> str:
+    return " ".join(f"{s}:{v:.6f}" for s, v in zip(seeds, values, strict=True))
+
+
+def _row(
+    items: Items, cell: tuple[str, str, str], a: str, b: str, family: str, res: dict, margin: float
+) -> dict:
     task, dataset, pair = cell
+    single = items.unit_ids[cell] == ["test set"]
     return {
         "task": task,
         "dataset": dataset,
         "pair": pair,
         "metric": items.metric.get(cell, HEADLINE.get(task)),
+        "family": family,
         "a": a,
         "b": b,
-        "role": "comparison",
+        "role": "comparison" if family in FAMILIES else "control",
         "value_a": res["a"],
         "sd_a": res["sd_a"],
         "value_b": res["b"],
@@ -169,71 +306,116 @@ def _row(items: Items, cell: tuple[str, str, str], a: str, b: str, sa: dict, sb:
         "diff": res["diff"],
         "low": res["low"],
         "high": res["high"],
-        "effect_size": res["effect_size"],
+        "se": res["se"],
+        "df": res["df"],
+        "d_av": res["d_av"],
+        "d_z": res["d_z"],
         "p": res["p"],
+        "margin": margin,
+        "p_tost": res["p_tost"],
+        "sd_seed": res["sd_seed"],
+        "sd_item": res["sd_item"],
         "seeds": res["n_seeds"],
-        "scores_a": " ".join(f"{s}:{sa[s]:.6f}" for s in res["seeds"]),
-        "scores_b": " ".join(f"{s}:{sb[s]:.6f}" for s in res["seeds"]),
-        "units": f"{len(items.unit_ids[cell])} {UNIT[task]}",
-        "test": res["method"] if res["n_seeds"] >= 2 else "none (fewer than 2 paired seeds)",
+        "scores_a": _scores(res["seeds"], res["scores_a"]),
+        "scores_b": _scores(res["seeds"], res["scores_b"]),
+        "units": "test set (corpus BLEU)" if single else f"{len(items.unit_ids[cell])} {UNIT[task]}",
+        "test": (res["method"] + (", seeds only: no per-sentence statistics" if single else ""))
+        if res["n_seeds"] >= 2
+        else "none (fewer than 2 paired seeds)",
     }
 
 
 def compare(
     items: Items,
     variants: list[str],
-    alpha: float = 0.05,
+    alpha: float | None = None,
     no_signal: dict[tuple[str, str, str], str] | None = None,
+    evidence: Mapping[str, Any] | None = None,
 ) -> pd.DataFrame:
-    """One row per comparison shown: task, dataset, pair, a, b, the means over paired pre-training seeds and
-    their seed standard deviations, the difference with its 95 % interval, the effect size (difference in
-    pooled seed standard deviations), p of the paired t-test over seeds, the per-seed scores (so anyone can
-    redo the test from the metrics files), Holm-adjusted p over every tested comparison and `significant`
-    (adjusted p < alpha). A row with fewer than two paired seeds is listed with p NaN and no mark.
-
-    NMT cells (one per kept share) first test their control, role `control`: the oracle ranking against the
-    random one, one-sided at `alpha` with no correction (a control is a precondition, not a claim). Where it
-    fails, or the cell has no oracle, the NMT task shows no signal there and its comparisons are listed
-    untested. A cell in `no_signal` ((task, dataset, pair) -> why: a control of the evaluation chain failed
-    there, `lem.evidence.controls.no_signal_cells`) lists its comparisons untested too."""
+    """One row per declared comparison with data (see the module's doc), plus NMT's control rows: the
+    columns of `_row`, then `p_holm`, `p_tost_holm`, `family_size`, `mde`, `verdict` and `significant`
+    (higher or lower). `alpha`, when given, overrides `evidence.alpha`. A cell in `no_signal` ((task,
+    dataset, pair) -> why: a control of the evaluation chain failed there) lists its comparisons untested,
+    each still counted in its family."""
+    ev = evidence_settings(evidence)
+    if alpha is not None:
+        ev["alpha"] = alpha
+    alpha = ev["alpha"]
+    plan = declared(variants, ev["families"])
     rows = []
-    cells = sorted({k[:3] for k in items.units})
-    for cell in cells:
-        task, dataset, pair = cell
-        blocked = None
-        if cell in (no_signal or {}):  # a failed control of the cell (lem.evidence.controls.no_signal_cells)
-            blocked = f"none (no signal: {no_signal[cell]})"
+    for cell in sorted({k[:3] for k in items.units}):
+        task = cell[0]
+        statistic = items.statistic(cell)
+        margin = float(ev["margin"][task])
+        blocked = f"none (no signal: {no_signal[cell]})" if cell in (no_signal or {}) else None
         if task == "nmt":
-            so, sr = (items.seed_scores(*cell, v) for v in (NMT_POSITIVE, NMT_NEGATIVE))
-            if so and sr:
-                res = stats.seed_paired_test(so, sr)
-                row = _row(items, cell, NMT_POSITIVE, NMT_NEGATIVE, so, sr, res)
+            ro, rr = (items.runs(*cell, v) for v in (NMT_POSITIVE, NMT_NEGATIVE))
+            if ro and rr:
+                res = crossed.two_level_test(ro, rr, statistic, margin, ev["confidence"])
+                row = _row(items, cell, NMT_POSITIVE, NMT_NEGATIVE, "control", res, margin)
                 one_sided = res["p"] / 2 if res["diff"] > 0 else 1 - res["p"] / 2
-                row.update(role="control", p=one_sided, test=f"{res['method']}, one-sided (control)")
+                row.update(p=one_sided, test=f"{row['test']}, one-sided (control)")
                 rows.append(row)
-                if not one_sided < alpha:  # NaN (fewer than 2 seeds) fails too
+                if not one_sided < alpha and blocked is None:  # NaN (fewer than 2 seeds) fails too
                     blocked = "none (no signal: the oracle does not beat random)"
-            else:
+            elif blocked is None:
                 blocked = "none (no positive control: curation.nmt.oracle is off)"
-        for a, b in comparisons_of(variants):
-            sa, sb = (items.seed_scores(*cell, v) for v in (a, b))
-            if not sa or not sb:
+        for family, a, b, t in plan:
+            if t != task:
                 continue
-            row = _row(items, cell, a, b, sa, sb, stats.seed_paired_test(sa, sb))
+            ra, rb = items.runs(*cell, a), items.runs(*cell, b)
+            if not ra or not rb:
+                continue
+            row = _row(
+                items,
+                cell,
+                a,
+                b,
+                family,
+                crossed.two_level_test(ra, rb, statistic, margin, ev["confidence"]),
+                margin,
+            )
             if blocked:
-                row.update(p=float("nan"), test=blocked)
+                row.update(p=float("nan"), p_tost=float("nan"), test=blocked)
             rows.append(row)
     table = pd.DataFrame(rows)
     if table.empty:
         return table
-    tested = table["p"].notna() & (table["role"] == "comparison")
     table["p_holm"] = float("nan")
-    if tested.any():
-        table.loc[tested, "p_holm"] = stats.holm(table.loc[tested, "p"].tolist())
-    table["significant"] = table["p_holm"].lt(alpha) & tested
+    table["p_tost_holm"] = float("nan")
+    table["family_size"] = 0
+    table["mde"] = float("nan")
+    for family in FAMILIES:
+        part = table.index[table["family"] == family]
+        if not len(part):
+            continue
+        m = len(part)
+        table.loc[part, "family_size"] = m
+        # an untested comparison keeps its place: p = 1 (the family's size is the config's, not the data's)
+        for col, out in (("p", "p_holm"), ("p_tost", "p_tost_holm")):
+            adjusted = stats.holm(table.loc[part, col].fillna(1.0).clip(0, 1).tolist())
+            table.loc[part, out] = np.where(table.loc[part, col].notna(), adjusted, np.nan)
+        for i in part:
+            table.loc[i, "mde"] = crossed.minimum_detectable(
+                float(table.loc[i, "se"]), float(table.loc[i, "df"]), alpha / m, ev["power"]
+            )
+    table["verdict"] = [_verdict(r, alpha) for r in table.itertuples()]
+    table["significant"] = table["verdict"].isin(["higher", "lower"])
     control = table["role"] == "control"
     table.loc[control, "significant"] = table.loc[control, "p"].lt(alpha)
     return table
+
+
+def _verdict(r: Any, alpha: float) -> str:
+    if r.role == "control":
+        return "signal" if r.p < alpha else "no signal"
+    if pd.isna(r.p_holm):
+        return "inconclusive"
+    if r.p_holm < alpha:
+        return "higher" if r.diff > 0 else "lower"
+    if pd.notna(r.p_tost_holm) and r.p_tost_holm < alpha:
+        return "equivalent"
+    return "inconclusive"
 
 
 def intervals(values: pd.DataFrame) -> pd.DataFrame:
@@ -246,13 +428,16 @@ def intervals(values: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out, columns=[*keys, "low", "high"])
 
 
+MARK = {"higher": "▲", "lower": "▼", "equivalent": "≈"}
+
+
 def marks(table: pd.DataFrame) -> dict[tuple[str, str, str, str], str]:
-    """(task, dataset, pair, variant) -> a mark for the row compared with its reference: ▲ significantly
-    higher, ▼ significantly lower (Holm-adjusted), "" otherwise."""
+    """(task, dataset, pair, variant) -> the mark of the row against its reference: ▲ higher, ▼ lower, ≈
+    equivalent within the margin (each by its family's Holm-corrected test), "" inconclusive."""
     out = {}
     for r in table.itertuples() if not table.empty else ():
-        if r.significant and r.role == "comparison":
-            out[(r.task, r.dataset, r.pair, r.a)] = "▲" if r.diff > 0 else "▼"
+        if r.role == "comparison" and r.verdict in MARK:
+            out[(r.task, r.dataset, r.pair, r.a)] = MARK[r.verdict]
     return out
 
 
@@ -260,37 +445,83 @@ def _num(x: float, fmt: str) -> str:
     return "-" if pd.isna(x) else format(x, fmt)
 
 
+def _fmt(task: str) -> str:
+    return ".2f" if task == "nmt" else ".3f"
+
+
+def verdict_sentence(r: Any) -> str:
+    """One comparison in words its tests allow: the verdict, the difference with its interval, and for an
+    inconclusive one the smallest difference the run could have detected. `r`: a row of `compare`'s table
+    (a pandas Series or an itertuples row)."""
+    from types import SimpleNamespace
+
+    r = SimpleNamespace(**(r._asdict() if hasattr(r, "_asdict") else r.to_dict()))
+    f = _fmt(r.task)
+    where = f"{r.task} {r.dataset} {r.pair} ({r.metric})"
+    iv = "" if pd.isna(r.low) else f", 95 % interval [{r.low:+{f}}, {r.high:+{f}}]"
+    delta = f"`{r.a}` - `{r.b}` = {r.diff:+{f}}{iv}"
+    if r.verdict in ("higher", "lower"):
+        return f"{where}: `{r.a}` is {r.verdict} than `{r.b}` ({delta}; Holm p {r.p_holm:.3g} of {r.family_size})."
+    if r.verdict == "equivalent":
+        return (
+            f"{where}: `{r.a}` is equivalent to `{r.b}` within ±{r.margin:g} ({delta}; TOST Holm p "
+            f"{r.p_tost_holm:.3g} of {r.family_size})."
+        )
+    if str(r.test).startswith("none"):
+        return f"{where}: untested, {str(r.test)[6:-1]} ({delta})."
+    return (
+        f"{where}: inconclusive ({delta}; neither different nor equivalent within ±{r.margin:g}); this run "
+        f"detects a difference of {_num(r.mde, f)} or more with 80 % power."
+    )
+
+
+def verdict_lines(table: pd.DataFrame) -> list[str]:
+    """The report's (and README's) words about results: one generated line per declared comparison, by family."""
+    if table.empty:
+        return []
+    lines = [
+        "## Verdicts (generated from the tests: higher, lower, equivalent within the margin, or inconclusive)",
+        "",
+    ]
+    for family in FAMILIES:
+        part = table[table["family"] == family]
+        if part.empty:
+            continue
+        lines += [f"**{family}** ({len(part)} comparisons, Holm within the family):", ""]
+        lines += [f"- {verdict_sentence(r)}" for r in part.itertuples()]
+        lines.append("")
+    return lines
+
+
 def comparisons_markdown(table: pd.DataFrame, alpha: float) -> list[str]:
     if table.empty:
         return []
-    n_tested = int((table["p"].notna() & (table["role"] == "comparison")).sum())
     lines = [
-        "## Paired comparisons (headline metric per task; paired over pre-training seeds)",
+        "## Paired comparisons (declared families; two-level tests over pre-training seeds and test items)",
         "",
-        "Each `lem*` variant against `mlm_tlm`, and `mlm_tlm` against `base`: a paired t-test over pre-training "
-        "seeds (seed s of both rows continues base model s), each seed's score computed from its own test items "
-        "(mining: F1 of its per-document counts; sentiment: macro-F1, mean over fine-tuning seeds; curation: "
-        "precision of clean pairs in the largest kept share). Means and seed s.d. over the paired seeds; "
-        "a - b with its 95 % t interval; effect size: a - b in pooled seed standard deviations; p two-sided; "
-        f"p (Holm) adjusted over the {n_tested} comparisons tested (every mark the report shows); ▲/▼ marks a "
-        f"significant difference at {alpha:g} after the correction, here and in the tables above. A row with "
-        "fewer than two paired seeds has no test and no mark. NMT: BLEU per kept share, compared only where its "
-        "control (oracle vs random, one-sided, uncorrected, marked *control*) shows signal. Per-seed scores: "
-        "comparisons.tsv.",
+        "Each declared comparison (config `evidence.families`) is a two-level test: the pre-training seeds (with "
+        "their fine-tuning seeds, for sentiment) and the test items both resampled, through the mean squares of "
+        "the seed x item table of per-item (jackknife) differences, on Satterthwaite's degrees of freedom; seed s "
+        "of `a` is paired with seed s of `b`. Means and seed s.d. over the paired seeds; a - b with its 95 % "
+        "interval; d_av: a - b over the mean seed s.d.; d_z: over the s.d. of the per-seed differences; p "
+        f"two-sided; Holm within each family (its size fixed by the config; untested rows count); TOST against "
+        f"the margin; MDE: the difference detectable with 80 % power at the family's first Holm threshold. "
+        f"Verdict at family-wise {alpha:g}: ▲ higher, ▼ lower, ≈ equivalent within the margin, else inconclusive. "
+        "NMT: BLEU per kept share, compared only where its control (oracle vs random, one-sided, uncorrected) "
+        "shows signal. Per-seed scores: comparisons.tsv.",
         "",
-        "| task | dataset pair | a | b | a mean (seed s.d.) | b mean (seed s.d.) | a - b | 95 % interval | "
-        "effect size | p | p (Holm) | seeds | units |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| family | task | dataset pair | a | b | a mean (seed s.d.) | b mean (seed s.d.) | a - b | 95 % interval | "
+        "d_av | d_z | p | p (Holm) | margin | p TOST (Holm) | MDE | verdict | seeds | units |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in table.itertuples():
-        iv = "-" if pd.isna(r.low) else f"[{r.low:+.3f}, {r.high:+.3f}]"
-        mark = (" ▲" if r.diff > 0 else " ▼") if r.significant and r.role == "comparison" else ""
-        if r.role == "control":
-            mark = " (control: signal)" if r.significant else " (control: no signal)"
+        f = _fmt(r.task)
+        iv = "-" if pd.isna(r.low) else f"[{r.low:+{f}}, {r.high:+{f}}]"
+        verdict = f"{MARK.get(r.verdict, '')} {r.verdict}".strip()
         lines.append(
-            f"| {r.task} | {r.dataset} {r.pair} | {r.a} | {r.b} | {r.value_a:.3f} ({_num(r.sd_a, '.3f')}) | "
-            f"{r.value_b:.3f} ({_num(r.sd_b, '.3f')}) | {r.diff:+.3f}{mark} | {iv} | "
-            f"{_num(r.effect_size, '+.2f')} | {_num(r.p, '.4f')} | {_num(r.p_holm, '.4f')} | {r.seeds} | "
-            f"{r.units} |"
+            f"| {r.family} | {r.task} | {r.dataset} {r.pair} | {r.a} | {r.b} | {r.value_a:{f}} "
+            f"({_num(r.sd_a, f)}) | {r.value_b:{f}} ({_num(r.sd_b, f)}) | {r.diff:+{f}} | {iv} | "
+            f"{_num(r.d_av, '+.2f')} | {_num(r.d_z, '+.2f')} | {_num(r.p, '.4f')} | {_num(r.p_holm, '.4f')} | "
+            f"{r.margin:g} | {_num(r.p_tost_holm, '.4f')} | {_num(r.mde, f)} | {verdict} | {r.seeds} | {r.units} |"
         )
-    return [*lines, ""]
+    return [*lines, "", *verdict_lines(table)]

@@ -1,0 +1,254 @@
+"""Two-level inference for comparing two training recipes: pre-training seeds AND test items both vary.
+
+Every seed of a run scores the *same* test items, so a difference between two recipes has three parts:
+a seed part (two draws of a recipe differ), an item part shared by every seed (the recipe-by-item
+interaction: some documents suit one recipe) and a residual (seed-by-item noise). A test over seeds alone
+never sees the shared item part and grows more liberal as seeds are added; a test over items alone
+treats each trained model as fixed. This module counts all three, as a crossed random-effects design
+(seeds x items, one observation per cell) analysed by its mean squares:
+
+1. Each run's score is a statistic of the column sums of its per-item rows (F1 of per-document counts,
+   macro-F1 of per-example indicators, BLEU of per-sentence n-gram counts...). It is linearised over the
+   items by the jackknife: `pseudo_values` gives per-item values whose mean is exactly the run's score and
+   whose sample variance over n is the jackknife variance of that score (Efron & Stein 1981).
+2. Runs of one pre-training seed (e.g. fine-tuning seeds of a downstream task) are averaged: their spread
+   is nested in the seed and reaches the test through the seed mean square.
+3. For the S x I matrix of paired differences d[s, i] (seed s of both recipes, item i), the two-way
+   mean squares MS_seed (S - 1 df), MS_item (I - 1 df) and MS_res ((S - 1)(I - 1) df) estimate
+   var(mean d) = (MS_seed + MS_item - MS_res) / (S I), unbiased for s2_seed / S + s2_item / I +
+   s2_res / (S I). Neither part is let below what the residual (item noise independent across seeds)
+   implies: MS_seed and MS_item are floored at MS_res, so three seeds that agree by chance do not make a
+   seed part of zero. The degrees of freedom are Satterthwaite's (1946) for that sum, with the seed term
+   keeping its S - 1 degrees of freedom even when floored (the conservative choice).
+4. t = mean d / se on those degrees of freedom: two-sided p, the confidence interval, and the two
+   one-sided tests (TOST, Lakens 2017) against a declared equivalence margin.
+
+This is the crossed design the field's guidance asks for (Clark et al., ACL 2011: replicates of every
+system; the random-effects treatment of items of Clark, H. H. 1973, "The language-as-fixed-effect
+fallacy"). Calibration under skewed, collapsed and hub-style seeds, shared recipe-by-item parts and
+Holm's step: `bench/stats_calibration.py`.
+
+When seeds are paired (seed s of both recipes continues base model s, the embedded default) the pairing
+removes the base model's part; at paper scale every seed continues one hub model and the pairing by seed
+number is arbitrary, which leaves the test valid (d_s then carries both recipes' seed variance).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from lem.evidence.stats import Statistic
+
+METHOD = "two-level t (seeds x items, jackknife-linearised, Satterthwaite df)"
+
+
+def pseudo_values(rows: np.ndarray, statistic: Statistic) -> tuple[np.ndarray, np.ndarray]:
+    """The run's score and its per-item jackknife pseudo-values, centred on the score.
+
+    `rows`: (..., units, stats) per-item sufficient statistics whose column sums give the score through
+    `statistic` (vectorised over leading axes). Returns (score (...,), y (..., units)) with mean(y) = score
+    exactly and var(y) / units the jackknife variance of the score. With one unit there is no item
+    variation: y = score."""
+    r = np.asarray(rows, dtype=np.float64)
+    if r.ndim < 2:
+        raise ValueError(f"pseudo_values: expected (..., units, stats) rows, got shape {r.shape}")
+    units = r.shape[-2]
+    total = r.sum(axis=-2)
+    score = np.asarray(statistic(total), dtype=np.float64)
+    if units == 1:
+        return score, score[..., None].copy()
+    loo = np.asarray(statistic(total[..., None, :] - r), dtype=np.float64)
+    y = score[..., None] + (units - 1) * (loo.mean(axis=-1, keepdims=True) - loo)
+    return score, y
+
+
+def crossed_moments(d: np.ndarray) -> dict[str, np.ndarray]:
+    """Mean squares of an (..., S, I) matrix of paired differences (vectorised over leading axes) and the
+    floored variance of its grand mean with Satterthwaite's degrees of freedom (see the module's doc)."""
+    d = np.asarray(d, dtype=np.float64)
+    s, i = d.shape[-2:]
+    mean = d.mean(axis=(-2, -1))
+    seed_means = d.mean(axis=-1)
+    item_means = d.mean(axis=-2)
+    nan = np.full(mean.shape, np.nan)
+    ms_seed = i * ((seed_means - mean[..., None]) ** 2).sum(axis=-1) / (s - 1) if s > 1 else nan
+    if i > 1:
+        ms_item = s * ((item_means - mean[..., None]) ** 2).sum(axis=-1) / (i - 1)
+        resid = d - seed_means[..., None] - item_means[..., None, :] + mean[..., None, None]
+        ms_res = (resid**2).sum(axis=(-2, -1)) / ((s - 1) * (i - 1)) if s > 1 else nan
+    else:
+        ms_item, ms_res = np.zeros(mean.shape), np.zeros(mean.shape)
+    a = np.maximum(ms_seed, ms_res)
+    b = np.maximum(ms_item, ms_res)
+    c = ms_res
+    total = a + b - c  # = S I var(mean d)
+    df_s, df_i, df_r = s - 1, max(i - 1, 1), max((s - 1) * (i - 1), 1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        den = a**2 / df_s + (b**2 / df_i + c**2 / df_r if i > 1 else 0.0) if s > 1 else nan
+        df = np.where(den > 0, total**2 / den, np.nan)
+    if i == 1 and s > 1:
+        df = np.full(mean.shape, float(df_s))
+    return {
+        "mean": mean,
+        "seed_means": seed_means,
+        "ms_seed": ms_seed,
+        "ms_item": ms_item,
+        "ms_res": ms_res,
+        "var": total / (s * i),
+        "df": df,
+        "seeds": s,
+        "items": i,
+    }
+
+
+def t_test(mean: Any, var: Any, df: Any, margin: float = 0.0) -> dict[str, np.ndarray]:
+    """Two-sided p of mean / sqrt(var) on df degrees of freedom, and the TOST p against +-margin (the larger
+    of the two one-sided p's; NaN without a margin). Vectorised. A zero variance gives p 0 (or 1 when the
+    mean is 0 too)."""
+    from scipy.stats import t as student_t
+
+    mean, var, df = (np.asarray(x, dtype=np.float64) for x in (mean, var, df))
+    se = np.sqrt(var)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = mean / se
+        p = 2 * student_t.sf(np.abs(t), df)
+        p = np.where(se > 0, p, np.where(mean == 0, 1.0, 0.0))
+        if margin > 0:
+            lower = student_t.sf((mean + margin) / se, df)  # H0: delta <= -margin
+            upper = student_t.cdf((mean - margin) / se, df)  # H0: delta >= +margin
+            tost = np.where(se > 0, np.maximum(lower, upper), np.where(np.abs(mean) < margin, 0.0, 1.0))
+        else:
+            tost = np.full(mean.shape, np.nan)
+    p = np.where(np.isfinite(df), p, np.nan)
+    tost = np.where(np.isfinite(df), tost, np.nan)
+    return {"t": t, "p": p, "p_tost": tost, "se": se}
+
+
+def minimum_detectable(se: float, df: float, alpha: float, power: float = 0.8) -> float:
+    """The smallest true difference a two-sided t-test at level `alpha` detects with probability `power`
+    (normal-shift approximation with t quantiles): (t_{1-alpha/2} + t_power) se on df degrees of freedom."""
+    from scipy.stats import t as student_t
+
+    if not (math.isfinite(se) and math.isfinite(df)) or df <= 0:
+        return float("nan")
+    return float((student_t.ppf(1 - alpha / 2, df) + student_t.ppf(power, df)) * se)
+
+
+def _per_seed(runs: Mapping[str, Sequence[np.ndarray]], statistic: Statistic) -> dict[str, tuple[float, Any]]:
+    """seed -> (mean score over its runs, mean pseudo-values over its runs)."""
+    out = {}
+    for seed, rows in runs.items():
+        scores, ys = zip(*(pseudo_values(r, statistic) for r in rows), strict=True)
+        out[seed] = (float(np.mean(scores)), np.mean(np.stack(ys), axis=0))
+    return out
+
+
+def two_level_test(
+    a: Mapping[str, Sequence[np.ndarray]],
+    b: Mapping[str, Sequence[np.ndarray]],
+    statistic: Statistic,
+    margin: float = 0.0,
+    confidence: float = 0.95,
+) -> dict[str, Any]:
+    """Compare recipe a with recipe b over their paired pre-training seeds and the shared test items.
+
+    `a`, `b`: pre-training seed -> that seed's runs (one or more, e.g. fine-tuning seeds), each a (units,
+    stats) array of per-item rows over the same units in the same order. Seeds both recipes have are paired.
+
+    Returns {"a", "b" (means of the per-seed scores), "sd_a", "sd_b" (their seed standard deviations),
+    "diff", "se", "df", "low", "high" (the `confidence` interval), "p" (two-sided), "p_tost" (against
+    `margin`), "d_av" (diff over the mean of the two seed s.d.'s), "d_z" (mean over s.d. of the per-seed
+    differences), "sd_seed", "sd_item", "sd_res" (the variance parts' standard deviations: of the seed part,
+    the shared item part and the residual, in score units), "n_seeds", "n_units", "seeds", "scores_a",
+    "scores_b", "diffs", "method"}. With fewer than two paired seeds nothing is tested (p, interval and
+    effect sizes NaN)."""
+    from scipy.stats import t as student_t
+
+    if not 0 < confidence < 1:
+        raise ValueError(f"two_level_test: confidence={confidence!r}: expected a share in (0, 1)")
+    pa, pb = _per_seed(a, statistic), _per_seed(b, statistic)
+    seeds = [s for s in pa if s in pb]
+    nan = float("nan")
+    sa = np.asarray([pa[s][0] for s in seeds])
+    sb = np.asarray([pb[s][0] for s in seeds])
+    if not (np.isfinite(sa).all() and np.isfinite(sb).all()):
+        raise ValueError("two_level_test: per-seed scores must be finite")
+    diffs = sa - sb
+    out: dict[str, Any] = {
+        "a": float(sa.mean()) if seeds else nan,
+        "b": float(sb.mean()) if seeds else nan,
+        "sd_a": nan,
+        "sd_b": nan,
+        "diff": float(diffs.mean()) if seeds else nan,
+        "se": nan,
+        "df": nan,
+        "low": nan,
+        "high": nan,
+        "p": nan,
+        "p_tost": nan,
+        "d_av": nan,
+        "d_z": nan,
+        "sd_seed": nan,
+        "sd_item": nan,
+        "sd_res": nan,
+        "n_seeds": len(seeds),
+        "n_units": 0,
+        "seeds": [str(s) for s in seeds],
+        "scores_a": sa.tolist(),
+        "scores_b": sb.tolist(),
+        "diffs": diffs.tolist(),
+        "method": METHOD,
+    }
+    if not seeds:
+        return out
+    d = np.stack([pa[s][1] - pb[s][1] for s in seeds])
+    out["n_units"] = int(d.shape[1])
+    if len(seeds) < 2:
+        return out
+    m = crossed_moments(d)
+    test = t_test(m["mean"], m["var"], m["df"], margin)
+    se, df = float(test["se"]), float(m["df"])
+    half = float(student_t.ppf((1 + confidence) / 2, df)) * se if math.isfinite(df) else nan
+    sd_a, sd_b, sd_d = (float(x.std(ddof=1)) for x in (sa, sb, diffs))
+    i = d.shape[1]
+    res = float(m["ms_res"])
+    out.update(
+        sd_a=sd_a,
+        sd_b=sd_b,
+        se=se,
+        df=df,
+        low=out["diff"] - half,
+        high=out["diff"] + half,
+        p=float(test["p"]),
+        p_tost=float(test["p_tost"]),
+        d_av=out["diff"] / ((sd_a + sd_b) / 2) if sd_a + sd_b > 0 else nan,
+        d_z=out["diff"] / sd_d if sd_d > 0 else nan,
+        sd_seed=math.sqrt(max(0.0, float(m["ms_seed"]) - res) / i),
+        sd_item=math.sqrt(max(0.0, float(m["ms_item"]) - res) / len(seeds)),
+        sd_res=math.sqrt(res),
+    )
+    return out
+
+
+def two_level_p(
+    rows_a: np.ndarray, rows_b: np.ndarray, statistic: Statistic, margin: float = 0.0
+) -> dict[str, np.ndarray]:
+    """`two_level_test` vectorised over many comparisons at once (the calibration bench and the power
+    tool): rows of shape (..., seeds, runs, units, stats) for each recipe, seeds paired by position.
+    Returns {"diff", "se", "df", "p", "p_tost"}, each of the leading shape."""
+    ra, rb = np.asarray(rows_a, np.float64), np.asarray(rows_b, np.float64)
+    if ra.shape != rb.shape or ra.ndim < 4:
+        raise ValueError(
+            f"two_level_p: expected two (..., seeds, runs, units, stats) arrays of one shape, got {ra.shape}, "
+            f"{rb.shape}"
+        )
+    _, ya = pseudo_values(ra, statistic)
+    _, yb = pseudo_values(rb, statistic)
+    d = ya.mean(axis=-2) - yb.mean(axis=-2)  # runs of a seed averaged: (..., seeds, units)
+    m = crossed_moments(d)
+    test = t_test(m["mean"], m["var"], m["df"], margin)
+    return {"diff": m["mean"], "se": test["se"], "df": m["df"], "p": test["p"], "p_tost": test["p_tost"]}
