@@ -610,7 +610,7 @@ def build_report(
     items, control_metrics = evidence.Items(), {}
     values = collect(mining, sentiment, curation, annotation, cov, variants, items, nmt, control_metrics)
     summary = summarise(values)
-    ev = evidence.evidence_settings(((config or {}).get("evidence")))  # the declared families (config `evidence`)
+    ev = evidence.evidence_settings((config or {}).get("evidence"))  # the declared families
     sig = {"alpha": ev["alpha"], **{k: v for k, v in (significance or {}).items() if v is not None}}
     controls = controls or {}
     evalsets = controls.get("evalsets")
