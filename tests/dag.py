@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import subprocess
 import sys
@@ -137,3 +138,74 @@ def sha256(path: Path) -> str:
 def digests(workdir: Path) -> dict[str, str]:
     """sha256 of every metrics file and report file, by path relative to `workdir`."""
     return {p.relative_to(workdir).as_posix(): sha256(p) for p in metrics_files(workdir)}
+
+
+# --- a stand-in conda ---------------------------------------------------------------------------------------------
+
+FAKE_CONDA = r"""#!@PYTHON@
+# A stand-in `conda`: answers Snakemake's checks, records every call, and "creates" an environment as a
+# folder whose bin/ has `lem` and `python` shims (logging their calls, then running the test's interpreter).
+import json, os, sys
+from pathlib import Path
+
+import yaml
+
+SHIM = '#!/bin/bash\nprintf \'{"ran": "%s"}\\n\' "$0" >> "$LEM_FAKE_CONDA_LOG"\nexec TARGET "$@"\n'
+log = Path(os.environ["LEM_FAKE_CONDA_LOG"])
+args = sys.argv[1:]
+with log.open("a") as f:
+    f.write(json.dumps({"conda": args}) + "\n")
+if args == ["--version"]:
+    print("conda 24.11.3")
+elif args[:2] == ["info", "--json"]:
+    print(json.dumps({"conda_prefix": "@BASE@", "platform": "linux-64"}))
+elif args[:2] == ["config", "--get"]:
+    print(json.dumps({"get": {"channel_priority": "strict"}}))
+elif args[:2] == ["env", "create"]:
+    spec = Path(args[args.index("--file") + 1].strip('"'))
+    prefix = Path(args[args.index("--prefix") + 1].strip('"'))
+    deps = yaml.safe_load(spec.read_text())["dependencies"]
+    pips = [p for d in deps if isinstance(d, dict) for p in d.get("pip", [])]
+    with log.open("a") as f:  # pip expands ${VAR} in the requirements file conda writes for it
+        f.write(json.dumps({"created": str(prefix), "pip": [os.path.expandvars(p) for p in pips]}) + "\n")
+    (prefix / "bin").mkdir(parents=True)
+    for name, target in (("lem", "@LEM@"), ("python", "@PYTHON@")):
+        shim = prefix / "bin" / name
+        shim.write_text(SHIM.replace("TARGET", target))
+        shim.chmod(0o755)
+"""
+
+ACTIVATE = r"""# a stand-in conda's activate: records the command line Snakemake composed, then puts the env first on PATH
+printf '%s\n' "{\"composed\": $(printf '%s' "$BASH_EXECUTION_STRING" | "$LEM_FAKE_PYTHON" -c 'import json,sys; print(json.dumps(sys.stdin.read()))')}" >> "$LEM_FAKE_CONDA_LOG"
+export PATH="$1/bin:$PATH"
+"""
+
+
+def stand_in_conda(root: Path) -> tuple[dict[str, str], Path]:
+    """A stand-in `conda` in `root` (conda itself cannot be installed on these machines, so no environment is
+    really solved): (the process environment for Snakemake with it first on PATH, the log it writes: one JSON
+    object per line: `conda` (its arguments), `created` (an environment's prefix and its pip lines as pip
+    expands them), `composed` (a job's command line as Snakemake composed it), `ran` (a shim of an environment's
+    bin/ that ran))."""
+    base = root / "fake-conda"
+    (base / "bin").mkdir(parents=True)
+    lem = Path(sys.executable).parent / "lem"
+    conda = base / "bin" / "conda"
+    conda.write_text(
+        FAKE_CONDA.replace("@PYTHON@", sys.executable).replace("@BASE@", str(base)).replace("@LEM@", str(lem))
+    )
+    conda.chmod(0o755)
+    (base / "bin" / "activate").write_text(ACTIVATE)
+    log = root / "conda.log"
+    env = {
+        **os.environ,
+        "PATH": f"{base / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}",
+        "LEM_FAKE_CONDA_LOG": str(log),
+        "LEM_FAKE_PYTHON": sys.executable,
+    }
+    return env, log
+
+
+def conda_records(log: Path) -> list[dict]:
+    """What the stand-in conda of `stand_in_conda` recorded, in order."""
+    return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []

@@ -1,22 +1,14 @@
 """The rules' environments (envs/*.yaml): pinned as pyproject.toml, each installing the workflow's own package,
-named by every rule; and what Snakemake runs under `--software-deployment-method conda`, with a stand-in
-`conda` on PATH that records what it is asked to do (conda itself cannot be installed on these machines, so
-no environment is really solved here)."""
+named by every rule. What Snakemake runs under `--software-deployment-method conda` is tested with the workflow
+used as a module (tests/test_module.py, with the stand-in `conda` of tests/conftest.py)."""
 
 from __future__ import annotations
 
-import json
-import os
 import re
-import stat
-import subprocess
-import sys
 import tomllib
 from pathlib import Path
 
-import pytest
 import yaml
-from dag import new_workdir, small_config
 
 REPO = Path(__file__).resolve().parents[1]
 ENVS = sorted((REPO / "envs").glob("*.yaml"))
@@ -92,99 +84,3 @@ def test_every_rule_names_an_environment_that_exists(tmp_path):
         assert (rules_dir / env).resolve().is_file(), f"rule {rule}: {env}"
     laser = {env for rule, env in envs.items() if rule.startswith("embed_reference_laser")}
     assert laser == {"../../envs/laser.yaml"}
-
-
-# --- under --sdm conda, with a stand-in conda -------------------------------------------------------------------
-
-FAKE_CONDA = r"""#!@PYTHON@
-# A stand-in `conda`: answers Snakemake's checks, records every call, and "creates" an environment as a
-# folder whose bin/ has `lem` and `python` shims (logging their calls, then running the test's interpreter).
-import json, os, sys
-from pathlib import Path
-
-import yaml
-
-SHIM = '#!/bin/bash\nprintf \'{"ran": "%s"}\\n\' "$0" >> "$LEM_FAKE_CONDA_LOG"\nexec TARGET "$@"\n'
-log = Path(os.environ["LEM_FAKE_CONDA_LOG"])
-args = sys.argv[1:]
-with log.open("a") as f:
-    f.write(json.dumps({"conda": args}) + "\n")
-if args == ["--version"]:
-    print("conda 24.11.3")
-elif args[:2] == ["info", "--json"]:
-    print(json.dumps({"conda_prefix": "@BASE@", "platform": "linux-64"}))
-elif args[:2] == ["config", "--get"]:
-    print(json.dumps({"get": {"channel_priority": "strict"}}))
-elif args[:2] == ["env", "create"]:
-    spec = Path(args[args.index("--file") + 1].strip('"'))
-    prefix = Path(args[args.index("--prefix") + 1].strip('"'))
-    deps = yaml.safe_load(spec.read_text())["dependencies"]
-    pips = [p for d in deps if isinstance(d, dict) for p in d.get("pip", [])]
-    with log.open("a") as f:  # pip expands ${VAR} in the requirements file conda writes for it
-        f.write(json.dumps({"created": str(prefix), "pip": [os.path.expandvars(p) for p in pips]}) + "\n")
-    (prefix / "bin").mkdir(parents=True)
-    for name, target in (("lem", "@LEM@"), ("python", "@PYTHON@")):
-        shim = prefix / "bin" / name
-        shim.write_text(SHIM.replace("TARGET", target))
-        shim.chmod(0o755)
-"""
-
-ACTIVATE = r"""# a stand-in conda's activate: records the command line Snakemake composed, then puts the env first on PATH
-printf '%s\n' "{\"composed\": $(printf '%s' "$BASH_EXECUTION_STRING" | "$LEM_FAKE_PYTHON" -c 'import json,sys; print(json.dumps(sys.stdin.read()))')}" >> "$LEM_FAKE_CONDA_LOG"
-export PATH="$1/bin:$PATH"
-"""
-
-
-@pytest.fixture
-def fake_conda(tmp_path) -> tuple[dict, Path]:
-    """(environment for Snakemake with the stand-in first on PATH, its log)."""
-    base = tmp_path / "fake-conda"
-    (base / "bin").mkdir(parents=True)
-    lem = Path(sys.executable).parent / "lem"
-    conda = base / "bin" / "conda"
-    conda.write_text(
-        FAKE_CONDA.replace("@PYTHON@", sys.executable).replace("@BASE@", str(base)).replace("@LEM@", str(lem))
-    )
-    conda.chmod(conda.stat().st_mode | stat.S_IXUSR)
-    (base / "bin" / "activate").write_text(ACTIVATE)
-    log = tmp_path / "conda.log"
-    env = {
-        **os.environ,
-        "PATH": f"{base / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}",
-        "LEM_FAKE_CONDA_LOG": str(log),
-        "LEM_FAKE_PYTHON": sys.executable,
-    }
-    return env, log
-
-
-def records(log: Path) -> list[dict]:
-    return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
-
-
-def test_under_sdm_conda_each_job_runs_the_lem_of_its_environment(tmp_path, fake_conda):
-    """A small target run to the end with `--sdm conda`: the environment is created from envs/core.yaml with
-    the package from the workflow's own folder, and the job's command line is the conda activation, then
-    Snakemake's `set -euo pipefail`, then the rule's `lem` call, which runs the environment's `lem`."""
-    env, log = fake_conda
-    cfg = small_config()
-    cfg["corpus"]["generate"].update(mono_sentences=40, para_train=20, para_valid=5, news_documents=2,
-                                     sentiment_examples=20, noisy_pairs=8, noisy_extra_pairs={})  # fmt: skip
-    work = new_workdir(tmp_path / "run", cfg)
-    cmd = [sys.executable, "-m", "snakemake", "results/corpus/mono/en.txt", "--snakefile", str(REPO / "Snakefile"),
-           "--directory", str(work), "--configfile", str(work / "config.yaml"), "--cores", "1", "--sdm", "conda"]  # fmt: skip
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=work)
-    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-4000:] + "\n" + str(records(log))
-    assert (work / "results" / "corpus" / "mono" / "en.txt").stat().st_size > 0
-    got = records(log)
-    created = [r for r in got if "created" in r]
-    assert len(created) == 1 and created[0]["pip"][-1] == f"lem-pipeline @ {REPO.as_uri()}"
-    assert created[0]["pip"][:-1] == pip_entries(REPO / "envs" / "core.yaml")[:-1]
-    env_dir = created[0]["created"]
-    composed = [r["composed"] for r in got if "composed" in r]
-    assert len(composed) == 1
-    line = composed[0]
-    assert line.startswith(
-        f"source {tmp_path / 'fake-conda' / 'bin' / 'activate'} '{env_dir}'; set -euo pipefail;"
-    )
-    assert " lem corpus generate " in line and "export PATH" not in line and "PYTHONPATH" not in line
-    assert {"ran": f"{env_dir}/bin/lem"} in got  # the environment's lem, not the venv's

@@ -1,0 +1,122 @@
+"""The workflow used the Snakemake way, from another folder: deployed as a `module` in the layout snakedeploy
+writes (the user's workflow/Snakefile declares the module and uses all its rules; config/config.yaml is the
+user's), planned with the user's config, and a small target run to the end in its rule's environment (a
+stand-in conda, tests/dag.py). Nothing of the deploying folder is taken for the workflow's own files (its
+environments, its package, its scripts), and planning imports no heavy stack (torch, transformers, faiss)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from dag import conda_records, small_config, stand_in_conda
+
+REPO = Path(__file__).resolve().parents[1]
+
+# What `snakedeploy deploy-workflow <repo> DIR --tag vX` writes, with the module's snakefile a local path
+# (snakedeploy writes github("<owner>/<repo>", path="workflow/Snakefile", tag="vX")).
+DEPLOYED_SNAKEFILE = """from snakemake.utils import min_version
+
+min_version("9.0")
+
+
+configfile: "config/config.yaml"
+
+
+module lem_pipeline:
+    snakefile:
+        "@SNAKEFILE@"
+    config:
+        config
+
+
+use rule * from lem_pipeline
+"""
+
+HEAVY = {"torch", "transformers", "faiss", "sentence_transformers", "accelerate", "datasets", "sklearn"}
+
+# Runs Snakemake's command line in this process and writes the names of the modules it imported.
+IMPORTS = """import json, runpy, sys
+out = sys.argv[1]
+sys.argv = ["snakemake", *sys.argv[2:]]
+try:
+    runpy.run_module("snakemake", run_name="__main__", alter_sys=True)
+finally:
+    with open(out, "w") as f:
+        json.dump(sorted(sys.modules), f)
+"""
+
+
+def user_config() -> dict:
+    """The user's config: the embedded default shrunk (tests/dag.py) with their own rows and seed, and a LASER
+    reference encoder (its rule runs the workflow's own script)."""
+    cfg = small_config()
+    cfg["variants"] = ["base", "lem"]
+    cfg["pretrain"]["seeds"] = [7]
+    cfg["corpus"]["generate"].update(mono_sentences=40, para_train=20, para_valid=5, news_documents=2,
+                                     sentiment_examples=20, noisy_pairs=8, noisy_extra_pairs={})  # fmt: skip
+    cfg["reference_encoders"] = {"laser": {"settings": {"backend": "laser", "model_dir": "resources/laser"}}}
+    return cfg
+
+
+@pytest.fixture
+def deployed(tmp_path) -> Path:
+    root = tmp_path / "my-lem"
+    (root / "workflow").mkdir(parents=True)
+    (root / "config").mkdir()
+    snakefile = DEPLOYED_SNAKEFILE.replace("@SNAKEFILE@", str(REPO / "workflow" / "Snakefile"))
+    (root / "workflow" / "Snakefile").write_text(snakefile)
+    (root / "config" / "config.yaml").write_text(yaml.safe_dump(user_config()))
+    return root
+
+
+def test_a_module_plans_with_the_users_config_and_imports_no_heavy_stack(deployed, tmp_path):
+    """A dry run in the deploying folder (Snakemake finds workflow/Snakefile there, as the catalog's usage
+    says): the user's rows and seed are planned, the LASER rule runs the module's own script, no path points
+    into the deploying folder's workflow/ or envs/, and torch, transformers and faiss are never imported."""
+    (tmp_path / "imports.py").write_text(IMPORTS)
+    modules = tmp_path / "modules.json"
+    proc = subprocess.run([sys.executable, str(tmp_path / "imports.py"), str(modules), "-n", "-p"],
+                          capture_output=True, text=True, cwd=deployed)  # fmt: skip
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out[-4000:]
+    assert "Job stats:" in out and "\nrule report:" in out
+    assert "results/models/lem/tri/seed7/para" in out and "results/models/mlm_tlm" not in out
+    assert "results/embeddings/ref_laser/seed7/" in out
+    laser = [line for line in out.splitlines() if "laser_encode.py" in line]
+    script = REPO / "workflow" / "scripts" / "laser_encode.py"
+    assert laser and all(line.startswith(f"Shell command: python {script} ") for line in laser)
+    plan = out.split("Building DAG of jobs", 1)[1]  # the jobs, after Snakemake's header
+    for own in ("workflow", "envs", "src", "scripts"):
+        assert str(deployed / own) not in plan
+    imported = {name.split(".")[0] for name in json.loads(modules.read_text())}
+    assert "lem" in imported and "snakemake" in imported
+    assert not imported & HEAVY, sorted(imported & HEAVY)
+
+
+def test_a_module_runs_a_small_target_in_its_rules_environment(deployed, tmp_path):
+    """`--sdm conda` in the deploying folder: the rule's environment (the module's envs/core.yaml) installs the
+    package from the module's folder, never the deploying one; the job's command line is the activation, then
+    Snakemake's `set -euo pipefail`, then the rule's `lem` call, which runs that environment's `lem`."""
+    env, log = stand_in_conda(tmp_path)
+    target = "results/corpus/mono/en.txt"
+    proc = subprocess.run([sys.executable, "-m", "snakemake", target, "--cores", "1", "--sdm", "conda"],
+                          capture_output=True, text=True, cwd=deployed, env=env)  # fmt: skip
+    got = conda_records(log)
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-4000:] + f"\n{got}"
+    assert (deployed / target).stat().st_size > 0
+    created = [r for r in got if "created" in r]
+    core = yaml.safe_load((REPO / "envs" / "core.yaml").read_text())["dependencies"][-1]["pip"]
+    assert len(created) == 1 and created[0]["pip"][:-1] == core[:-1]
+    assert created[0]["pip"][-1] == f"lem-pipeline @ {REPO.as_uri()}"
+    env_dir = created[0]["created"]
+    assert env_dir.startswith(str(deployed / ".snakemake" / "conda"))
+    composed = [r["composed"] for r in got if "composed" in r]
+    activate = tmp_path / "fake-conda" / "bin" / "activate"
+    assert len(composed) == 1 and composed[0].startswith(f"source {activate} '{env_dir}'; set -euo pipefail;")
+    assert " lem corpus generate " in composed[0] and "PATH" not in composed[0]
+    assert {"ran": f"{env_dir}/bin/lem"} in got  # the environment's lem, not the one on Snakemake's PATH
