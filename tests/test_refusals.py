@@ -187,6 +187,8 @@ CLI = [
     Cli("alpha-two", ["report", "build", "--variants", "base", "--alpha", "2", "--out-dir", f"{TMP}/r"], 2, "--alpha 2.0: expected a level in (0, 1)"),
     Cli("share-above-one", ["nmt", "select", "--ranking", "r", "--pairs", "p", "--share", "1.5", "--out", "o"], 2, "--share 1.5: expected a share in (0, 1]"),
     Cli("seed-negative", ["data", "pairs", "--inputs", "x", "--seed", "-1", "--out-train", "a", "--out-valid", "b"], 2, "--seed -1: expected an integer seed"),
+    Cli("annotate-renamed-no-tagset", ["annotate", "run", "--lang", "xx", "--input", f"{TMP}/t.txt", "--out", f"{TMP}/o.parquet", "--settings", f'{{"pos": {{"backend": "lexicon", "format": "tsv", "path": "{TMP}/lex.tsv"}}}}'], 1, "--lang xx: no default POS tag set (en, si and ta have one): expected --settings pos.tagset", {"t.txt": "a word\n", "lex.tsv": "word\tNN\n"}),
+    Cli("annotate-renamed-no-backend", ["annotate", "run", "--lang", "xx", "--input", f"{TMP}/t.txt", "--out", f"{TMP}/o.parquet", "--settings", "{}"], 1, "expected a POS backend that names its tag set", {"t.txt": "a word\n"}),
     Cli("labels-in-two-cases", ["data", "sentiment", "--input", f"{TMP}/s.csv", "--out-dir", f"{TMP}/out"], 1, "s.csv:4: label 'positive' differs from 'Positive' (line 2) only in case", {"s.csv": "Sentence,Sentiment\na,Positive\nb,Negative\nc,positive\nd,Negative\n"}),
     Cli("drop-label-case", ["data", "sentiment", "--input", f"{TMP}/s.csv", "--out-dir", f"{TMP}/out", "--settings", '{"drop_labels": ["conflict"]}'], 1, "drop_labels has 'conflict', but the label is 'Conflict' (line 4)", {"s.csv": "Sentence,Sentiment\na,Positive\nb,Negative\nc,Conflict\n"}),
 ]

@@ -21,10 +21,31 @@ def conll_for_task(path: str, fmt: str, task: str, on_error: str):
     return [[(w, p) for w, p, *_ in s] for s in read_conll_columns(path, 3, on_error)]
 
 
+def needs_tagset(lang: str, tagset: str | None, expected: str) -> None:
+    """UsageError (one line) when `lang` has no default POS tag set and none is given: a language code of the
+    config's own (`xx`) names the set its tags are in (before: a traceback from lem.core.entities)."""
+    from lem.core.entities import NATIVE_TAGSET
+
+    if not tagset and lang not in NATIVE_TAGSET:
+        raise UsageError(
+            f"--lang {lang}: no default POS tag set (en, si and ta have one): expected {expected} "
+            f"(annotation.{lang}.pos.tagset in the config)"
+        )
+
+
 def cmd_run(a: argparse.Namespace) -> None:
     from lem.annotate.run import annotate_file
     from lem.core.files import write_json
 
+    pos = a.settings.pos
+    if pos.backend == "none":
+        needs_tagset(
+            a.lang,
+            None,
+            "a POS backend that names its tag set, e.g. a lexicon with tagset penn, ucsc or upos",
+        )
+    elif pos.backend == "lexicon" and pos.format in ("tsv", "tnt"):
+        needs_tagset(a.lang, pos.tagset, "--settings pos.tagset: penn, ucsc or upos")
     stats = annotate_file(a.lang, a.input, a.out, a.settings, a.column)
     if a.stats:
         write_json(a.stats, stats)
@@ -36,6 +57,8 @@ def cmd_train_crf(a: argparse.Namespace) -> None:
 
     tagset = None
     if a.task == "pos":
+        if a.format != "conllu":
+            needs_tagset(a.lang, a.tagset, "--tagset penn, ucsc or upos")
         tagset = a.tagset or ("upos" if a.format == "conllu" else native_tagset(a.lang))
         if a.format == "conllu" and tagset != "upos":
             raise UsageError(f"{a.train}: CoNLL-U training tags are UPOS (column 4), not {tagset}")
