@@ -237,6 +237,12 @@ def control_ranking(corpus_tsv: str | os.PathLike, out: str | os.PathLike, kind:
     if kind == "oracle":
         if labels is None:
             raise InputError(f"{corpus_tsv}: an oracle ranking needs the label column")
+        if "clean" not in labels:  # good/bad labels ranked the oracle at the base rate, without a word
+            seen = ", ".join(map(repr, sorted(set(labels))[:6]))
+            raise InputError(
+                f"{corpus_tsv}: an oracle ranking needs pairs labelled exactly 'clean' (any other label is "
+                f"noisy); labels: {seen}"
+            )
         order.sort(key=lambda i: labels[i] != "clean")  # stable: the shuffle within each group stays
     elif kind != "random":
         raise UsageError(f"nmt: control ranking kind {kind!r}: expected random or oracle")
