@@ -1,4 +1,5 @@
-"""Sentiment fine-tuning through lem.core.training: the best epoch by validation macro-F1, reproducible."""
+"""Sentiment fine-tuning through lem.core.training: early stopping on validation macro-F1, the best epoch kept
+and recorded, reproducible."""
 
 from __future__ import annotations
 
@@ -51,8 +52,10 @@ def test_finetune_keeps_the_best_epoch_and_is_reproducible(data, tmp_path):
         str(data["model"]), str(data["train"]), str(data["valid"]), str(data["test"]), settings, seed=1
     )
     assert a["labels"] == sorted(a["counts"]["train"]) and 0 <= a["macro_f1"] <= 1
-    assert len(a["valid_macro_f1_per_epoch"]) == 3
+    assert len(a["valid_macro_f1_per_epoch"]) == a["epochs_run"] == a["max_epochs"] == 3
     assert a["valid_macro_f1"] == max(a["valid_macro_f1_per_epoch"])  # the epoch kept is the best one
+    assert a["valid_macro_f1_per_epoch"][a["best_epoch"] - 1] == a["valid_macro_f1"]
+    assert sum(a["test_pred_counts"].values()) == len(a["test_pred"]) == len(a["test_gold"])
     out = tmp_path / "m.json"
     argv = ["--model", str(data["model"]), "--train", str(data["train"]), "--valid", str(data["valid"]),
             "--test", str(data["test"]), "--seed", "1", "--threads", "1", "--out", str(out),
@@ -62,8 +65,31 @@ def test_finetune_keeps_the_best_epoch_and_is_reproducible(data, tmp_path):
     assert command("sentiment")(["finetune", *argv]) == 0
     assert sorted(p.name for p in tmp_path.iterdir()) == ["m.json"]
     b = json.loads(out.read_text())
-    for key in ("macro_f1", "accuracy", "valid_macro_f1", "per_class_f1"):
+    for key in ("macro_f1", "accuracy", "valid_macro_f1", "per_class_f1", "best_epoch", "epochs_run"):
         assert b[key] == a[key], key
+
+
+def test_early_stopping_ends_when_validation_macro_f1_stalls(data):
+    """A learning rate too small to change any prediction: validation macro-F1 never rises after epoch 1,
+    so training stops `patience` epochs later, keeps epoch 1 and says so; without patience it runs all."""
+    flat = {"epochs": 6, "batch_size": 16, "learning_rate": 1e-12, "max_length": 40}
+    paths = [str(data[k]) for k in ("model", "train", "valid", "test")]
+    stopped = finetune(*paths, SentimentSettings.from_dict({**flat, "patience": 2}), seed=1)
+    assert stopped["epochs_run"] == 3 and stopped["best_epoch"] == 1 and stopped["stopped_early"]
+    assert len(set(stopped["valid_macro_f1_per_epoch"])) == 1 and stopped["max_epochs"] == 6
+    every = finetune(*paths, SentimentSettings.from_dict({**flat, "epochs": 4, "patience": None}), seed=1)
+    assert every["epochs_run"] == 4 and every["best_epoch"] == 1 and not every["stopped_early"]
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [({"patience": 0}, "patience"), ({"epochs": 2.5}, "whole number of epochs")],
+)
+def test_settings_refused_naming_the_key(settings, message):
+    from lem.core.settings import SettingsError
+
+    with pytest.raises(SettingsError, match=message):
+        SentimentSettings.from_dict(settings)
 
 
 def test_a_max_length_beyond_the_model_is_refused_before_training(data, tmp_path, capsys):

@@ -1,8 +1,9 @@
 """Code-mixed sentiment: fine-tune a pre-trained model for sentence classification, report macro-F1.
 
 The model's encoder comes from a (continually) pre-trained masked-LM folder; a fresh classification head
-is trained on the train split, the epoch with the best validation macro-F1 is kept, and the test split is
-scored once. Splits are the prepared TSV files (`text<TAB>label`, header) of `lem data sentiment`.
+is trained on the train split until validation macro-F1 stops rising (early stopping: `patience` epochs
+without a gain, at most `epochs`), the epoch with the best validation macro-F1 is kept, and the test split
+is scored once. Splits are the prepared TSV files (`text<TAB>label`, header) of `lem data sentiment`.
 """
 
 from __future__ import annotations
@@ -37,15 +38,20 @@ class SentimentSettings(TrainingSettings):
 
     SECTION = "sentiment settings"
 
-    epochs: float = 3.0
+    epochs: float = 10.0  # at most; early stopping ends sooner (`patience`)
     weight_decay: float = 0.01
     warmup_ratio: float = 0.1
     max_length: int | None = None  # None: 128, or the model's positions when fewer; a set value must fit
+    patience: int | None = 3  # epochs without a higher validation macro-F1 before stopping; None: all epochs
 
     def validate(self) -> None:
         super().validate()
         if self.max_length is not None and self.max_length < 1:
             raise self.refused("max_length", "an integer >= 1 or null")
+        if self.patience is not None and self.patience < 1:
+            raise self.refused("patience", "an integer >= 1 or null (no early stopping)")
+        if self.epochs != int(self.epochs):
+            raise self.refused("epochs", "a whole number of epochs (the model is chosen per epoch)")
 
 
 def read_split(path: str | Path) -> tuple[list[str], list[str]]:
@@ -164,6 +170,11 @@ def finetune(
             logging_steps=50,
             precision=settings.precision,
         )
+        callbacks = []
+        if settings.patience is not None:
+            from transformers import EarlyStoppingCallback
+
+            callbacks.append(EarlyStoppingCallback(early_stopping_patience=settings.patience))
         trainer = training.make_trainer(
             model=model,
             args=args,
@@ -172,6 +183,7 @@ def finetune(
             data_collator=DataCollatorWithPadding(tokenizer),
             tokenizer=tokenizer,
             compute_metrics=metrics,
+            callbacks=callbacks,
         )
         trainer.train()
         pred = trainer.predict(data["test"])
@@ -182,11 +194,18 @@ def finetune(
     gold_ids = [int(x) for x in pred.label_ids]
     pred_ids = [int(x) for x in np.argmax(pred.predictions, axis=-1)]
     report = macro_f1_report(gold_ids, pred_ids, names)
+    # the Trainer keeps the first epoch of the highest validation macro-F1 (a later tie is no improvement)
+    best_epoch = 1 + per_epoch.index(max(per_epoch))
     counts = {name: {n: int(lbls.count(n)) for n in names} for name, (_, lbls) in splits.items()}
     report.update(
         {
             "valid_macro_f1": best_valid,  # of the epoch kept (lem.core.training.CheckpointPolicy.best_epoch)
             "valid_macro_f1_per_epoch": per_epoch,
+            "best_epoch": best_epoch,  # 1-based: the epoch whose model scored the test split
+            "epochs_run": len(per_epoch),  # early stopping: fewer than `max_epochs` when validation stalled
+            "max_epochs": int(settings.epochs),
+            "stopped_early": len(per_epoch) < int(settings.epochs),
+            "test_pred_counts": {n: pred_ids.count(i) for i, n in enumerate(names)},
             "labels": names,
             "counts": counts,
             # per test example, in file order (label indices): the report's paired significance test
@@ -198,11 +217,13 @@ def finetune(
         }
     )
     log.info(
-        "sentiment %s seed %d: test macro-F1 %.4f (valid %.4f)",
+        "sentiment %s seed %d: test macro-F1 %.4f (valid %.4f at epoch %d of %d run)",
         model_dir,
         seed,
         report["macro_f1"],
         best_valid or float("nan"),
+        best_epoch,
+        len(per_epoch),
     )
     return report
 
