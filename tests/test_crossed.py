@@ -224,3 +224,100 @@ def test_a_comparison_declared_in_two_families_is_refused():
         ValueError, match="lem vs mlm_tlm on mining is declared in primary and in exploratory"
     ):
         compare.declared(["mlm_tlm", "lem"], fam)
+
+
+def test_the_planned_power_is_the_simulated_rejection_rate():
+    """The power tool's expected mean squares and degrees of freedom predict how often the two-level test
+    rejects a true difference (5 seeds, the seed part dominant) and sizes seeds monotonically."""
+    from dataclasses import replace
+
+    from lem.evidence import power
+
+    rng = np.random.default_rng(7)
+    design = replace(simulate.Design(seed_sd=0.15, base_sd=0.15), seeds=5)
+    a, b = simulate.simulate("mining", design, 1500, rng, delta=0.25)
+    res = crossed.two_level_p(a, b, stats.f1_stat)
+    _, ya = crossed.pseudo_values(a, stats.f1_stat)
+    _, yb = crossed.pseudo_values(b, stats.f1_stat)
+    m = crossed.crossed_moments(ya.mean(-2) - yb.mean(-2))
+    s, i = 5, a.shape[-2]
+    parts = {
+        "var_seed": max(float(np.mean(m["ms_seed"] - m["ms_res"])), 0.0) / i,
+        "var_item": max(float(np.mean(m["ms_item"] - m["ms_res"])), 0.0) / s,
+        "var_res": float(np.mean(m["ms_res"])),
+        "items": i,
+    }
+    se, df = power.planned(parts, s, i)
+    predicted = power.power_at(float(np.mean(res["diff"])), se, df, 0.05)
+    assert predicted == pytest.approx(float(np.mean(res["p"] < 0.05)), abs=0.06)
+    n = power.seeds_needed(parts, 0.05, 0.05 / 3, 0.8, i)
+    assert n is not None
+    assert power.power_at(0.05, *power.planned(parts, n, i), 0.05 / 3) >= 0.8
+    assert power.power_at(0.05, *power.planned(parts, n - 1, i), 0.05 / 3) < 0.8
+
+
+def write_mining(results, variant, seed, counts, pair="si-en"):
+    import json
+
+    path = results / f"mining/{variant}/seed{seed}/news/{pair}.metrics.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    prf = {"precision": 0.5, "recall": 0.5, "f1": 0.5, "n_pred": 4, "n_gold": 4, "n_correct": 2}
+    keys = {"task": "mining", "variant": variant, "dataset": "news", "pair": pair, "seed": str(seed)}
+    units = {"units": [f"d{i}" for i in range(len(counts))], "intersection": [list(c) for c in counts]}
+    path.write_text(
+        json.dumps({"keys": keys, "forward": prf, "backward": prf, "intersection": prf, "units": units})
+    )
+
+
+@pytest.fixture(scope="module")
+def power_results(tmp_path_factory):
+    rng = np.random.default_rng(8)
+    results = tmp_path_factory.mktemp("power") / "results"
+    gold = 1 + rng.poisson(4, size=60)
+    for variant, skill in (("base", 0.3), ("mlm_tlm", 0.4), ("lem", 0.4)):
+        for seed in (13, 14, 15):
+            c = rng.binomial(gold, skill + rng.normal(0, 0.02))
+            write_mining(results, variant, seed, np.stack([c, gold, gold], axis=1).tolist())
+    return results
+
+
+def test_plan_power_prints_every_declared_comparison_at_its_family_level(power_results, capsys):
+    from lem.cli import main
+
+    assert main(["plan", "power", "--results", str(power_results), "--difference", "0.05"]) == 0
+    out = capsys.readouterr().out
+    assert "first Holm threshold" in out and "80 % upper bounds" in out
+    assert "\nprimary | mining news si-en | lem vs mlm_tlm |" in out
+    assert "\nexploratory | mining news si-en | mlm_tlm vs base |" in out
+    assert "| 3 x 60 |" in out and "| 0.0500 |" in out  # a family of one: alpha itself
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--alpha", "2"], "--alpha 2.0: expected a probability strictly between 0 and 1"),
+        (["--alpha", "0"], "--alpha 0.0: expected a probability strictly between 0 and 1"),
+        (["--power", "0"], "--power 0.0: expected a probability strictly between 0 and 1"),
+        (["--power", "1.5"], "--power 1.5: expected a probability strictly between 0 and 1"),
+        (["--difference", "5"], "--difference 5.0: expected a difference > 0 and <= 1"),
+        (["--difference", "nan"], "--difference nan: expected a difference > 0 and <= 1"),
+        (["--bleu-difference", "-1"], "--bleu-difference -1.0: expected a difference > 0 and <= 100"),
+    ],
+)
+def test_plan_power_refuses_impossible_arguments_in_one_line(power_results, capsys, args, message):
+    from lem.cli import main
+
+    rc = main(["plan", "power", "--results", str(power_results), *args])
+    err = capsys.readouterr().err
+    assert rc != 0 and message in err and len(err.strip().splitlines()) == 1
+
+
+def test_plan_power_names_a_file_that_is_not_a_metrics_file(tmp_path, capsys):
+    from lem.cli import main
+
+    bad = tmp_path / "results/mining/lem/seed1/news/si-en.metrics.json"
+    bad.parent.mkdir(parents=True)
+    bad.write_text("localhost\n")
+    assert main(["plan", "power", "--results", str(tmp_path / "results")]) != 0
+    err = capsys.readouterr().err.strip()
+    assert str(bad) in err and len(err.splitlines()) == 1

@@ -224,33 +224,3 @@ def test_seed_paired_test_without_two_seeds_or_spread_claims_nothing():
     assert same["p"] == 1.0
     with pytest.raises(ValueError, match="per-seed scores must be finite"):
         stats.seed_paired_test({"1": float("nan"), "2": 0.1}, {"1": 0.1, "2": 0.1})
-
-
-@pytest.mark.parametrize("seed_sd", [0.0, 0.04, 0.08])
-def test_seed_level_test_is_calibrated_when_seeds_vary(seed_sd):
-    """Two recipes of equal skill, 3 seeds, 105 documents: the seed-level test rejects about 5 % whatever
-    the seed spread (the pooled bootstrap rejected 40 % at 0.04). Coarse: 3000 comparisons, so the band is
-    about +- 3 standard errors around 0.05 (bench/stats_calibration.py has the fine figures)."""
-    from lem.evidence import power
-
-    rng = np.random.default_rng(23)
-    rate = power.rejection_rate(*power.simulate_mining(rng, 3000, 3, 105, seed_sd))
-    assert 0.03 <= rate <= 0.07
-    true = power.rejection_rate(*power.simulate_mining(rng, 3000, 3, 105, seed_sd, delta=0.05))
-    assert true > rate  # and it does see a real difference
-
-
-def test_power_analysis_matches_simulation_and_sizes_seeds():
-    from lem.evidence import power
-
-    # sd(d_s) of the simulation: 2 x seed variance + the item noise of two recipes (measured by variance_parts)
-    rng = np.random.default_rng(5)
-    a, b = power.simulate_mining(rng, 2000, 5, 105, 0.04, delta=0.05)
-    parts = power.variance_parts(a[0], b[0])
-    assert parts["seeds"] == 5 and parts["units"] == 105 and parts["var_item"] > 0
-    sd = np.sqrt(2 * 0.04**2 + parts["var_item"])
-    assert power.power_of(0.05, sd, 5) == pytest.approx(power.rejection_rate(a, b), abs=0.04)
-    assert power.power_of(0.0, sd, 5) == pytest.approx(0.05)
-    n = power.seeds_needed(0.05, sd)
-    assert power.power_of(0.05, sd, n) >= 0.8 > power.power_of(0.05, sd, n - 1)
-    assert power.sd_at({**parts, "var_seed": 0.0}, 4 * 105) == pytest.approx(np.sqrt(parts["var_item"] / 4))

@@ -58,7 +58,8 @@ from typing import Any
 import yaml
 
 from lem.core.stage import Stage, UsageError, Verb, arg, json_object
-from lem.evidence.power import PowerError, cmd_power
+from lem.evidence.power import PowerError
+from lem.plan_power import cmd_power
 from lem.run import Run
 
 REPO = Path(__file__).resolve().parents[2]
@@ -165,9 +166,13 @@ def load_config(configfiles: list[str | Path], schema: Path = SCHEMA) -> dict[st
 def validated(config: dict[str, Any], schema: Path = SCHEMA) -> dict[str, Any]:
     from snakemake.utils import validate
 
+    from lem.config_check import switch_off
+
+    from lem.config_check import switch_off
+
     if not schema.is_file():
         raise PlanError(f"config schema {schema} not found (run from the repository, or pass --schema)")
-    config = copy.deepcopy(config)
+    config = switch_off(copy.deepcopy(config))  # an overlay's `enabled: false`, as the workflow reads it
     validate(config, str(schema), set_default=True)
     return config
 
@@ -996,13 +1001,16 @@ STAGE = Stage(
             arg("--schema", default=str(SCHEMA), help="the config schema"),
             arg("--out", nargs="*", default=[], help=".txt (the table), .tsv and/or .json files"),
         ), errors=(PlanError,)),
-        Verb("power", "seeds (and documents) a mining comparison needs for a given power, from a finished run",
+        Verb("power", "seeds and test items each declared comparison needs, at its family's level, from a finished run",
              cmd_power, (
-            arg("--results", default="results", help="the run's results folder (its mining metrics files)"),
-            arg("--mining", nargs="*", default=[], help="mining metrics files (default: all under --results)"),
-            arg("--difference", type=float, default=0.05, help="the true F1 difference to detect"),
-            arg("--power", type=float, default=0.8, help="the power asked for"),
-            arg("--alpha", type=float, default=0.05, help="the test's level (two-sided)"),
+            arg("--results", default="results", help="the run's results folder (the metrics files of every task)"),
+            arg("--configfile", nargs="+", help="the run's config file(s): its `evidence` section (families, alpha)"),
+            arg("--difference", type=float, default=0.05,
+                help="the true difference to detect on mining, sentiment and curation (a score in [0, 1])"),
+            arg("--bleu-difference", type=float, default=1.0, help="the true NMT difference to detect, in BLEU points"),
+            arg("--power", type=float, default=0.8, help="the power asked for, in (0, 1)"),
+            arg("--alpha", type=float, default=None,
+                help="family-wise level, in (0, 1) (default: the config's evidence.alpha, 0.05)"),
         ), errors=(PowerError,)),
     ),
 )  # fmt: skip

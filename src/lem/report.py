@@ -60,7 +60,10 @@ SENTIMENT_METRICS = ["macro_f1", "accuracy"]
 
 def _read(task: str, path: str, variants: list[str] | None) -> tuple[dict[str, str], dict]:
     """The keys (with `seed`, "" where the task has none) and the metrics of one file given as `task`."""
-    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise ValueError(f"{path}: not a JSON {task} metrics file ({err})") from None
     keys = data.get("keys") if isinstance(data, dict) else None
     if not isinstance(keys, dict):
         raise ValueError(f"{path}: a {task} metrics file without `keys` (expected {', '.join(KEYS[task])})")

@@ -147,6 +147,21 @@ def _per_seed(runs: Mapping[str, Sequence[np.ndarray]], statistic: Statistic) ->
     return out
 
 
+def paired_item_differences(
+    a: Mapping[str, Sequence[np.ndarray]], b: Mapping[str, Sequence[np.ndarray]], statistic: Statistic
+) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray]:
+    """(paired seeds, a's per-seed scores, b's, the seeds x items table of pseudo-value differences) of two
+    recipes' runs (see `two_level_test`); the table is empty (0 x 0) without a paired seed."""
+    pa, pb = _per_seed(a, statistic), _per_seed(b, statistic)
+    seeds = [s for s in pa if s in pb]
+    sa = np.asarray([pa[s][0] for s in seeds], dtype=np.float64)
+    sb = np.asarray([pb[s][0] for s in seeds], dtype=np.float64)
+    if not (np.isfinite(sa).all() and np.isfinite(sb).all()):
+        raise ValueError("two_level_test: per-seed scores must be finite")
+    d = np.stack([pa[s][1] - pb[s][1] for s in seeds]) if seeds else np.zeros((0, 0))
+    return seeds, sa, sb, d
+
+
 def two_level_test(
     a: Mapping[str, Sequence[np.ndarray]],
     b: Mapping[str, Sequence[np.ndarray]],
@@ -170,13 +185,8 @@ def two_level_test(
 
     if not 0 < confidence < 1:
         raise ValueError(f"two_level_test: confidence={confidence!r}: expected a share in (0, 1)")
-    pa, pb = _per_seed(a, statistic), _per_seed(b, statistic)
-    seeds = [s for s in pa if s in pb]
+    seeds, sa, sb, d = paired_item_differences(a, b, statistic)
     nan = float("nan")
-    sa = np.asarray([pa[s][0] for s in seeds])
-    sb = np.asarray([pb[s][0] for s in seeds])
-    if not (np.isfinite(sa).all() and np.isfinite(sb).all()):
-        raise ValueError("two_level_test: per-seed scores must be finite")
     diffs = sa - sb
     out: dict[str, Any] = {
         "a": float(sa.mean()) if seeds else nan,
@@ -205,7 +215,6 @@ def two_level_test(
     }
     if not seeds:
         return out
-    d = np.stack([pa[s][1] - pb[s][1] for s in seeds])
     out["n_units"] = int(d.shape[1])
     if len(seeds) < 2:
         return out

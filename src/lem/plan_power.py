@@ -1,0 +1,131 @@
+"""`lem plan power`: how many pre-training seeds and test items each declared comparison needs, from a
+finished run's metrics files (every task the report compares), at each family's corrected level.
+
+It reads the run's metrics files as the report does (lem.report.collect), builds the same declared
+comparisons (lem.evidence.compare, the config's `evidence` section: families, alpha, power), and for each
+comparison with two or more paired seeds plans the two-level test from the 80 % upper confidence bounds of its
+variance parts (lem.evidence.power): the power of the run's own design to detect the stated difference at
+the family's first Holm threshold (alpha / family size), the difference it detects with the asked power,
+and the seeds needed with the run's items and with twice as many.
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import math
+from pathlib import Path
+from typing import Any
+
+from lem.evidence import compare as evidence
+from lem.evidence import crossed
+from lem.evidence.power import PowerError, plan_comparison
+
+PATTERNS = {
+    "mining": "mining/*/seed*/*/*.metrics.json",
+    "sentiment": "sentiment/*/seed*/*/finetune*/metrics.json",
+    "curation": "curation/*/seed*/*/metrics.json",
+    "nmt": "nmt/*/seed*/*/keep*/metrics.json",
+}
+# a difference must lie in the metric's range: F1, macro-F1 and precision in [0, 1], BLEU in points
+RANGE = {"mining": 1.0, "sentiment": 1.0, "curation": 1.0, "nmt": 100.0}
+
+
+def probability(name: str, value: float) -> float:
+    if not (math.isfinite(value) and 0 < value < 1):
+        raise PowerError(f"{name} {value!r}: expected a probability strictly between 0 and 1")
+    return value
+
+
+def difference(name: str, value: float, task: str) -> float:
+    top = RANGE[task]
+    if not (math.isfinite(value) and 0 < value <= top):
+        unit = "BLEU points" if task == "nmt" else "a score in [0, 1]"
+        raise PowerError(f"{name} {value!r}: expected a difference > 0 and <= {top:g} ({unit})")
+    return value
+
+
+def load_items(results: str) -> tuple[evidence.Items, list[str]]:
+    """The run's per-item rows of every task (as the report reads them) and the rows (variants) seen."""
+    from lem import report
+
+    paths = {task: sorted(glob.glob(str(Path(results) / pattern))) for task, pattern in PATTERNS.items()}
+    if not any(paths.values()):
+        raise PowerError(f"no metrics files under {results}/ (run the pipeline first, or pass --results)")
+    items = evidence.Items()
+    try:
+        report.collect(
+            paths["mining"], paths["sentiment"], paths["curation"], [], None, None, items, paths["nmt"]
+        )
+    except ValueError as err:  # a file that is not a metrics file: one line naming it
+        raise PowerError(str(err).splitlines()[0]) from None
+    variants = sorted({k[3] for k in items.units})
+    return items, variants
+
+
+def power_rows(
+    items: evidence.Items, variants: list[str], ev: dict[str, Any], deltas: dict[str, float]
+) -> list[dict[str, Any]]:
+    """One row per declared comparison with two or more paired seeds: the plan of `plan_comparison` at the
+    family's first Holm threshold."""
+    table = evidence.compare(items, variants, evidence=ev)
+    rows = []
+    for r in table.itertuples() if not table.empty else ():
+        if r.role != "comparison" or r.seeds < 2:
+            continue
+        cell = (r.task, r.dataset, r.pair)
+        statistic = items.statistic(cell)
+        _, _, _, d = crossed.paired_item_differences(
+            items.runs(*cell, r.a), items.runs(*cell, r.b), statistic
+        )
+        alpha = ev["alpha"] / r.family_size
+        plan = plan_comparison(d, deltas[r.task], alpha, ev["power"])
+        rows.append({"family": r.family, "task": r.task, "dataset": r.dataset, "pair": r.pair, "a": r.a,
+                     "b": r.b, "alpha": alpha, "delta": deltas[r.task], **plan})  # fmt: skip
+    return rows
+
+
+def cmd_power(a: argparse.Namespace) -> None:
+    from lem.plan import PlanError, load_config
+
+    probability("--power", a.power)
+    deltas = {t: difference("--difference" if t != "nmt" else "--bleu-difference",
+                            a.bleu_difference if t == "nmt" else a.difference, t) for t in RANGE}  # fmt: skip
+    raw: dict[str, Any] = {}
+    if a.configfile:
+        try:
+            raw = load_config(a.configfile).get("evidence") or {}
+        except (PlanError, OSError) as err:
+            raise PowerError(str(err).splitlines()[0]) from None
+    try:
+        ev = evidence.evidence_settings(raw)
+    except ValueError as err:
+        raise PowerError(str(err)) from None
+    ev["power"] = a.power
+    if a.alpha is not None:
+        ev["alpha"] = probability("--alpha", a.alpha)
+    items, variants = load_items(a.results)
+    rows = power_rows(items, variants, ev, deltas)
+    if not rows:
+        raise PowerError(f"no declared comparison with two or more paired seeds in {a.results}/")
+
+    def need(n: int | None) -> str:
+        return "> 200" if n is None else str(n)
+
+    print(
+        f"Two-level test (seeds x items) at each family's first Holm threshold (family-wise alpha {ev['alpha']:g}), "
+        f"from 80 % upper bounds of the run's variance parts; power to detect a difference of {a.difference:g} "
+        f"(NMT: {a.bleu_difference:g} BLEU); seeds for {a.power:.0%} power."
+    )
+    print(
+        "family | task dataset pair | a vs b | observed diff | seeds x items | sd seed / item / residual | "
+        "alpha | power now | detects now | seeds needed | with 2x items"
+    )
+    for r in rows:
+        f = ".2f" if r["task"] == "nmt" else ".3f"
+        print(
+            f"{r['family']} | {r['task']} {r['dataset']} {r['pair']} | {r['a']} vs {r['b']} | {r['diff']:+{f}} | "
+            f"{r['seeds']} x {r['items']} | {r['sd_seed']:{f}} / {r['sd_item']:{f}} / {r['sd_res']:{f}} | "
+            f"{r['alpha']:.4f} | {r['power']:.2f} | {r['mde']:{f}} | {need(r['seeds_needed'])} | "
+            f"{need(r['seeds_needed_2x_items']) if r['items'] > 1 else '-'}"
+        )
