@@ -18,6 +18,7 @@ from lem.run import Run
 
 REPO = Path(__file__).resolve().parents[1]
 CONFIGS = ["config.yaml", "paper.yaml", "gpu-smoke.yaml", "ablation.yaml", "local.yaml"]
+OVERLAYS = {"ablation.yaml": ["config.yaml", "ablation.yaml"]}  # an overlay: given after the embedded default
 
 
 def dry_run_jobs(workdir: Path, configfile: Path, *extra: str) -> dict[str, list[set[str]]]:
@@ -38,7 +39,8 @@ def planned(request, tmp_path_factory) -> tuple[str, dict, dict[str, list[set[st
     """(name, the config as the workflow holds it, the DAG's jobs) of one shipped config."""
     name = request.param
     extra: tuple[str, ...] = ()
-    config = load_config([REPO / "config" / name])
+    files = [REPO / "config" / f for f in OVERLAYS.get(name, [name])]
+    config = load_config(files)
     if name == "local.yaml":  # the real data of ../shared/data
         data = request.getfixturevalue("shared_data").resolve()
         extra = ("--config", f"data_root={data}")
@@ -46,7 +48,7 @@ def planned(request, tmp_path_factory) -> tuple[str, dict, dict[str, list[set[st
     expand_data_root(config)
     check_config(config)
     workdir = tmp_path_factory.mktemp(name.removesuffix(".yaml"))
-    return name, config, dry_run_jobs(workdir, REPO / "config" / name, *extra)
+    return name, config, dry_run_jobs(workdir, files[0], *map(str, files[1:]), *extra)
 
 
 def test_the_run_models_job_grid_is_the_dags(planned):

@@ -1417,6 +1417,25 @@ def schema_refusal(err: BaseException) -> str:
     return f"{path or 'config'}: {_short(inner.instance)}: expected {_expected(node)}"
 
 
+SWITCHED = ("sentiment", "curation")  # the task sections an `enabled: false` switches off
+
+
+def switch_off(config: dict[str, Any]) -> dict[str, Any]:
+    """Each task section of SWITCHED whose `enabled` is false replaced by nothing (its schema defaults: no job),
+    and `enabled` taken out of the others. An overlay (`--configfile config/config.yaml config/ablation.yaml`)
+    switches a task off this way: Snakemake's merge of config files cannot remove what the file it overlays
+    sets. Called before the schema check; `config` is changed in place and returned."""
+    for section in SWITCHED:
+        spec = config.get(section)
+        if isinstance(spec, dict) and "enabled" in spec:
+            enabled = spec.pop("enabled")
+            if enabled is False:
+                config[section] = {}
+            elif enabled is not True:
+                raise ConfigError(f"{section}.enabled: {_short(enabled)}: expected true or false")
+    return config
+
+
 def written_config(config: dict[str, Any]) -> dict[str, Any]:
     """A copy of the config as the user wrote it, before the schema fills its defaults in (`check_config`'s
     `written`: a message then says when a value is a default)."""
@@ -1425,8 +1444,10 @@ def written_config(config: dict[str, Any]) -> dict[str, Any]:
 
 def check_workflow_config(config: dict[str, Any], schema_path: str | Path) -> dict[str, Any]:
     """Everything the workflow checks before its DAG is built, in order, as workflow/rules/common.smk and
-    `lem plan cost` call it: the schema (its defaults filled in), `{data_root}` expanded, `check_config`.
+    `lem plan cost` call it: the sections an overlay switched off (`switch_off`), the schema (its defaults
+    filled in), `{data_root}` expanded, `check_config`.
     `config` is changed in place and returned; ConfigError in one line naming the key."""
+    switch_off(config)
     written = written_config(config)
     validate_config(config, schema_path)
     expand_data_root(config)

@@ -168,8 +168,6 @@ def validated(config: dict[str, Any], schema: Path = SCHEMA) -> dict[str, Any]:
 
     from lem.config_check import switch_off
 
-    from lem.config_check import switch_off
-
     if not schema.is_file():
         raise PlanError(f"config schema {schema} not found (run from the repository, or pass --schema)")
     config = switch_off(copy.deepcopy(config))  # an overlay's `enabled: false`, as the workflow reads it

@@ -13,6 +13,7 @@ from lem.config_check import (
     check_config,
     expand_data_root,
     schema_refusal,
+    switch_off,
     written_config,
 )
 
@@ -20,8 +21,11 @@ from lem.config_check import (
 # `{data_root}` in any path: the config's `data_root` (config/local.yaml names its folder once). Then every
 # section is built into the settings dataclass of the `lem` verb that reads it, merged as the rules pass it,
 # and what joins the sections is checked: a problem stops here in one line naming the key.
-_written = written_config(config)
 try:
+    switch_off(
+        config
+    )  # `sentiment: {enabled: false}` (an overlay's switch): no sentiment job
+    _written = written_config(config)
     try:
         validate(config, schema="../schemas/config.schema.yaml", set_default=True)
     # Snakemake's WorkflowError around jsonschema's ValidationError
