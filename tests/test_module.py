@@ -7,24 +7,27 @@ environments, its package, its scripts), and planning imports no heavy stack (to
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 import yaml
-from dag import conda_records, small_config, stand_in_conda
+from dag import conda_records, stand_in_conda
 
 REPO = Path(__file__).resolve().parents[1]
 
-# What `snakedeploy deploy-workflow <repo> DIR --tag vX` writes, with the module's snakefile a local path
-# (snakedeploy writes github("<owner>/<repo>", path="workflow/Snakefile", tag="vX")).
+# What `snakedeploy deploy-workflow <repo> DIR --tag vX` writes (the module's snakefile a local path here;
+# snakedeploy writes github("<owner>/<repo>", path="workflow/Snakefile", tag="vX")), with the user's overlay
+# named after the copy of config/config.yaml that snakedeploy places beside it.
 DEPLOYED_SNAKEFILE = """from snakemake.utils import min_version
 
 min_version("9.0")
 
 
 configfile: "config/config.yaml"
+configfile: "config/overlay.yaml"
 
 
 module lem_pipeline:
@@ -35,6 +38,17 @@ module lem_pipeline:
 
 
 use rule * from lem_pipeline
+"""
+
+# The user's overlay of five keys: their rows and seed, no sentiment, a LASER reference encoder (its rule
+# runs the workflow's own script), and a small generated world.
+OVERLAY = """variants: [base, lem]
+pretrain: {seeds: [7]}
+sentiment: {enabled: false}
+reference_encoders: {laser: {settings: {backend: laser}}}
+corpus:
+  generate: {mono_sentences: 40, para_train: 20, para_valid: 5, news_documents: 2, sentiment_examples: 20,
+             noisy_pairs: 8, noisy_extra_pairs: {si-en: 10}}
 """
 
 HEAVY = {"torch", "transformers", "faiss", "sentence_transformers", "accelerate", "datasets", "sklearn"}
@@ -51,18 +65,6 @@ finally:
 """
 
 
-def user_config() -> dict:
-    """The user's config: the embedded default shrunk (tests/dag.py) with their own rows and seed, and a LASER
-    reference encoder (its rule runs the workflow's own script)."""
-    cfg = small_config()
-    cfg["variants"] = ["base", "lem"]
-    cfg["pretrain"]["seeds"] = [7]
-    cfg["corpus"]["generate"].update(mono_sentences=40, para_train=20, para_valid=5, news_documents=2,
-                                     sentiment_examples=20, noisy_pairs=8, noisy_extra_pairs={})  # fmt: skip
-    cfg["reference_encoders"] = {"laser": {"settings": {"backend": "laser", "model_dir": "resources/laser"}}}
-    return cfg
-
-
 @pytest.fixture
 def deployed(tmp_path) -> Path:
     root = tmp_path / "my-lem"
@@ -70,14 +72,17 @@ def deployed(tmp_path) -> Path:
     (root / "config").mkdir()
     snakefile = DEPLOYED_SNAKEFILE.replace("@SNAKEFILE@", str(REPO / "workflow" / "Snakefile"))
     (root / "workflow" / "Snakefile").write_text(snakefile)
-    (root / "config" / "config.yaml").write_text(yaml.safe_dump(user_config()))
+    shutil.copy(REPO / "config" / "config.yaml", root / "config" / "config.yaml")
+    (root / "config" / "overlay.yaml").write_text(OVERLAY)
     return root
 
 
-def test_a_module_plans_with_the_users_config_and_imports_no_heavy_stack(deployed, tmp_path):
+def test_a_module_plans_with_the_users_overlay_and_imports_no_heavy_stack(deployed, tmp_path):
     """A dry run in the deploying folder (Snakemake finds workflow/Snakefile there, as the catalog's usage
-    says): the user's rows and seed are planned, the LASER rule runs the module's own script, no path points
-    into the deploying folder's workflow/ or envs/, and torch, transformers and faiss are never imported."""
+    says): the overlay's five keys merged over the embedded default by Snakemake (its rows and seed planned,
+    sentiment switched off), the LASER rule runs the module's own script, no path points into the deploying
+    folder's workflow/ or envs/, and torch, transformers and faiss are never imported."""
+    assert len(yaml.safe_load(OVERLAY)) == 5
     (tmp_path / "imports.py").write_text(IMPORTS)
     modules = tmp_path / "modules.json"
     proc = subprocess.run([sys.executable, str(tmp_path / "imports.py"), str(modules), "-n", "-p"],
@@ -86,7 +91,8 @@ def test_a_module_plans_with_the_users_config_and_imports_no_heavy_stack(deploye
     assert proc.returncode == 0, out[-4000:]
     assert "Job stats:" in out and "\nrule report:" in out
     assert "results/models/lem/tri/seed7/para" in out and "results/models/mlm_tlm" not in out
-    assert "results/embeddings/ref_laser/seed7/" in out
+    assert "results/embeddings/ref_laser/seed7/" in out and "\nrule sentiment:" not in out
+    assert "\nrule mine:" in out and "\nrule nmt_run:" in out  # the default's tasks the overlay keeps
     laser = [line for line in out.splitlines() if "laser_encode.py" in line]
     script = REPO / "workflow" / "scripts" / "laser_encode.py"
     assert laser and all(line.startswith(f"Shell command: python {script} ") for line in laser)

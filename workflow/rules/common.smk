@@ -22,9 +22,8 @@ from lem.config_check import (
 # section is built into the settings dataclass of the `lem` verb that reads it, merged as the rules pass it,
 # and what joins the sections is checked: a problem stops here in one line naming the key.
 try:
-    switch_off(
-        config
-    )  # `sentiment: {enabled: false}` (an overlay's switch): no sentiment job
+    # an overlay's `sentiment: {enabled: false}` or `curation: {enabled: false}`: no job of that task
+    switch_off(config)
     _written = written_config(config)
     try:
         validate(config, schema="../schemas/config.schema.yaml", set_default=True)
