@@ -59,7 +59,7 @@ import yaml
 
 from lem.core.stage import Stage, UsageError, Verb, arg, json_object
 from lem.evidence.power import PowerError
-from lem.plan_power import cmd_power
+from lem.plan_power import check_arguments, run_power
 from lem.run import Run
 
 REPO = Path(__file__).resolve().parents[2]
@@ -953,6 +953,18 @@ def write_outputs(plan: dict[str, Any], text: str, outs: list[str]) -> None:
             write_text(out, "\n".join(rows) + "\n")
         else:
             raise PlanError(f"--out {out}: give a .txt, .tsv or .json file")
+
+
+def cmd_power(a: argparse.Namespace) -> None:
+    """`lem plan power` (lem.plan_power): the arguments checked first, then the config's `evidence` section."""
+    check_arguments(a)
+    raw: dict[str, Any] = {}
+    if a.configfile:
+        try:
+            raw = load_config(a.configfile).get("evidence") or {}
+        except (PlanError, OSError) as err:
+            raise PowerError(str(err).splitlines()[0]) from None
+    run_power(a, raw)
 
 
 def cmd_cost(a: argparse.Namespace) -> int:

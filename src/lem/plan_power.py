@@ -85,25 +85,27 @@ def power_rows(
     return rows
 
 
-def cmd_power(a: argparse.Namespace) -> None:
-    from lem.plan import PlanError, load_config
-
+def check_arguments(a: argparse.Namespace) -> None:
+    """Every argument in its range, before anything is read."""
     probability("--power", a.power)
-    deltas = {t: difference("--difference" if t != "nmt" else "--bleu-difference",
-                            a.bleu_difference if t == "nmt" else a.difference, t) for t in RANGE}  # fmt: skip
-    raw: dict[str, Any] = {}
-    if a.configfile:
-        try:
-            raw = load_config(a.configfile).get("evidence") or {}
-        except (PlanError, OSError) as err:
-            raise PowerError(str(err).splitlines()[0]) from None
+    if a.alpha is not None:
+        probability("--alpha", a.alpha)
+    for t in RANGE:
+        difference("--difference" if t != "nmt" else "--bleu-difference",
+                   a.bleu_difference if t == "nmt" else a.difference, t)  # fmt: skip
+
+
+def run_power(a: argparse.Namespace, raw: dict[str, Any]) -> None:
+    """`lem plan power` with the config's `evidence` section `raw` (lem.plan reads the config files)."""
+    check_arguments(a)
+    deltas = {t: a.bleu_difference if t == "nmt" else a.difference for t in RANGE}
     try:
         ev = evidence.evidence_settings(raw)
     except ValueError as err:
         raise PowerError(str(err)) from None
     ev["power"] = a.power
     if a.alpha is not None:
-        ev["alpha"] = probability("--alpha", a.alpha)
+        ev["alpha"] = a.alpha
     items, variants = load_items(a.results)
     rows = power_rows(items, variants, ev, deltas)
     if not rows:
