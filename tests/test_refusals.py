@@ -104,6 +104,8 @@ BAD = [
     Bad("labels-good-bad", ORACLE, "curation.corpora.si-en", "no pair is labelled exactly 'clean'; labels: 'bad', 'good'", files={"noisy.tsv": "src\ttgt\tlabel\na\tb\tgood\nc\td\tbad\n"}),
     Bad("labels-case", ORACLE, "curation.corpora.si-en", "('Clean' differs from it in case or spaces)", files={"noisy.tsv": "src\ttgt\tlabel\na\tb\tClean\nc\td\tnoisy\n"}),
     Bad("mono-zero", {"corpus.generate.mono_sentences": 0}, "corpus.generate.mono_sentences", "expected an integer count in 1..1,000,000 (pre-training needs text), got 0"),
+    Bad("evidence-two-families", {"evidence": {"families": {"primary": [{"a": "lem*", "b": "mlm_tlm", "tasks": ["mining"]}], "exploratory": [{"a": "lem", "b": "mlm_tlm", "tasks": ["mining"]}]}}}, "evidence.families", "lem vs mlm_tlm on mining is declared in primary and in exploratory"),
+    Bad("evidence-margin", {"evidence": {"margin": {"nmt": 500}}}, "evidence.margin.nmt", "500"),
     Bad("files-in-another-script", {"data_root": TMP, "corpus.files.mono.si": f"{TMP}/si.txt"}, "corpus.files.mono.si", "0% of the letters of its first 200 lines are SINHALA", "local.yaml", {"si.txt": TAMIL * 20}),
 ]
 # fmt: on
@@ -265,3 +267,16 @@ def test_an_output_that_cannot_be_written_ends_in_one_line_and_keeps_the_old_fil
     assert last.startswith("lem data mono: ") and words.format(out=out, folder=folder) in last, last
     assert out.read_text(encoding="utf-8") == "the previous run's output\n"  # nothing lost
     assert sorted(p.name for p in folder.iterdir()) == ["out.txt"]  # no temporary left behind
+
+
+@pytest.mark.parametrize("name", ["config.yaml", "paper.yaml", "local.yaml"])
+def test_the_schema_check_fills_the_defaults_as_snakemakes_validate(name):
+    """lem.config_check.validate_config (lem plan cost, check_workflow_config) builds its validator once;
+    workflow/rules/common.smk calls Snakemake's `validate`: both give the same config."""
+    from snakemake.utils import validate
+
+    from lem.config_check import validate_config
+
+    ours, theirs = config(name), config(name)
+    validate(theirs, str(SCHEMA), set_default=True)
+    assert validate_config(ours, SCHEMA) == theirs

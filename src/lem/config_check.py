@@ -1314,6 +1314,19 @@ def check_config(config: dict[str, Any], written: dict[str, Any] | None = None) 
     _check_pq_m(config)
     _check_controls(config)
     _check_references(config)
+    _check_evidence(config)
+
+
+def _check_evidence(config: dict[str, Any]) -> None:
+    """The declared comparison families (`evidence`, lem.evidence.compare): their settings, and no comparison
+    in two families (it would sit in two corrections)."""
+    from lem.evidence.compare import declared, evidence_settings
+
+    try:
+        ev = evidence_settings(config.get("evidence"))
+        declared(list(config.get("variants") or []), ev["families"])
+    except ValueError as err:
+        raise ConfigError(str(err)) from None
 
 
 def check_base_model(config: dict[str, Any]) -> dict[str, Any]:
@@ -1455,16 +1468,39 @@ def check_workflow_config(config: dict[str, Any], schema_path: str | Path) -> di
     return config
 
 
-def validate_config(config: dict[str, Any], schema_path: str | Path) -> dict[str, Any]:
-    """The schema check of workflow/rules/common.smk and `lem plan cost`: `config` validated against the
-    schema with its defaults filled in (in place; returned), a refusal one line naming the key
-    (`schema_refusal`) instead of Snakemake's dump of the schema and the config."""
-    from jsonschema.exceptions import ValidationError
-    from snakemake.exceptions import WorkflowError
-    from snakemake.utils import validate
+_VALIDATORS: dict[tuple[str, float], Any] = {}
 
-    try:
-        validate(config, str(schema_path), set_default=True)
-    except (WorkflowError, ValidationError) as err:
-        raise ConfigError(schema_refusal(err)) from None
+
+def _schema_validator(schema_path: str | Path) -> Any:
+    """A jsonschema validator of the schema file that fills in defaults as it validates, as Snakemake's
+    `validate(..., set_default=True)` does (the jsonschema FAQ's recipe), each default a copy; built once
+    per file and version (Snakemake's loads and builds it on every call: 0.26 s)."""
+    import yaml
+    from jsonschema import Draft202012Validator, validators
+
+    path = Path(schema_path).resolve()
+    key = (str(path), path.stat().st_mtime)
+    if key not in _VALIDATORS:
+        schema = yaml.safe_load(path.read_text(encoding="utf-8"))
+        properties = Draft202012Validator.VALIDATORS["properties"]
+
+        def set_defaults(validator: Any, props: dict, instance: Any, node: dict) -> Iterator[Any]:
+            if isinstance(instance, dict):
+                for name, sub in props.items():
+                    if isinstance(sub, dict) and "default" in sub:
+                        instance.setdefault(name, copy.deepcopy(sub["default"]))
+            yield from properties(validator, props, instance, node)
+
+        cls = validators.extend(Draft202012Validator, {"properties": set_defaults})
+        _VALIDATORS[key] = cls(schema)
+    return _VALIDATORS[key]
+
+
+def validate_config(config: dict[str, Any], schema_path: str | Path) -> dict[str, Any]:
+    """The schema check of `lem plan cost` and `check_workflow_config`: `config` validated against the
+    schema with its defaults filled in (in place; returned), as workflow/rules/common.smk does with
+    Snakemake's `validate`; the first refusal one line naming the key (`schema_refusal`) instead of
+    Snakemake's dump of the schema and the config."""
+    for err in _schema_validator(schema_path).iter_errors(config):
+        raise ConfigError(schema_refusal(err))
     return config
