@@ -475,22 +475,23 @@ def round_up(n: int, multiple: int = 8) -> int:
 
 
 def masked_capacity(settings: MaskingSettings, length: int) -> int:
-    """Labelled positions one example of at most `length` tokens can carry, rounded up to a multiple of 8:
-    the size of the static path's per-row buffer (`StaticBatch`).
+    """Labelled positions one example of at most `length` tokens can carry: the size of the static path's
+    per-row buffer (`static_batch`). The LM head runs on every slot, so the buffer is kept tight.
 
     LEM with a fixed budget in one-subword mode masks exactly max(1, round(count * budget)) positions, count
-    at most `length` (`all_tokens`) or `length - 2` (`non_special`), so the bound is exact. The per-token draw
-    of `standard`, `budget_rule: binomial` and whole-word overshoot have no small exact bound: the buffer is
-    the binomial mean + 6 standard deviations (a row above it: about 1 in 10^9), and a batch above it grows
-    its buffer (`static_batch`): no labelled position is ever dropped."""
+    at most `length` (`all_tokens`) or `length - 2` (`non_special`): that maximum, exact. The per-token draw
+    of `standard`, `budget_rule: binomial` and whole-word overshoot have no small exact bound: the binomial
+    mean + 4 standard deviations, rounded up to 8 (at 128 tokens: 40 slots, a row above them about 1 in a
+    million); a batch with a row above it grows its buffer (`static_batch`): no labelled position is ever
+    dropped."""
     length = int(length)
     if settings.strategy == "lem" and settings.budget_rule == "fixed" and not settings.whole_word:
         count = length if settings.count_rule == "all_tokens" else max(length - 2, 0)
         n = masking_budget(np.full((1, max(count, 1)), 0), np.array([count]), settings.budget,
                            settings.count_rule, settings.rounding)[0]  # fmt: skip
-        return min(round_up(max(int(n), 1)), round_up(length))
+        return max(1, min(int(n), length))
     p = settings.mlm_probability if settings.strategy == "standard" else settings.budget
-    bound = length * p + 6 * math.sqrt(length * p * (1 - p)) + (8 if settings.whole_word else 0)
+    bound = length * p + 4 * math.sqrt(length * p * (1 - p)) + (8 if settings.whole_word else 0)
     return min(round_up(max(math.ceil(bound), 1)), round_up(length))
 
 
