@@ -328,8 +328,9 @@ def markdown(
         "(`lem.evidence.chance`: analytic for mining, the best input-blind classifier for sentiment, a random ranking "
         "for curation) and *ceiling* the best any system can reach under mining's candidate structure. "
         "Rows `control_lexical` (a bag of dictionary concepts) and `control_random` (random vectors) are the "
-        "positive and negative controls of the evaluation chain. ▲/▼: significantly above/below the row's "
-        "reference (`mlm_tlm` for `lem*`, `base` for `mlm_tlm`) after Holm's correction (see the comparisons).",
+        "positive and negative controls of the evaluation chain. ▲ higher, ▼ lower, ≈ equivalent within the margin: "
+        "the verdict of the row's declared comparison with its reference (config `evidence.families`; Holm within "
+        "each family; see the comparisons and the verdicts); no mark: inconclusive or not compared.",
         "",
     ]
     blocks = [

@@ -8,9 +8,10 @@
 - `approximate_randomisation`: paired approximate randomisation over examples (sentiment, curation): under
   the null the two systems' outcomes on an example are exchangeable, so each example's rows are swapped
   with probability 1/2.
-- `seed_paired_test`: the test of two *recipes* (variants): a paired t-test over pre-training seeds of
-  per-seed scores, each seed's score computed from its own test items. This is the test the report's marks
-  rest on, because the unit that varies between two draws of a recipe is the pre-training seed.
+- `seed_paired_test`: a paired t-test over pre-training seeds of per-seed scores. It holds the test set
+  fixed (every seed scores the same items, so a recipe-by-item part shared by every seed is never seen) and
+  grows more liberal as seeds are added; the report's comparisons use the two-level test over seeds and items
+  instead (`lem.evidence.crossed`). It stays for contrast (bench/stats_calibration.py prints both).
 - `holm`: Holm-Bonferroni adjusted p-values for the comparisons shown together.
 
 The unit-level tests (`paired_bootstrap`, `approximate_randomisation`) treat each trained model as fixed: they
