@@ -64,6 +64,20 @@ def small_config(reference_model: Path | None = None) -> dict:
     return cfg
 
 
+TEST_CONFIG = REPO / ".test" / "config" / "config.yaml"
+TEST_CONFIG_HEADER = """\
+# The suite's shrunken embedded default (tests/dag.py, small_config): the whole DAG that tests/conftest.py's
+# dag_reference runs in CI (there with a tiny local sentence-transformers model as reference encoder row
+# `ref_tiny`). Generated: `python tests/dag.py` writes it; tests/test_module.py checks it is current. Run it:
+#   snakemake --cores all --configfile .test/config/config.yaml --directory runs/test
+"""
+
+
+def shrunken_config_text() -> str:
+    """.test/config/config.yaml's text: small_config() (no reference encoder) as YAML, under its header."""
+    return TEST_CONFIG_HEADER + yaml.safe_dump(small_config(), sort_keys=False, width=110)
+
+
 def snakemake_cmd(workdir: Path, *args: str, config: Path | None = None) -> list[str]:
     cmd = [*SNAKEMAKE, "--snakefile", str(REPO / "Snakefile"), "--directory", str(workdir)]
     return cmd + ["--configfile", str(config or workdir / "config.yaml"), *args]
@@ -209,3 +223,9 @@ def stand_in_conda(root: Path) -> tuple[dict[str, str], Path]:
 def conda_records(log: Path) -> list[dict]:
     """What the stand-in conda of `stand_in_conda` recorded, in order."""
     return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+
+
+if __name__ == "__main__":
+    TEST_CONFIG.parent.mkdir(parents=True, exist_ok=True)
+    TEST_CONFIG.write_text(shrunken_config_text(), encoding="utf-8")
+    print(f"wrote {TEST_CONFIG.relative_to(REPO)}")

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from dag import conda_records, stand_in_conda
+from dag import TEST_CONFIG, conda_records, shrunken_config_text, stand_in_conda
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -126,3 +126,11 @@ def test_a_module_runs_a_small_target_in_its_rules_environment(deployed, tmp_pat
     assert len(composed) == 1 and composed[0].startswith(f"source {activate} '{env_dir}'; set -euo pipefail;")
     assert " lem corpus generate " in composed[0] and "PATH" not in composed[0]
     assert {"ran": f"{env_dir}/bin/lem"} in got  # the environment's lem, not the one on Snakemake's PATH
+
+
+def test_the_test_config_is_the_suites_shrunken_dag():
+    """.test/config/config.yaml (the catalog's `.test/` config, runnable by anyone) is the shrunken embedded
+    default that CI's whole-DAG run uses (tests/dag.py's small_config), generated from config/config.yaml."""
+    assert TEST_CONFIG.read_text(encoding="utf-8") == shrunken_config_text(), (
+        f"{TEST_CONFIG} is not current (config/config.yaml or tests/dag.py changed): run `python tests/dag.py`"
+    )
