@@ -145,7 +145,7 @@ step() {  # step NAME LIMIT_S MIN_S COMMAND...: run it within the budget; its fi
   record "$name" "$rc" "$seconds" "$limit" "$note"
 }
 
-BENCH=("$PY" bench/gpu_training.py --results "$RESULTS")
+BENCH=("$PY" bench/gpu_training.py --results "$RESULTS" --workers 2)  # the paper config's dataloader_num_workers
 mining_run() {  # bench/mining.py writes one JSON file: its figures appended to $RESULTS once measured
   rm -f "$STATE/mining.json"
   "$PY" bench/mining.py --device cuda --json "$STATE/mining.json" || return $?

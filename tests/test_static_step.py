@@ -169,6 +169,8 @@ def test_a_small_training_run_selects_the_same_checkpoint_on_both_paths(tmp_path
         settings = TrainSettings.from_dict({
             "max_steps": 10, "batch_size": 8, "learning_rate": 1e-2, "checkpoint_every": 2, "min_evaluations": 5,
             "logging_steps": 5, "seed": 4, "stats_examples": 16, "static_shapes": path,
+            # the static path's collator (masking, padding, gathering) in a DataLoader worker: the same batches
+            "dataloader_num_workers": 1 if path == "on" else 0,
         })  # fmt: skip
         selections[path] = train_stage(
             model=tiny_mlm(seed=1), tokenizer=tok, train_ds=Dataset.from_list(train),
