@@ -93,6 +93,8 @@ BAD = [
     Bad("data-root-braces", {"data_root": "/data/{a}"}, "data_root", "expected a folder path without '{' '}'", "local.yaml"),
     Bad("top-level-typo", {"varients": ["base"]}, "varients", "unknown key; known: annotation,"),
     Bad("missing-section", {"mining": DELETE}, "mining", "missing: the config requires it"),
+    Bad("language-code", {"languages": ["EN", "si", "ta"]}, "languages[0]", "'EN': expected a language code of 2-3 lower-case letters"),
+    Bad("pair-code", {"pairs": ["si_en"]}, "pairs[0]", "'si_en': expected a pair 'src-tgt' of two language codes"),
     Bad("schema-type", {"pretrain.seeds": "13"}, "pretrain.seeds", "'13': expected a list"),
     Bad("other-share-standard", {"pretrain.variants.mlm_tlm.other_share": 0.1}, "pretrain.variants.mlm_tlm.other_share", "not used by strategy 'standard'"),
     Bad("no-embedding", {"embedding": DELETE}, "embedding.max_length", "not set, so its default 128, exceeds the base model's 64 tokens"),

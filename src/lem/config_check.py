@@ -1359,6 +1359,16 @@ def _short(value: Any, n: int = 60) -> str:
     return text if len(text) <= n else f"{text[:n]}... ({type(value).__name__})"
 
 
+# the schema's patterns in words (workflow/schemas/config.schema.yaml)
+PATTERN_WORDS = {
+    "^[a-z]{2,3}$": "a language code of 2-3 lower-case letters (en, si, ta, or any code of the config's own)",
+    "^[a-z]{2,3}-[a-z]{2,3}$": "a pair 'src-tgt' of two language codes of 2-3 lower-case letters (si-en)",
+    "^[0-9a-f]{64}$": "a sha256: 64 lower-case hex digits",
+    "^(https?|file)://": "a URL starting with https://, http:// or file://",
+    "^(auto|cpu|cuda(:[0-9]+)?)$": "auto, cpu, cuda or cuda:N",
+}
+
+
 def _expected(schema: Any) -> str:
     """What a schema node asks for, in a few words."""
     if not isinstance(schema, dict):
@@ -1389,6 +1399,9 @@ def _expected(schema: Any) -> str:
         if key in schema
     ]
     if "pattern" in schema:
+        words_for = PATTERN_WORDS.get(schema["pattern"])
+        if words_for:
+            return words_for
         bounds.append(f"matching {schema['pattern']}")
     if "minItems" in schema:
         bounds.append(f"of at least {schema['minItems']} item(s)")
