@@ -748,6 +748,9 @@ def _check_scripts(config: dict[str, Any]) -> None:
 
 
 SCRIPT_SAMPLE_LINES = 200  # lines of a language's text file read at planning to tell its script
+# below this share of its code's script a text file is another language's (code-mixed text keeps far more:
+# multiNER's Sinhala and Tamil CoNLL files, tags included, have 51 % and 54 %; a swapped file has 0 %)
+SCRIPT_MIN_SHARE = 0.2
 
 
 def _check_file_script(key: str, path: Path, code: str, expected: str) -> None:
@@ -770,7 +773,7 @@ def _check_file_script(key: str, path: Path, code: str, expected: str) -> None:
     if total < 100:
         return
     share = counts[expected] / total
-    if share < 0.5:
+    if share < SCRIPT_MIN_SHARE:
         top, n = counts.most_common(1)[0]
         raise ConfigError(
             f"{key}: {path}: {share:.0%} of the letters of its first {SCRIPT_SAMPLE_LINES} lines are {expected} "
