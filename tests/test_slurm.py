@@ -105,6 +105,7 @@ def small_config() -> dict:
     cfg["pretrain"]["max_length"] = 32
     shrink(cfg.get("embedding", {}), max_length=32)
     shrink(cfg.get("sentiment", {}).get("training", {}), max_length=32)
+    shrink(cfg.get("ner_model", {}).get("settings", {}), max_length=32)  # at most the model's (config_check)
     return cfg
 
 
