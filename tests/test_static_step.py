@@ -155,6 +155,16 @@ def test_static_shapes_settings():
     )
 
 
+def test_the_static_length_stays_inside_the_position_table():
+    from lem.pretrain import static_length
+
+    model = tiny_mlm()  # 66 positions
+    assert static_length(30, model) == 32 and static_length(64, model) == 64
+    assert static_length(61, model) == 64 and static_length(63, model) == 64  # rounded up to 8 where it fits
+    small = type("M", (), {"config": type("C", (), {"max_position_embeddings": 43})()})()
+    assert static_length(41, small) == 43 and static_length(43, small) == 43  # not past the table
+
+
 @pytest.mark.slow  # two training runs of 10 steps, 5 evaluations each: ~2 s each once transformers is warm
 def test_a_small_training_run_selects_the_same_checkpoint_on_both_paths(tmp_path):
     from datasets import Dataset

@@ -164,6 +164,18 @@ def use_static_shapes(settings: TrainSettings, device: str) -> bool:
     return settings.static_shapes == "on"
 
 
+def static_length(longest: int, model) -> int:
+    """The static path's tokens per row: the stage's longest example (features stop at pretrain.max_length)
+    rounded up to a multiple of 8, but no longer than the model's position table (`max_position_embeddings`:
+    padding positions take the padding index, but a longer row than the table is outside what the model was
+    built for)."""
+    from lem.masking.collate import round_up
+
+    limit = getattr(getattr(model, "config", None), "max_position_embeddings", None)
+    length = round_up(longest)
+    return max(int(longest), min(length, int(limit))) if limit else length
+
+
 def checkpoint_step(path: Path) -> int:
     return int(path.name.rsplit("-", 1)[-1])
 
@@ -253,7 +265,7 @@ def train_stage(
     from lem.core import training
     from lem.core.files import atomic_path, write_json
     from lem.masking.cli import masking_stats
-    from lem.masking.collate import BatchSeededCollator, StaticBatch, make_collator, masked_capacity, round_up
+    from lem.masking.collate import BatchSeededCollator, StaticBatch, make_collator, masked_capacity
 
     t0 = time.time()
     world = training.world_size()
@@ -301,9 +313,9 @@ def train_stage(
     eval_ds = fixed_masked_validation(valid_ds, base_collator, settings.seed + 1, settings.valid_examples)
     data_collator = BatchSeededCollator(base_collator, settings.seed)
     if static:
-        # every batch padded to the stage's longest example (features stop at pretrain.max_length), rounded
-        # up to 8; the labelled positions in a per-row buffer of the masking budget's maximum
-        length = round_up(max(max(training.row_lengths(train_ds)), max(training.row_lengths(eval_ds))))
+        # the labelled positions in a per-row buffer of the masking budget's maximum
+        longest = max(max(training.row_lengths(train_ds)), max(training.row_lengths(eval_ds)))
+        length = static_length(longest, model)
         capacity = masked_capacity(masking, length)
         data_collator = StaticBatch(
             data_collator, length, capacity, tokenizer.pad_token_id, settings.batch_size
