@@ -30,6 +30,9 @@ fastest other mode measured).
     python bench/gpu_training.py [--modes eager,static,...] [--steps N] [--layers L] [--batch-size B]
                                  [--workers W] [--threads T] [--results FILE.jsonl]
 
+`--count-syncs` (GPU): instead of rates, the host synchronisations per timed step of each mode (torch's sync
+debug mode): the static path's claim of none per step, checked.
+
 `--results`: every figure is appended to this JSON-lines file as soon as it is measured (one line per mode),
 so a run that is cut short still leaves the figures it got (scripts/gpu-check.sh).
 
@@ -206,6 +209,7 @@ def pipeline_stage(rows, valid, batches, tok, args, device: str, loss_positions:
     from lem.pretrain import TrainSettings, train_stage
 
     marks: list[float] = []  # marks[b]: the end of batch b's step (0-based)
+    syncs = SyncCounter() if getattr(args, "count_syncs", False) and device == "cuda" else None
 
     def now() -> float:
         # the static path does not wait for the GPU at every step: wait at the window's two ends only
@@ -217,10 +221,14 @@ def pipeline_stage(rows, valid, batches, tok, args, device: str, loss_positions:
 
     class Clock(TrainerCallback):
         def on_step_end(self, a, state, control, **kw):
+            if syncs is not None and len(marks) + 1 == args.steps:
+                syncs.stop()  # before the window's closing synchronize
             marks.append(now())
             if sync is not None and len(marks) == args.warm + 1:  # --concurrent: timed windows start together
                 sync()
                 marks[-1] = time.perf_counter()
+            if syncs is not None and len(marks) == args.warm + 1:
+                syncs.start()
 
     settings = TrainSettings.from_dict({
         "max_steps": args.steps, "batch_size": args.batch_size, "learning_rate": 5e-5, "checkpoint_every": args.steps,
@@ -253,9 +261,36 @@ def pipeline_stage(rows, valid, batches, tok, args, device: str, loss_positions:
         import torch
 
         torch.cuda.empty_cache()
-    return {"tokens_per_s": tokens / seconds, "flops_per_s": flops / seconds, "seconds": seconds,
+    extra = {"syncs_per_step": syncs.count / (args.steps - 1 - args.warm)} if syncs is not None else {}
+    return {"tokens_per_s": tokens / seconds, "flops_per_s": flops / seconds, "seconds": seconds, **extra,
             "tokens": tokens, "start": window[0], "end": window[1], "step_ends": step_ends,
             "step_tokens": step_tokens}  # fmt: skip
+
+
+class SyncCounter:
+    """Host synchronisations with the GPU between `start` and `stop`: torch's sync debug mode warns at each
+    synchronising operation (`.item()`, a data-dependent shape, a blocking copy); the warnings are counted."""
+
+    def __init__(self):
+        self.count = 0
+        self._ctx = None
+
+    def start(self) -> None:
+        import warnings
+
+        import torch
+
+        self._ctx = warnings.catch_warnings(record=True)
+        self._seen = self._ctx.__enter__()
+        warnings.simplefilter("always")
+        torch.cuda.set_sync_debug_mode("warn")
+
+    def stop(self) -> None:
+        import torch
+
+        torch.cuda.set_sync_debug_mode("default")
+        self.count = sum("synchroniz" in str(w.message) for w in self._seen)
+        self._ctx.__exit__(None, None, None)
 
 
 def scratch_dir() -> str | None:
@@ -298,6 +333,9 @@ def main() -> int | None:
                         "(LM head on the labelled positions vs every position, three ways)")  # fmt: skip
     p.add_argument("--mode", default="static", choices=list(MODES), help="--concurrent: the jobs' mode")
     p.add_argument("--mps", action="store_true", help="--concurrent: under the CUDA MPS daemon")
+    p.add_argument("--count-syncs", action="store_true",
+                   help="GPU: count the host synchronisations per timed step (torch's sync debug mode; the "
+                        "rates of such a run are not comparable and are reported as syncs only)")  # fmt: skip
     p.add_argument("--passes", type=int, default=1, help="median of this many passes")
     p.add_argument(
         "--concurrent", type=int, default=0, help="N training jobs at once on the device (aggregate)"
@@ -369,6 +407,11 @@ def main() -> int | None:
         r = res[key]
         rate = statistics.median(x["tokens_per_s"] for x in r)
         mfu = statistics.median(x["flops_per_s"] for x in r) / peak
+        if "syncs_per_step" in r[0]:
+            n = statistics.median(x["syncs_per_step"] for x in r)
+            append_result(args.results, {"what": "syncs", "mode": key, "syncs_per_step": n, **shape})
+            print(f"{key:>24}: {n:.1f} host synchronisations per step", flush=True)
+            return
         append_result(
             args.results, {"what": "training", "mode": key, "tokens_per_s": rate, "mfu": mfu, **shape}
         )
@@ -404,6 +447,9 @@ def main() -> int | None:
             )
             if "eager" not in res:
                 measured("eager", lambda: pipeline_stage(rows, valid, batches, tok, args, device, "labelled"))
+
+    if args.count_syncs and gpu:  # rates under the sync debug mode are not rates: the counts were printed
+        return None
 
     def med(key: str, field: str = "tokens_per_s") -> float:
         return statistics.median(r[field] for r in res[key]) if key in res else float("nan")

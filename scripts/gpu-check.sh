@@ -13,6 +13,7 @@
 #                   GPU (resources.gpu_share; plan.shared_tokens_per_second)
 #   mining          bench/mining.py --device cuda: the exact k-NN both ways at N = 500k per side
 #   (not --quick:)
+#   syncs           host synchronisations per training step, eager vs static (torch's sync debug mode)
 #   compile-reduce-overhead   the training stage with compile: reduce-overhead (CUDA graphs)
 #   concurrent2-mps, concurrent4-mps   the concurrency steps under the CUDA MPS daemon, where it can be started
 #   compile-default the training stage with compile: default
@@ -164,6 +165,7 @@ else
   step concurrent2 75 45 "${BENCH[@]}" --concurrent 2 --mode static --steps 60
   step concurrent4 100 60 "${BENCH[@]}" --concurrent 4 --mode static --steps 60
   step mining 90 40 bash -c mining_run
+  step syncs 90 50 "${BENCH[@]}" --modes eager,static --steps 20 --warm 5 --count-syncs
   # compiling the 12-layer model takes minutes (train and eval graphs): its own steps, after the above
   step compile-reduce-overhead 180 120 "${BENCH[@]}" --modes compile-reduce-overhead --steps 60
   step concurrent2-mps 75 45 "${BENCH[@]}" --concurrent 2 --mode static --steps 60 --mps
@@ -208,6 +210,8 @@ for r in recs:
               f"{r['aggregate_tokens_per_s']:,.0f} tokens/s, {r['per_job_tokens_per_s']:,.0f} per job")
     elif r.get("what") == "concurrent":
         print(f"  {r['concurrent']} jobs under MPS: unavailable ({r.get('why')})")
+    elif r.get("what") == "syncs":
+        print(f"  host synchronisations per training step, {r['mode']:<10} {r['syncs_per_step']:.1f}")
     elif r.get("what") == "mining":
         print(f"  exact k-NN both ways, N = {r.get('n'):,}: {r.get('seconds')} s (neighbours as numpy's: {r.get('same_as_cpu')})")
     elif r.get("what") == "smoke":
