@@ -282,3 +282,35 @@ def test_the_schema_check_fills_the_defaults_as_snakemakes_validate(name):
     ours, theirs = config(name), config(name)
     validate(theirs, str(SCHEMA), set_default=True)
     assert validate_config(ours, SCHEMA) == theirs
+
+
+def test_a_read_only_output_folder_for_real():
+    """The same refusal from a real read-only folder (an unprivileged user: root writes anywhere)."""
+    import os
+    import shutil
+    import subprocess
+    import tempfile
+
+    setpriv, lem_bin = shutil.which("setpriv"), Path(__file__).resolve().parents[1] / ".venv" / "bin" / "lem"
+    if os.geteuid() != 0 or setpriv is None or not lem_bin.exists():
+        pytest.skip("needs root, setpriv and .venv/bin/lem to act as an unprivileged user")
+    with tempfile.TemporaryDirectory() as name:  # under /tmp: pytest's folders are closed to other users
+        root = Path(name)
+        root.chmod(0o755)
+        folder = root / "report"
+        folder.mkdir()
+        (folder / "out.txt").write_text("old\n", encoding="utf-8")
+        (root / "in.txt").write_text("one\n", encoding="utf-8")
+        folder.chmod(0o555)
+        if any(p.stat().st_mode & 0o001 == 0 for p in root.parents):
+            pytest.skip(f"{root} is not reachable by an unprivileged user")
+        cmd = [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", str(lem_bin), "data", "mono"]
+        cmd += ["--input", str(root / "in.txt"), "--out", str(folder / "out.txt")]
+        proc = subprocess.run(cmd, capture_output=True, text=True, cwd=root)
+        assert proc.returncode == 1, proc.stderr
+        assert proc.stderr.strip().splitlines()[-1] == (
+            f"lem data mono: cannot write {folder / 'out.txt'} (Permission denied): make {folder} writable (or "
+            "run in another folder), then rerun; nothing there was changed"
+        )
+        assert (folder / "out.txt").read_text(encoding="utf-8") == "old\n"
+        assert sorted(p.name for p in folder.iterdir()) == ["out.txt"]

@@ -6,6 +6,7 @@ import contextlib
 import errno
 import json
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -44,14 +45,23 @@ def _chain(err: BaseException) -> Iterator[BaseException]:
         err = err.__cause__ or err.__context__  # type: ignore[assignment]
 
 
+def _output_of(filename: Any) -> Path | None:
+    """The output a failed write was for: an `atomic_path` temporary (`<folder>/.<name>.XXXXXXXX`, or a file
+    inside it) read as `<folder>/<name>`; None when unknown."""
+    if filename is None:
+        return None
+    path = Path(os.fsdecode(filename))
+    temp = re.compile(r"\.(.+)\.[A-Za-z0-9_]{8}")
+    if temp.fullmatch(path.parent.name) and temp.fullmatch(path.parent.name).group(1) == path.name:
+        return path.parent.parent / path.name
+    match = temp.fullmatch(path.name)
+    return path.parent / match.group(1) if match else path
+
+
 def _folder(filename: Any) -> str:
     """The folder a failed write was in (an `atomic_path` temporary's: the output's own folder)."""
-    if filename is None:
-        return "the output folder"
-    parent = Path(os.fsdecode(filename)).parent
-    if parent.name.startswith(".") and parent.parent != parent:  # atomic_path's `.<name>.XXXX/`
-        parent = parent.parent
-    return str(parent)
+    output = _output_of(filename)
+    return "the output folder" if output is None else str(output.parent)
 
 
 def output_problem(err: BaseException) -> str | None:
@@ -63,7 +73,7 @@ def output_problem(err: BaseException) -> str | None:
         if isinstance(e, OSError) and e.errno in NOT_WRITABLE and e.filename is not None:
             folder = _folder(e.filename)
             return (
-                f"cannot write {os.fsdecode(e.filename)} ({e.strerror}): make {folder} writable (or run in "
+                f"cannot write {_output_of(e.filename)} ({e.strerror}): make {folder} writable (or run in "
                 "another folder), then rerun; nothing there was changed"
             )
         full = isinstance(e, OSError) and e.errno in FULL_DISK
