@@ -51,7 +51,11 @@ corpus:
              noisy_pairs: 8, noisy_extra_pairs: {si-en: 10}}
 """
 
-HEAVY = {"torch", "transformers", "faiss", "sentence_transformers", "accelerate", "datasets", "sklearn"}
+# pyproject.toml's packages that planning never imports: all but numpy, pandas, pyarrow, requests, sacrebleu and
+# Snakemake's own (PyYAML, jsonschema), which are what a small environment needs to plan (README, "Usage").
+HEAVY = {"torch", "transformers", "accelerate", "tokenizers", "sentencepiece", "safetensors", "datasets",
+         "huggingface_hub", "faiss", "matplotlib", "sklearn", "sklearn_crfsuite", "sinling", "stanza", "seqeval",
+         "sentence_transformers"}  # fmt: skip
 
 # Runs Snakemake's command line in this process and writes the names of the modules it imported.
 IMPORTS = """import json, runpy, sys
