@@ -240,7 +240,7 @@ def test_a_label_map_merges_labels_in_two_cases(tmp_path):
         (OSError(errno.EROFS, "Read-only file system"), "cannot write {out} (Read-only file system): make {folder} writable"),
         (PermissionError(errno.EACCES, "Permission denied"), "cannot write {out} (Permission denied): make {folder} writable"),
         (OSError(errno.ENOSPC, "No space left on device"), "no space left on the device of {folder} ("),
-        (RuntimeError("PytorchStreamWriter failed writing file data/0: file write failed"), "no space left on the device of the output folder"),
+        (RuntimeError("PytorchStreamWriter failed writing file data/0: file write failed"), "no space left on the device of {folder} ("),
     ],
     ids=["read-only", "permission", "full-disk", "wrapped-full-disk"],
 )  # fmt: skip
@@ -314,3 +314,34 @@ def test_a_read_only_output_folder_for_real():
         )
         assert (folder / "out.txt").read_text(encoding="utf-8") == "old\n"
         assert sorted(p.name for p in folder.iterdir()) == ["out.txt"]
+
+
+def test_a_full_disk_for_real(tmp_path):
+    """A real full file system (a 64 kB tmpfs, where this user may mount one): the write that fails names no
+    file, so the refusal names the folder of the command's output; the previous file is kept."""
+    import shutil
+    import subprocess
+
+    mount = tmp_path / "full"
+    mount.mkdir()
+    if (
+        shutil.which("mount") is None
+        or subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mount)], capture_output=True
+        ).returncode
+    ):
+        pytest.skip("cannot mount a small tmpfs here (needs root and CAP_SYS_ADMIN)")
+    try:
+        (mount / "out.txt").write_text("old\n", encoding="utf-8")
+        lines = "".join(f"sentence {i} of the text that does not fit\n" for i in range(5000))
+        (tmp_path / "in.txt").write_text(lines, encoding="utf-8")
+        cmd = [str(REPO / ".venv" / "bin" / "lem"), "data", "mono", "--input", str(tmp_path / "in.txt")]
+        proc = subprocess.run([*cmd, "--out", str(mount / "out.txt")], capture_output=True, text=True)
+        assert proc.returncode == 1, proc.stderr
+        last = proc.stderr.strip().splitlines()[-1]
+        assert last.startswith(f"lem data mono: no space left on the device of {mount} ("), last
+        assert "free space there" in last and "nothing was lost" in last, last
+        assert (mount / "out.txt").read_text(encoding="utf-8") == "old\n"
+        assert sorted(p.name for p in mount.iterdir()) == ["out.txt"]
+    finally:
+        subprocess.run(["umount", str(mount)], capture_output=True)

@@ -64,11 +64,12 @@ def _folder(filename: Any) -> str:
     return "the output folder" if output is None else str(output.parent)
 
 
-def output_problem(err: BaseException) -> str | None:
+def output_problem(err: BaseException, outputs: Any = ()) -> str | None:
     """One line for an output that could not be written, or None for any other error: a full disk or
     quota (ENOSPC, EDQUOT; also when a library wraps it, e.g. torch's "file write failed") and a folder that
     is read-only or not writable (EROFS, EACCES, EPERM), naming the folder and what to do. Outputs are
-    written with `atomic_path`, so nothing half-written is left and a rerun starts clean."""
+    written with `atomic_path`, so nothing half-written is left and a rerun starts clean. `outputs`: the
+    command's output paths, naming the folder when the error does not (a write or close of a full disk)."""
     for e in _chain(err):
         if isinstance(e, OSError) and e.errno in NOT_WRITABLE and e.filename is not None:
             folder = _folder(e.filename)
@@ -78,9 +79,13 @@ def output_problem(err: BaseException) -> str | None:
             )
         full = isinstance(e, OSError) and e.errno in FULL_DISK
         if full or any(w in str(e) for w in FULL_DISK_WORDS):
-            folder = _folder(getattr(e, "filename", None))
+            filename = getattr(e, "filename", None)
+            if filename is None and outputs:  # a write or close names no file: the command's first output
+                filename = os.fsdecode(list(outputs)[0]).rstrip(os.sep)
+            folder = _folder(filename)
             try:
-                free = f"{shutil.disk_usage(folder).free / 1e9:.1f} GB free"
+                left = shutil.disk_usage(folder).free
+                free = f"{left / 1e9:.1f} GB free" if left >= 1e9 else f"{left / 1e6:.1f} MB free"
             except OSError:
                 free = "free space unknown"
             return (

@@ -226,7 +226,14 @@ class Stage:
             # free (lem.core.files.output_problem); the job's outputs are atomic, so a rerun starts clean
             from lem.core.files import output_problem
 
-            problem = output_problem(err)
+            outputs = [
+                o
+                for dest, value in vars(args).items()
+                if dest.startswith("out")
+                for o in (value if isinstance(value, list) else [value])
+                if isinstance(o, str)
+            ]
+            problem = output_problem(err, outputs)
             if problem is None:
                 raise
             print(f"{prog}: {problem}", file=sys.stderr)
