@@ -138,3 +138,31 @@ def test_the_test_config_is_the_suites_shrunken_dag():
     assert TEST_CONFIG.read_text(encoding="utf-8") == shrunken_config_text(), (
         f"{TEST_CONFIG} is not current (config/config.yaml or tests/dag.py changed): run `python tests/dag.py`"
     )
+
+
+def test_an_overlay_switches_a_task_off_by_an_explicit_key():
+    from lem.config_check import ConfigError, switch_off
+
+    cfg = {
+        "sentiment": {"enabled": False, "datasets": {"x": {}}},
+        "curation": {"enabled": True, "corpora": {}},
+    }
+    assert switch_off(cfg) == {
+        "sentiment": {},
+        "curation": {"corpora": {}},
+    }  # as if left out; the key taken out
+    with pytest.raises(ConfigError, match=r"^sentiment.enabled: 'no': expected true or false$"):
+        switch_off({"sentiment": {"enabled": "no"}})
+
+
+def test_a_refusal_in_an_overlay_names_the_key_of_the_merged_config(tmp_path):
+    """The config check sees the config Snakemake merged: a mistake in an overlay stops the dry run in one
+    line naming the key."""
+    overlay = tmp_path / "overlay.yaml"
+    overlay.write_text("mining: {settings: {kk: 4}}\nsentiment: {enabled: false}\n")
+    cmd = [sys.executable, "-m", "snakemake", "-n", "--snakefile", str(REPO / "Snakefile"), "--directory",
+           str(tmp_path), "--configfile", str(REPO / "config" / "config.yaml"), str(overlay)]  # fmt: skip
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0 and "Job stats" not in out
+    assert "config: mining.settings.kk: unknown key" in out
