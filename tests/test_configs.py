@@ -71,6 +71,9 @@ def test_embedded_default_plans_the_whole_dag(tmp_path):
     rows = len(cfg["variants"]) * seeds + 2  # the controls are not pre-trained: one seed each
     assert jobs["mine"] == rows * len(cfg["pairs"])
     assert "fetch_file" not in jobs and "madlad" not in jobs  # offline
+    # sentiment replicated within each pre-training seed: several fine-tuning seeds, one job each
+    fseeds = len(cfg["sentiment"]["seeds"])
+    assert fseeds >= 3 and jobs["sentiment"] == len(cfg["variants"]) * seeds * fseeds
 
 
 def test_local_config_plans_the_whole_dag_on_the_data_on_disk(tmp_path):

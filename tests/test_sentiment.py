@@ -83,7 +83,11 @@ def test_early_stopping_ends_when_validation_macro_f1_stalls(data):
 
 @pytest.mark.parametrize(
     ("settings", "message"),
-    [({"patience": 0}, "patience"), ({"epochs": 2.5}, "whole number of epochs")],
+    [
+        ({"patience": 0}, "patience"),
+        ({"epochs": 2.5}, "whole number of epochs"),
+        ({"class_weights": "inverse"}, "class_weights"),
+    ],
 )
 def test_settings_refused_naming_the_key(settings, message):
     from lem.core.settings import SettingsError
@@ -103,3 +107,23 @@ def test_a_max_length_beyond_the_model_is_refused_before_training(data, tmp_path
         "lem sentiment finetune: --settings max_length (config sentiment.training.max_length): 4096"
     )
     assert "at most 40" in err and not out.exists() and not (tmp_path / ".m.json.work").exists()
+
+
+def test_balanced_class_weights_weigh_each_class_as_macro_f1_does():
+    import torch
+
+    from lem.sentiment import class_weights, weighted_loss
+
+    labels = ["Neutral"] * 6 + ["Negative"] * 3 + ["Positive"]
+    names = ["Negative", "Neutral", "Positive"]
+    assert class_weights(labels, names, "none") is None
+    w = class_weights(labels, names, "balanced")
+    assert w == pytest.approx([10 / 9, 10 / 18, 10 / 3])
+    counts = [labels.count(n) for n in names]
+    assert [c * x for c, x in zip(counts, w, strict=True)] == pytest.approx([10 / 3] * 3)  # equal totals
+    logits = torch.tensor([[2.0, 0.5, -1.0], [0.1, 0.2, 0.3], [-1.0, 1.0, 0.0]])
+    gold = torch.tensor([0, 2, 1])
+    per_row = torch.nn.functional.cross_entropy(logits, gold, reduction="none")
+    weight = torch.tensor(w)[gold]
+    want = float((weight * per_row).sum() / weight.sum())
+    assert float(weighted_loss(w)({"logits": logits}, gold)) == pytest.approx(want, rel=1e-6)

@@ -29,6 +29,7 @@ log = logging.getLogger("lem.sentiment")
 
 
 DEFAULT_MAX_LENGTH = 128
+CLASS_WEIGHTS = ("none", "balanced")
 
 
 @dataclass(frozen=True)
@@ -43,6 +44,7 @@ class SentimentSettings(TrainingSettings):
     warmup_ratio: float = 0.1
     max_length: int | None = None  # None: 128, or the model's positions when fewer; a set value must fit
     patience: int | None = 3  # epochs without a higher validation macro-F1 before stopping; None: all epochs
+    class_weights: str = "none"  # none | balanced: each class's loss weighted by n / (classes x its count)
 
     def validate(self) -> None:
         super().validate()
@@ -50,6 +52,8 @@ class SentimentSettings(TrainingSettings):
             raise self.refused("max_length", "an integer >= 1 or null")
         if self.patience is not None and self.patience < 1:
             raise self.refused("patience", "an integer >= 1 or null (no early stopping)")
+        if self.class_weights not in CLASS_WEIGHTS:
+            raise self.refused("class_weights", f"one of {CLASS_WEIGHTS}")
         if self.epochs != int(self.epochs):
             raise self.refused("epochs", "a whole number of epochs (the model is chosen per epoch)")
 
@@ -84,6 +88,28 @@ def macro_f1_report(gold: list[int], pred: list[int], names: list[str]) -> dict[
         "accuracy": float(accuracy_score(gold, pred)),
         "per_class_f1": {n: float(f) for n, f in zip(names, per_class, strict=True)},
     }
+
+
+def class_weights(labels: list[str], names: list[str], how: str) -> list[float] | None:
+    """Per class (in `names` order) the loss weight of `how`: None for `none`; `balanced`: n / (classes x
+    the class's count in `labels`), so each class weighs as much in the loss as in macro-F1."""
+    if how == "none":
+        return None
+    counts = [labels.count(n) for n in names]
+    return [len(labels) / (len(names) * c) for c in counts]
+
+
+def weighted_loss(weights: list[float]):
+    """The Trainer's `compute_loss_func`: cross-entropy with class `weights` (torch's weighted mean)."""
+    import torch
+
+    w = torch.tensor(weights, dtype=torch.float32)
+
+    def loss(outputs, labels, num_items_in_batch=None):
+        logits = outputs["logits"] if isinstance(outputs, dict) else outputs[0]
+        return torch.nn.functional.cross_entropy(logits.float(), labels, weight=w.to(logits.device))
+
+    return loss
 
 
 def finetune(
@@ -185,6 +211,9 @@ def finetune(
             compute_metrics=metrics,
             callbacks=callbacks,
         )
+        weights = class_weights(splits["train"][1], names, settings.class_weights)
+        if weights is not None:
+            trainer.compute_loss_func = weighted_loss(weights)
         trainer.train()
         pred = trainer.predict(data["test"])
         best_valid = trainer.state.best_metric
