@@ -58,8 +58,8 @@ esac
 command -v nvidia-smi > /dev/null 2>&1 || no_gpu "no nvidia-smi"
 nvidia-smi -L 2> /dev/null | grep -q "^GPU " || no_gpu "nvidia-smi lists no GPU"
 
-PY=python3
-[ -x .venv/bin/python ] && PY=.venv/bin/python
+PY=$(command -v python3)
+[ -x .venv/bin/python ] && PY="$PWD/.venv/bin/python"  # absolute: the smoke DAG's jobs run in its folder
 "$PY" -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)" 2> /dev/null \
   || no_gpu "$PY's torch sees no CUDA device"
 STATE="${LEM_GPU_CHECK_STATE:-/tmp/lem-gpu-check}"
