@@ -254,10 +254,12 @@ def test_torchrun_two_processes_train_as_one(tiny, tmp_path):
     """`torchrun --nproc_per_node 2` on the CPU (gloo): the same steps, evaluations and choice as one process,
     and, the model having no dropout, the same weights within float tolerance: both processes draw the same
     global batch of 32 and mask it whole, each trains on 16 of its rows, and the loss is divided by the
-    labelled positions of the whole batch, so the averaged gradient is the one-process gradient."""
-    cfg = json.dumps(stage_settings(max_steps=12, checkpoint_every=4, min_evaluations=3, logging_steps=2))
+    labelled positions of the whole batch, so the averaged gradient is the one-process gradient. The two
+    processes take the static step (`static_shapes: on`), the one process the eager step."""
+    settings = dict(max_steps=12, checkpoint_every=4, min_evaluations=3, logging_steps=2)
 
-    def cmd(run: Path) -> list[str]:
+    def cmd(run: Path, **more) -> list[str]:
+        cfg = json.dumps(stage_settings(**settings, **more))
         return ["-m", "lem.cli", "pretrain", "continue", "--stage", "mono", "--init", str(tiny["init"]),
                 "--features", str(tiny["features"]), "--settings", cfg, "--checkpoints", str(run / "ckpt"),
                 "--threads", "1", "--out", str(run / "model")]  # fmt: skip
@@ -266,7 +268,9 @@ def test_torchrun_two_processes_train_as_one(tiny, tmp_path):
     one, two = tmp_path / "one", tmp_path / "two"
     subprocess.run([sys.executable, *cmd(one)], check=True, capture_output=True, env=env)
     launcher = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2"]
-    proc = subprocess.run([*launcher, *cmd(two)], capture_output=True, text=True, env=env)
+    # the two processes take the static step (the GPU's default path: the global batch padded and gathered
+    # before each process keeps its rows), the one process the eager step: the same numbers
+    proc = subprocess.run([*launcher, *cmd(two, static_shapes="on")], capture_output=True, text=True, env=env)
     assert proc.returncode == 0, proc.stderr[-3000:]
     ref = json.loads((one / "model" / "selection.json").read_text())
     sel = json.loads((two / "model" / "selection.json").read_text())
