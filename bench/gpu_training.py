@@ -44,7 +44,9 @@ and each job's own rate; the use of a GPU by several training jobs at once (`res
 run `--mode` (default `static`). `--mps`: under the CUDA MPS daemon (started for the run with its own pipe
 and log folders, stopped after; "mps unavailable" and exit 3 where it cannot be started). Last line:
 `concurrent=N aggregate_tokens_per_s=... per_job_tokens_per_s=... mode=... mps=... device=...`. `--json PATH`
-writes the figures.
+writes the figures. The static step does not wait for the GPU at every step: a job's step ends are taken
+when the host has queued the step (at most a few steps ahead of the GPU), its window's two ends after a
+synchronisation.
 """
 
 from __future__ import annotations
