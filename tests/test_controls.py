@@ -286,3 +286,24 @@ def test_positive_verdict_proves_the_chain(benches, lexicon):
         for seed in range(30)
     ]
     assert sum(passed) <= 2
+
+
+def test_per_set_controls_are_checked_at_load_and_drop_a_row():
+    """mining.evalsets.<set>.controls: a per-pair value names one of the set's pairs (else refused naming
+    the key); `lexical: {pair: false}` drops that cell's control_lexical row, the others keep theirs."""
+    from pathlib import Path
+
+    from lem.config_check import ConfigError, check_config
+    from lem.plan import load_config
+    from lem.run import Run
+
+    config = load_config([Path(__file__).resolve().parents[1] / "config" / "config.yaml"])
+    config["mining"]["evalsets"]["news_gen"]["controls"] = {"positive_lift": {"xx-en": 0.1}}
+    with pytest.raises(
+        ConfigError, match=r"^mining\.evalsets\.news_gen\.controls\.positive_lift: \['xx-en'\]"
+    ):
+        check_config(config)
+    config["mining"]["evalsets"]["news_gen"]["controls"] = {"lexical": {"si-ta": False}}
+    check_config(config)
+    lexical = [p for p in Run(config).mining_outputs() if "/control_lexical/" in p]
+    assert sorted(p.rsplit("/", 1)[1] for p in lexical) == ["si-en.metrics.json", "ta-en.metrics.json"]
