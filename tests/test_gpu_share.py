@@ -176,11 +176,11 @@ def test_the_plan_uses_the_measured_aggregate_rate_when_jobs_share_a_gpu():
     assert training_rate({"tokens_per_second": 50_000, "shared_tokens_per_second": 150_000}, 1)[0] == 50_000
 
 
-def test_the_plan_of_the_paper_config_shared_four_ways(tmp_path):
+def test_the_plan_of_a_config_shared_four_ways(tmp_path):
     from lem.plan import load_config, make_plan, table
 
-    config = load_config([str(REPO / "config" / "paper.yaml")])
-    config["resources"]["gpu_share"] = 4
+    config = load_config([str(REPO / "config" / "config.yaml")])  # the embedded default: a plan in 0.1 s
+    config["resources"].update(gpu_training=1, gpu_share=4)
     pending = make_plan(config, tmp_path)  # the one-job rate: no gain counted while pending
     assert pending["tokens_per_second"] == config["plan"]["tokens_per_second"]
     assert "pending" in table(pending) and "no gain" in pending["tokens_per_second_basis"]
