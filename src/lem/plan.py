@@ -518,7 +518,7 @@ def make_plan(config: dict[str, Any], root: str | Path = ".") -> dict[str, Any]:
         notes.append(
             f"resources.gpu_share = {share}: {share} training jobs share a GPU; the GPU-hours are the GPU's time at "
             f"{basis}; each job runs {share} x its GPU-hours (measure the aggregate with bench/gpu_training.py "
-            f"--concurrent {share}, scripts/gpu-check.sh)"
+            f"--concurrent {share}, scripts/gpu-check.sh); the other GPU jobs are counted at their one-job rates"
         )
     aliases = {v: m for v, m in run.model_of.items() if v != m}
     if aliases:
