@@ -95,7 +95,8 @@ def _nmt(logit: np.ndarray, rng: np.random.Generator, length: np.ndarray) -> np.
         t = np.maximum(ln - n + 1, 0)
         totals.append(t)
         cols.append(rng.binomial(t, p1**n))
-    return np.stack([*cols, *totals, ln, ln], axis=-1).astype(np.float64)
+    # the columns of lem.nmt.bleu.COLUMNS: hypothesis and reference length, matches and totals for n = 1..4
+    return np.stack([ln, ln, *cols, *totals], axis=-1).astype(np.float64)
 
 
 def bleu_statistic():
