@@ -321,3 +321,29 @@ def test_plan_power_names_a_file_that_is_not_a_metrics_file(tmp_path, capsys):
     assert main(["plan", "power", "--results", str(tmp_path / "results")]) != 0
     err = capsys.readouterr().err.strip()
     assert str(bad) in err and len(err.splitlines()) == 1
+
+
+def test_nmt_comparisons_resample_the_test_sentences_of_each_run():
+    """An NMT run that kept its per-sentence BLEU statistics (lem.nmt.bleu) is compared over seeds and
+    sentences: the cell's units are the sentences, the score of each run is its corpus BLEU."""
+    from lem.nmt.bleu import bleu_from_sums
+
+    rng = np.random.default_rng(9)
+    design = simulate.Design(seeds=3, units=80)
+    oracle, random_ = simulate.simulate("nmt", design, 1, rng, delta=1.0)
+    mlm, lem = simulate.simulate("nmt", design, 1, rng)
+    items = compare.Items()
+    for row, rows in (("oracle", oracle), ("random", random_), ("mlm_tlm", mlm), ("lem", lem)):
+        for s in range(3):
+            stats_ = rows[0, s, 0]
+            key = {"variant": row, "dataset": "curation", "pair": "si-en", "share": "0.25", "seed": str(s)}
+            data = {"bleu": float(bleu_from_sums(stats_.sum(axis=0))),
+                    "items": {"ids": list(range(80)), "stats": stats_.tolist()}}  # fmt: skip
+            items.add_nmt(key, data, f"{row}{s}.json")
+    table = compare.compare(items, ["mlm_tlm", "lem"])
+    control = table[table.role == "control"].iloc[0]
+    assert control.verdict == "signal" and control.units == "80 sentences"
+    row = table[table.role == "comparison"].iloc[0]
+    assert (row.family, row.units, row.margin) == ("secondary", "80 sentences", 1.0)
+    want = np.mean([float(bleu_from_sums(lem[0, s, 0].sum(axis=0))) for s in range(3)])
+    assert row.value_a == pytest.approx(want) and not np.isnan(row.p)
