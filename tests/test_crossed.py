@@ -22,7 +22,7 @@ def brute_pseudo(rows: np.ndarray, statistic) -> np.ndarray:
 
 def brute_test(d: np.ndarray) -> tuple[float, float, float]:
     """Two-way crossed ANOVA of an S x I table by loops: (mean, var of the mean with both parts floored at the
-    residual, Satterthwaite df with the seed term on S - 1)."""
+    residual, Satterthwaite df with the seed term on S - 1; S - 1 alone where the seed term is half or more)."""
     s, i = d.shape
     g = d.mean()
     ms_s = i * sum((d[a].mean() - g) ** 2 for a in range(s)) / (s - 1)
@@ -33,6 +33,8 @@ def brute_test(d: np.ndarray) -> tuple[float, float, float]:
     a_, b_ = max(ms_s, ms_r), max(ms_i, ms_r)
     total = a_ + b_ - ms_r
     df = total**2 / (a_**2 / (s - 1) + b_**2 / (i - 1) + ms_r**2 / ((s - 1) * (i - 1)))
+    if a_ >= 0.5 * total:
+        df = s - 1
     return g, total / (s * i), df
 
 

@@ -110,6 +110,8 @@ def planned(parts: dict[str, float], seeds: int, items: int) -> tuple[float, flo
     total = a + b - c
     den = a**2 / (seeds - 1) + b**2 / (items - 1) + c**2 / ((seeds - 1) * (items - 1))
     df = total**2 / den if den > 0 else float(seeds - 1)
+    if a >= 0.5 * total:  # as the test: the seed term's own degrees of freedom where it dominates
+        df = float(seeds - 1)
     return math.sqrt(max(total, 0.0) / (seeds * items)), df
 
 
