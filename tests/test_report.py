@@ -522,10 +522,10 @@ def test_a_named_readme_block_is_regenerated_alone(tmp_path):
     md = (tmp_path / "report" / "summary.md").read_text()
     begin, end = readme_markers("ablation")
     readme = tmp_path / "README.md"
-    readme.write_text(f"{README_BEGIN}\nkept\n{README_END}\n{begin}\nold\n{end}\n")
+    readme.write_text(f"{README_BEGIN}\nkept\n{README_END}\n{begin}\nOLD-BLOCK-TEXT\n{end}\n")
     update_readme(readme, md, "the ablation run", block="ablation")
     text = readme.read_text()
-    assert f"{README_BEGIN}\nkept\n{README_END}\n" in text and "old" not in text
+    assert f"{README_BEGIN}\nkept\n{README_END}\n" in text and "OLD-BLOCK-TEXT" not in text
     assert "the ablation run" in text.split(begin)[1] and "### Paired comparisons" in text.split(begin)[1]
     with pytest.raises(ValueError, match="expected letters"):
         readme_markers("a b")
