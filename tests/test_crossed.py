@@ -349,3 +349,11 @@ def test_nmt_comparisons_resample_the_test_sentences_of_each_run():
     assert (row.family, row.units, row.margin) == ("secondary", "80 sentences", 1.0)
     want = np.mean([float(bleu_from_sums(lem[0, s, 0].sum(axis=0))) for s in range(3)])
     assert row.value_a == pytest.approx(want) and not np.isnan(row.p)
+
+
+def test_two_runs_that_never_differ_are_tested_with_p_one():
+    """Two recipes whose runs predict the same on every item (a collapsed classifier): no variation at all,
+    the comparison is tested (p 1), not left untested."""
+    rows = {str(s): [stats.macro_f1_counts(np.zeros(20, int), np.zeros(20, int), 2)] for s in (1, 2)}
+    r = crossed.two_level_test(rows, rows, stats.macro_f1_stat)
+    assert r["diff"] == 0 and r["p"] == 1.0 and r["df"] == 1

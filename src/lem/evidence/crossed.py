@@ -91,7 +91,9 @@ def crossed_moments(d: np.ndarray) -> dict[str, np.ndarray]:
     df_s, df_i, df_r = s - 1, max(i - 1, 1), max((s - 1) * (i - 1), 1)
     with np.errstate(divide="ignore", invalid="ignore"):
         den = a**2 / df_s + (b**2 / df_i + c**2 / df_r if i > 1 else 0.0) if s > 1 else nan
-        df = np.where(den > 0, total**2 / den, np.nan)
+        # no variation at all (every item of every seed differs alike, e.g. two runs predicting one class):
+        # the seed term's degrees of freedom, so that t_test says p 1 for a zero difference
+        df = np.where(den > 0, total**2 / den, float(df_s))
     if i == 1 and s > 1:
         df = np.full(mean.shape, float(df_s))
     elif s > 1:
