@@ -64,6 +64,21 @@ def dag_reference(tmp_path_factory, dag_config) -> Path:
 
 
 @pytest.fixture(scope="session")
+def paper_plan(tmp_path_factory) -> str:
+    """What `snakemake -n -p` prints for config/paper.yaml in an empty folder: planned once per session for
+    the tests that read the paper DAG's jobs and commands (tests/test_pins.py, tests/test_refenc.py)."""
+    import subprocess
+    import sys
+
+    workdir = tmp_path_factory.mktemp("paper-plan")
+    cmd = [sys.executable, "-m", "snakemake", "-n", "-p", "--snakefile", str(REPO / "Snakefile"),
+           "--directory", str(workdir), "--configfile", str(REPO / "config" / "paper.yaml")]  # fmt: skip
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=workdir)
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-4000:]
+    return proc.stdout + proc.stderr
+
+
+@pytest.fixture(scope="session")
 def tiny_sentence_transformer(tmp_path_factory) -> Path:
     """A tiny random sentence-transformers model (BERT, 1 layer, width 16, mean pooling) in a local folder:
     the `sentence_transformers` reference-encoder backend run for real, offline."""

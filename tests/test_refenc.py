@@ -485,22 +485,6 @@ def test_the_verb_with_a_sentence_transformers_folder(st_folder, tmp_path):
 SNAKEMAKE = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile")]
 
 
-def _rule_envs(configfile: Path, workdir: Path) -> dict[str, str]:
-    """rule name -> the conda environment it declares, as Snakemake loads the workflow with `configfile`."""
-    from snakemake.api import SnakemakeApi
-    from snakemake.settings.types import ConfigSettings, OutputSettings, ResourceSettings, StorageSettings
-
-    with SnakemakeApi(OutputSettings()) as api:
-        wf = api.workflow(
-            resource_settings=ResourceSettings(cores=1),
-            config_settings=ConfigSettings(configfiles=[configfile]),
-            storage_settings=StorageSettings(),
-            snakefile=REPO / "Snakefile",
-            workdir=workdir,
-        )
-        return {r.name: r.conda_env for r in wf._workflow.rules}
-
-
 def _planned(proc: subprocess.CompletedProcess) -> dict[str, set[str]]:
     """rule -> the `variant` wildcards of its planned jobs, from a dry run's output."""
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -518,16 +502,13 @@ def _reference_rows(named: dict, laser: bool) -> set:
     )
 
 
-def test_the_paper_config_plans_the_reference_rows_in_their_environments(tmp_path):
-    paper = REPO / "config" / "paper.yaml"
-    proc = subprocess.run([*SNAKEMAKE, "-n", "-p", "--directory", str(tmp_path), "--configfile", str(paper)],
-                          capture_output=True, text=True)  # fmt: skip
-    jobs = _planned(proc)
+def test_the_paper_config_plans_the_reference_rows_in_their_environments(paper_plan):
+    jobs = _planned(subprocess.CompletedProcess([], 0, paper_plan, ""))  # planned once (tests/conftest.py)
     assert _reference_rows(jobs, laser=True) == {"ref_laser"} and _reference_rows(jobs, laser=False) == {
         "ref_labse"
     }
     assert {"ref_laser", "ref_labse"} <= jobs["mine"]
-    plan = proc.stdout
+    plan = paper_plan
     assert "results/mining/ref_laser/seed13/news_itn/si-ta.metrics.json" in plan
     assert "results/embeddings/ref_labse/seed13/news_itn/si-en/si.npy" in plan
     laser_jobs = [
@@ -537,9 +518,7 @@ def test_the_paper_config_plans_the_reference_rows_in_their_environments(tmp_pat
         line.startswith(f"python {LASER_SCRIPT} --sentences ") and "PYTHONPATH" not in line
         for line in laser_jobs
     )  # the workflow's own script, by the path of the workflow's folder
-    envs = _rule_envs(paper, tmp_path)
-    assert _reference_rows({r: {e} for r, e in envs.items()}, laser=True) == {"../../envs/laser.yaml"}
-    assert _reference_rows({r: {e} for r, e in envs.items()}, laser=False) == {"../../envs/train.yaml"}
+    # the rules' environments: tests/test_envs.py (laser.yaml for the laser rows, train.yaml for the others)
     laser_env = yaml.safe_load((REPO / "envs" / "laser.yaml").read_text())
     assert "python=3.8" in laser_env["dependencies"]
     assert f"laser-encoders=={refenc.LASER_ENCODERS_VERSION}" in laser_env["dependencies"][-1]["pip"]
