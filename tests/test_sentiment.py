@@ -74,11 +74,11 @@ def test_early_stopping_ends_when_validation_macro_f1_stalls(data):
     so training stops `patience` epochs later, keeps epoch 1 and says so; without patience it runs all."""
     flat = {"epochs": 6, "batch_size": 16, "learning_rate": 1e-12, "max_length": 40}
     paths = [str(data[k]) for k in ("model", "train", "valid", "test")]
-    stopped = finetune(*paths, SentimentSettings.from_dict({**flat, "patience": 2}), seed=1)
-    assert stopped["epochs_run"] == 3 and stopped["best_epoch"] == 1 and stopped["stopped_early"]
+    stopped = finetune(*paths, SentimentSettings.from_dict({**flat, "patience": 1}), seed=1)
+    assert stopped["epochs_run"] == 2 and stopped["best_epoch"] == 1 and stopped["stopped_early"]
     assert len(set(stopped["valid_macro_f1_per_epoch"])) == 1 and stopped["max_epochs"] == 6
-    every = finetune(*paths, SentimentSettings.from_dict({**flat, "epochs": 4, "patience": None}), seed=1)
-    assert every["epochs_run"] == 4 and every["best_epoch"] == 1 and not every["stopped_early"]
+    every = finetune(*paths, SentimentSettings.from_dict({**flat, "epochs": 3, "patience": None}), seed=1)
+    assert every["epochs_run"] == 3 and every["best_epoch"] == 1 and not every["stopped_early"]
 
 
 @pytest.mark.parametrize(
@@ -127,3 +127,18 @@ def test_balanced_class_weights_weigh_each_class_as_macro_f1_does():
     weight = torch.tensor(w)[gold]
     want = float((weight * per_row).sum() / weight.sum())
     assert float(weighted_loss(w)({"logits": logits}, gold)) == pytest.approx(want, rel=1e-6)
+
+
+def test_balanced_class_weights_reach_the_training_loss(data):
+    """The same run with and without balanced weights: the weights change the trained model (its
+    validation scores), and the weighted run is reproducible."""
+    base = {"epochs": 2, "batch_size": 16, "learning_rate": 0.002, "max_length": 40}
+    paths = [str(data[k]) for k in ("model", "train", "valid", "test")]
+    plain = finetune(*paths, SentimentSettings.from_dict(base), seed=1)
+    weighted = SentimentSettings.from_dict({**base, "class_weights": "balanced"})
+    a, b = (finetune(*paths, weighted, seed=1) for _ in range(2))
+    assert a["valid_macro_f1_per_epoch"] == b["valid_macro_f1_per_epoch"] and a["test_pred"] == b["test_pred"]
+    assert (
+        a["valid_macro_f1_per_epoch"] != plain["valid_macro_f1_per_epoch"]
+        or a["test_pred"] != plain["test_pred"]
+    )
