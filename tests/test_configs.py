@@ -33,7 +33,11 @@ def test_paper_config_plans_every_variant_for_every_pair(tmp_path):
     rows += len(paper["reference_encoders"])  # and the reference encoders (ref_laser, ref_labse)
     assert jobs["mine"] == rows * 3 * len(paper["mining"]["evalsets"])
     assert jobs["embed_control"] == 3 * len(paper["mining"]["evalsets"])
-    assert jobs["embed_reference_laser"] == jobs["embed_reference"] == 1
+    # one embedding job per model and set (the mining sets and the curation corpora): laser and labse
+    sets = len(paper["mining"]["evalsets"]) + 1
+    laser = sum(n for rule, n in jobs.items() if rule.startswith("embed_reference_laser_"))
+    other = sum(n for rule, n in jobs.items() if rule.startswith("embed_reference_")) - laser
+    assert laser == other == sets
     assert jobs["madlad"] == 3 and jobs["train_ner"] == 1 and jobs["fetch_base_model"] == 1
     assert "pretrain_base" not in jobs and "train_tokenizer" not in jobs  # the hub model and its tokenizer
     # curation, the paper's second task, for every pair: the web-mined corpora through the download layer,
@@ -68,7 +72,8 @@ def test_embedded_default_plans_the_whole_dag(tmp_path):
     shares = len(cur["settings"]["keep_fractions"])
     no_filter = int(cur["nmt"].get("no_filter", True))  # every pair, share 1: once per seed where asked
     assert jobs["nmt_run"] == len(cur["nmt"]["pairs"]) * seeds * ((rows + 2) * shares + no_filter)
-    rows = len(cfg["variants"]) * seeds + 2  # the controls are not pre-trained: one seed each
+    # the lexical control once, the random control once per pre-training seed (controls.random_seeds: null)
+    rows = len(cfg["variants"]) * seeds + 1 + seeds
     assert jobs["mine"] == rows * len(cfg["pairs"])
     assert "fetch_file" not in jobs and "madlad" not in jobs  # offline
     # sentiment replicated within each pre-training seed: several fine-tuning seeds, one job each
@@ -95,7 +100,8 @@ def test_local_config_plans_the_whole_dag_on_the_data_on_disk(tmp_path):
     assert jobs["multiner_split"] == 1 and jobs["train_crf"] == len(cfg["crf_models"]) and jobs["report"] == 1
     assert jobs["prepare_news"] == 3 and jobs["prepare_sentiment"] == 1 and jobs["prepare_curation"] == 1
     assert jobs["pretrain_para"] == (len(cfg["variants"]) - 1) * len(cfg["pretrain"]["seeds"])
-    assert jobs["leakage_check"] == 4  # the mining set, the sentiment set, the curation corpus, the NMT set
+    # whole sets: the sentiment set, the curation corpus, the NMT set; the mining set per item, per pair
+    assert jobs["leakage_check"] == 3 and jobs["leakage_items"] == 3
     assert not {"fetch_file", "unpack_archive", "madlad", "fetch_base_model"} & set(jobs)  # offline
 
 
