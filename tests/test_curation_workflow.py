@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from lem.nmt.settings import training_seed
+
 pytestmark = pytest.mark.slow
 
 
@@ -41,7 +43,8 @@ def test_curation_ranks_selects_trains_and_scores_on_every_seed(dag_reference: P
             "share": share,
             "seed": seed,
         }
-        assert m["settings"]["seed"] == int(seed)  # each seed's NMT is its own replicate
+        # each seed's NMT is its own replicate, trained with a seed of its own: never the ranking's seed
+        assert m["settings"]["seed"] == training_seed(int(seed), 13) != int(seed)
         assert m["n_train"] == kept and m["n_test"] == 200 and 0 <= m["bleu"] <= 100 and 0 <= m["chrf"] <= 100
         assert m["signatures"]["bleu"].startswith("nrefs:1|") and "chrF" not in m["signatures"]["bleu"]
     oracle = (results / "curation/oracle/seed2/si-en/scores.tsv").read_text().splitlines()[1:]

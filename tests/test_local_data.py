@@ -17,7 +17,10 @@ def shrunken_local_config(data_root: Path) -> dict:
     trained variants, a 32-wide model, 10 to 20 training steps per stage, short CRF training, a twentieth
     of an epoch of sentiment fine-tuning, 300 pairs per curation corpus, one kept share and 12 NMT steps;
     pre-training text from multiNER only."""
-    cfg = yaml.safe_load((REPO / "config" / "local.yaml").read_text())
+    from lem.plan import load_config
+
+    # the schema's defaults filled in: config/local.yaml sets only the keys that differ from them
+    cfg = load_config([REPO / "config" / "local.yaml"])
     cfg["data_root"] = str(data_root)
     cfg["variants"] = ["base", "mlm_tlm", "lem"]
     cfg["pretrain"]["seeds"] = [1]

@@ -150,7 +150,8 @@ def test_mining_change_reruns_only_mining_and_report(run_dir: Path):
     cfg["mining"]["settings"]["retrieval"] = ["forward", "intersection"]
     changed = run_dir / "changed_retrieval.yaml"
     changed.write_text(yaml.safe_dump(cfg))
-    assert planned_rules(snakemake(run_dir, "-n", config=changed)) == {"mine", "report"}
+    # the report, and the controls gate that reads its verdicts
+    assert planned_rules(snakemake(run_dir, "-n", config=changed)) == {"mine", "report", "controls_gate"}
 
 
 def test_margin_change_reruns_mining_and_curation_not_training(run_dir: Path):
@@ -235,4 +236,4 @@ def test_removing_a_variant_or_an_evaluation_set_reruns_the_report_alone(run_dir
         change(cfg)
         changed = run_dir / f"{name}.yaml"
         changed.write_text(yaml.safe_dump(cfg))
-        assert planned_rules(snakemake(run_dir, "-n", config=changed)) == {"report"}, name
+        assert planned_rules(snakemake(run_dir, "-n", config=changed)) == {"report", "controls_gate"}, name

@@ -99,7 +99,7 @@ def output_problem(err: BaseException, outputs: Any = ()) -> str | None:
 def os_error_line(err: OSError) -> str:
     """An OSError as one line naming the file (`x.tsv: no such file or directory`), not `[Errno 2] ...`."""
     name = os.fsdecode(err.filename) if err.filename is not None else None
-    what = (err.strerror or str(err)).lower()
+    what = err.strerror.lower() if err.strerror else str(err)  # a message of our own keeps its case
     if isinstance(err, FileNotFoundError) and name:
         return f"{name}: no such file or directory (expected an existing path)"
     return f"{name}: {what}" if name else what
