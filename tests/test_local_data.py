@@ -14,9 +14,9 @@ REPO = Path(__file__).resolve().parents[1]
 
 def shrunken_local_config(data_root: Path) -> dict:
     """config/local.yaml at the smallest size that still runs every stage on every dataset: one seed, two
-    trained variants, a 32-wide model, 10 to 20 training steps per stage, short CRF training, a twentieth
-    of an epoch of sentiment fine-tuning, 300 pairs per curation corpus, one kept share and 12 NMT steps;
-    pre-training text from multiNER only."""
+    trained variants, a 32-wide model, 10 to 20 training steps per stage, short CRF training, one epoch of
+    sentiment fine-tuning on a twentieth of the CMCS examples (epochs are whole since early stopping), 300 pairs
+    per curation corpus, one kept share and 12 NMT steps; pre-training text from multiNER only."""
     from lem.plan import load_config
 
     # the schema's defaults filled in: config/local.yaml sets only the keys that differ from them
@@ -38,8 +38,8 @@ def shrunken_local_config(data_root: Path) -> dict:
     for spec in cfg["crf_models"].values():
         spec["settings"] = {"max_iterations": 10}
     cfg["annotation_coverage"]["sample"] = 300
-    cfg["sentiment"]["datasets"]["cmcs"]["prepare"].update(train=0.9, valid=0.05, test=0.05)
-    cfg["sentiment"]["training"].update(epochs=0.05, max_length=48)
+    cfg["sentiment"]["datasets"]["cmcs"]["prepare"].update(train=0.05, valid=0.05, test=0.9)
+    cfg["sentiment"]["training"].update(epochs=1, max_length=48)
     cfg["curation"]["max_pairs"] = 300
     cfg["curation"]["settings"]["keep_fractions"] = [0.5]
     cfg["curation"]["nmt"]["settings"].update(
