@@ -4,12 +4,15 @@ checked against brute-force re-computations and small simulations with the real 
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
 from scipy.stats import t as student_t
 
 from lem.evidence import compare, crossed, simulate, stats
+
+REPO_CONFIG = Path(__file__).resolve().parents[1] / "config" / "config.yaml"
 
 
 def brute_pseudo(rows: np.ndarray, statistic) -> np.ndarray:
@@ -357,3 +360,21 @@ def test_two_runs_that_never_differ_are_tested_with_p_one():
     rows = {str(s): [stats.macro_f1_counts(np.zeros(20, int), np.zeros(20, int), 2)] for s in (1, 2)}
     r = crossed.two_level_test(rows, rows, stats.macro_f1_stat)
     assert r["diff"] == 0 and r["p"] == 1.0 and r["df"] == 1
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("evidence: {alpha: 2}\n", "evidence.alpha"),
+        ("varients: [base]\n", "varients"),
+        ("a: [\n", "expected a YAML config file"),
+    ],
+)
+def test_plan_power_checks_its_config_as_the_workflow_does(power_results, tmp_path, capsys, text, message):
+    from lem.cli import main
+
+    bad = tmp_path / "bad.yaml"
+    bad.write_text((REPO_CONFIG.read_text() if "evidence" in text or "varients" in text else "") + text)
+    rc = main(["plan", "power", "--results", str(power_results), "--configfile", str(bad)])
+    err = capsys.readouterr().err.strip()
+    assert rc != 0 and message in err and len(err.splitlines()) == 1

@@ -957,14 +957,33 @@ def write_outputs(plan: dict[str, Any], text: str, outs: list[str]) -> None:
 
 def cmd_power(a: argparse.Namespace) -> None:
     """`lem plan power` (lem.plan_power): the arguments checked first, then the config's `evidence` section."""
+    from lem.config_check import ConfigError, check_workflow_config
+
     check_arguments(a)
     raw: dict[str, Any] = {}
     if a.configfile:
-        try:
-            raw = load_config(a.configfile).get("evidence") or {}
-        except (PlanError, OSError) as err:
-            raise PowerError(str(err).splitlines()[0]) from None
+        try:  # the workflow's own check, as `lem plan cost`: the same refusals, in one line
+            config = check_workflow_config(read_configfiles(a.configfile), SCHEMA)
+        except (PlanError, ConfigError) as err:
+            raise PowerError(f"config: {err}") from None
+        raw = config.get("evidence") or {}
     run_power(a, raw)
+
+
+def read_configfiles(paths: list[str]) -> dict[str, Any]:
+    """Config files merged in order (as by snakemake's --configfile), each read as YAML; PlanError in one line
+    naming the file."""
+    config: dict[str, Any] = {}
+    for path in paths:
+        try:
+            data = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+        except (yaml.YAMLError, UnicodeDecodeError) as err:
+            message = " ".join(str(err).split())
+            raise PlanError(f"{path}: expected a YAML config file: {message}") from None
+        if not isinstance(data, dict):
+            raise PlanError(f"{path}: a config file must hold a mapping")
+        deep_update(config, data)
+    return config
 
 
 def cmd_cost(a: argparse.Namespace) -> int:
@@ -973,16 +992,7 @@ def cmd_cost(a: argparse.Namespace) -> int:
     if bool(a.configfile) == bool(a.config_json):
         raise UsageError("give --configfile or --config-json (one of them)")
     if a.configfile:
-        config: dict[str, Any] = {}
-        for path in a.configfile:
-            try:
-                data = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
-            except (yaml.YAMLError, UnicodeDecodeError) as err:
-                message = " ".join(str(err).split())
-                raise PlanError(f"{path}: expected a YAML config file: {message}") from None
-            if not isinstance(data, dict):
-                raise PlanError(f"{path}: a config file must hold a mapping")
-            deep_update(config, data)
+        config = read_configfiles(a.configfile)
         title = f"Plan of {' + '.join(a.configfile)}"
     else:
         config = copy.deepcopy(a.config_json)
