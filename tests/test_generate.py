@@ -13,9 +13,11 @@ import pytest
 
 from lem.cli import command
 from lem.core.text import words
-from lem.corpus import generate as gen
 from lem.corpus import lexicon as lx
-from lem.corpus.generate import PAIRS, SLOT_RE, TEMPLATES, GenerateSettings, _slots, generate
+from lem.corpus import tags as gen_tags
+from lem.corpus import world as gen_world
+from lem.corpus.generate import PAIRS, GenerateSettings, generate
+from lem.corpus.templates import SLOT_RE, TEMPLATES, slots
 
 main = command("corpus")
 
@@ -114,7 +116,7 @@ def test_cli_reports_bad_settings(tmp_path, capsys):
 def test_templates_have_same_slots_in_every_language():
     assert len(TEMPLATES) >= 25
     for name, tpl in TEMPLATES.items():
-        slot_sets = [{s for s, _, _ in _slots(t)} for t in tpl]
+        slot_sets = [{s for s, _, _ in slots(t)} for t in tpl]
         assert slot_sets[0] == slot_sets[1] == slot_sets[2], name
         for t in tpl:
             assert t.split()[-1].startswith("./"), f"{name}: a sentence ends with a full stop"
@@ -175,7 +177,7 @@ def test_linguists_added_entry_is_picked_up(tmp_path, monkeypatch):
     assert added.cat == "LOC" and added.key == "Dambulla" and added.ner == "LOC"
     assert added.forms["si"]["gen"] == "දඹුල්ලේ" and len(lexicon.entries) == len(lx.ENTRIES) + 1
     monkeypatch.setattr(lx, "ENTRIES", list(lexicon.entries))
-    monkeypatch.setattr(gen, "POOLS", gen._pools())
+    monkeypatch.setattr(gen_world, "POOLS", gen_world.pools())
     generate(GenerateSettings.from_dict(SMALL), tmp_path / "corpus", tmp_path / "eval")
     for lang, name in (("en", "Dambulla"), ("si", "දඹුල්ලට"), ("ta", "தம்புள்ளையில்")):
         assert f"{name}\tLOC\n" in (tmp_path / f"corpus/lexicon/{lang}.ner.tsv").read_text(encoding="utf-8")
@@ -384,7 +386,7 @@ def test_sentiment_csv(world):
 
 
 def test_composed_names_are_one_transliteration_in_three_scripts():
-    v = gen.variety(GenerateSettings())
+    v = gen_world.variety(GenerateSettings())
     assert len(v.composed["PER"]) == 3000 and len(v.composed["LOC"]) == 1500
     assert len({e.key for cat in ("PER", "LOC") for e in v.composed[cat]}) == 4500
     assert not {e.key for e in lx.ENTRIES} & {e.key for e in v.composed["PER"] + v.composed["LOC"]}
@@ -404,15 +406,16 @@ def test_composed_names_are_one_transliteration_in_three_scripts():
     loc = v.composed["LOC"][0]
     assert loc.forms["ta"]["loc"] == loc.forms["ta"]["base"] + "யில்" and loc.forms["si"]["dat"].endswith("ට")
     # the same settings compose the same names; no composed names without a share
-    assert gen.variety(GenerateSettings()).composed == v.composed
-    assert gen.variety(GenerateSettings(composed_share=0.0)).composed == {"PER": (), "LOC": ()}
+    assert gen_world.variety(GenerateSettings()).composed == v.composed
+    assert gen_world.variety(GenerateSettings(composed_share=0.0)).composed == {"PER": (), "LOC": ()}
 
 
 def test_translations_share_names_dates_and_numbers_in_digits(world):
     corpus, _, _ = world
     rows = [r.split("\t") for r in (corpus / "para/si-en.train.tsv").read_text(encoding="utf-8").splitlines()]
     gaz = {
-        lg: dict(gen.gazetteer(lg, gen.world_entries(GenerateSettings.from_dict(SMALL)))) for lg in lx.LANGS
+        lg: dict(gen_tags.gazetteer(lg, gen_world.world_entries(GenerateSettings.from_dict(SMALL))))
+        for lg in lx.LANGS
     }
     dated = 0
     for si, en in rows:
