@@ -1,4 +1,4 @@
-"""lem.evidence.chance: chance levels of mining, classification and curation, analytic and by permutation."""
+"""Chance levels of mining (lem.mine.chance), classification and curation (lem.evidence.chance)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import pytest
 from lem.evidence import chance
 from lem.evidence.controls import random_embeddings
 from lem.mine import MineSettings, mine_corpus, prf
+from lem.mine import chance as mine_chance
 
 NEWS = {"mono_sentences": 10, "para_train": 10, "para_valid": 5, "news_documents": 30,
         "sentiment_examples": 20, "noisy_pairs": 8}  # fmt: skip
@@ -41,16 +42,16 @@ def test_candidate_groups_by_hand():
     src = ["s1", "s2", "s3", "s4"]
     tgt = ["t1", "t2", "t3"]
     gold = {("s1", "t1"), ("s2", "t2"), ("s3", "t1"), ("s4", "t3")}  # s3-t1 crosses documents
-    groups, total = chance.candidate_groups(src, tgt, ["A", "A", "B", "C"], ["A", "A", "A"], gold)
-    assert groups == [chance.Group(2, 3, 2)] and total == 4  # B and C have no target document
-    whole, total = chance.candidate_groups(
+    groups, total = mine_chance.candidate_groups(src, tgt, ["A", "A", "B", "C"], ["A", "A", "A"], gold)
+    assert groups == [mine_chance.Group(2, 3, 2)] and total == 4  # B and C have no target document
+    whole, total = mine_chance.candidate_groups(
         src, tgt, ["A", "A", "B", "C"], ["A", "A", "A"], gold, per_document=False
     )
-    assert whole == [chance.Group(4, 3, 4)] and total == 4
+    assert whole == [mine_chance.Group(4, 3, 4)] and total == 4
 
 
 def test_analytic_forward_backward_by_hand():
-    r = chance.mining_chance_analytic([(2, 4, 2), (3, 3, 3)], n_gold=6)
+    r = mine_chance.mining_chance_analytic([(2, 4, 2), (3, 3, 3)], n_gold=6)
     # forward: E[tp] = 2/4 + 3/3 = 1.5 of 5 predictions; backward: 2/2 + 3/3 = 2 of 7
     assert r["forward"]["precision"] == pytest.approx(0.3) and r["forward"]["recall"] == pytest.approx(0.25)
     assert r["forward"]["f1"] == pytest.approx(3 / 11)
@@ -75,23 +76,23 @@ def test_intersection_formula_matches_iid_scores():
 
 def test_analytic_errors():
     with pytest.raises(ValueError, match="unknown retrieval"):
-        chance.mining_chance_analytic([(2, 2, 1)], retrieval=("sideways",))
+        mine_chance.mining_chance_analytic([(2, 2, 1)], retrieval=("sideways",))
     with pytest.raises(ValueError, match="needs the mining settings"):
-        chance.mining_chance_analytic([(2, 2, 1)], retrieval=("max",))
+        mine_chance.mining_chance_analytic([(2, 2, 1)], retrieval=("max",))
     with pytest.raises(ValueError, match="more gold links"):
-        chance.mining_chance_analytic([(2, 2, 5)])
+        mine_chance.mining_chance_analytic([(2, 2, 5)])
     with pytest.raises(ValueError, match="below"):
-        chance.mining_chance_analytic([(2, 2, 2)], n_gold=1)
+        mine_chance.mining_chance_analytic([(2, 2, 2)], n_gold=1)
 
 
 @pytest.mark.parametrize("margin", ["absolute", "ratio"])
 def test_analytic_agrees_with_permutation_on_random_embeddings(news, margin):
     src, sdocs, tgt, tdocs, gold = news
     settings = MineSettings(margin=margin)
-    groups, total = chance.candidate_groups(src, tgt, sdocs, tdocs, gold)
-    analytic = chance.mining_chance_analytic(groups, total, settings=settings)
+    groups, total = mine_chance.candidate_groups(src, tgt, sdocs, tdocs, gold)
+    analytic = mine_chance.mining_chance_analytic(groups, total, settings=settings)
     x, y = random_embeddings(len(src), 64, 1), random_embeddings(len(tgt), 64, 2)
-    perm = chance.mining_chance_permutation(x, y, src, tgt, sdocs, tdocs, gold, settings, n=40, seed=0)
+    perm = mine_chance.mining_chance_permutation(x, y, src, tgt, sdocs, tdocs, gold, settings, n=40, seed=0)
     for d in ("forward", "backward", "intersection"):
         for metric in ("precision", "recall", "f1"):
             assert perm[d][metric] == pytest.approx(analytic[d][metric], abs=0.02), (d, metric)
@@ -102,8 +103,8 @@ def test_negative_control_scores_at_analytic_chance(news):
     """Random embeddings mined with the default settings, averaged over seeds: at chance."""
     src, sdocs, tgt, tdocs, gold = news
     settings = MineSettings(retrieval=("forward", "backward", "intersection", "max"))
-    groups, total = chance.candidate_groups(src, tgt, sdocs, tdocs, gold)
-    analytic = chance.mining_chance_analytic(groups, total, settings.retrieval, settings=settings)
+    groups, total = mine_chance.candidate_groups(src, tgt, sdocs, tdocs, gold)
+    analytic = mine_chance.mining_chance_analytic(groups, total, settings.retrieval, settings=settings)
     got: dict[str, list[float]] = {}
     for seed in range(12):
         x, y = random_embeddings(len(src), 64, 100 + seed), random_embeddings(len(tgt), 64, 200 + seed)
@@ -116,23 +117,25 @@ def test_negative_control_scores_at_analytic_chance(news):
 def test_permutation_deterministic_and_whole_corpus(news):
     src, sdocs, tgt, tdocs, gold = news
     x, y = random_embeddings(len(src), 16, 1), random_embeddings(len(tgt), 16, 2)
-    a = chance.mining_chance_permutation(x, y, src, tgt, sdocs, tdocs, gold, n=3, seed=4)
-    assert a == chance.mining_chance_permutation(x, y, src, tgt, sdocs, tdocs, gold, n=3, seed=4)
-    whole = chance.mining_chance_permutation(x, y, src, tgt, sdocs, tdocs, gold, {"per_document": False}, n=3)
-    groups, total = chance.candidate_groups(src, tgt, sdocs, tdocs, gold, per_document=False)
+    a = mine_chance.mining_chance_permutation(x, y, src, tgt, sdocs, tdocs, gold, n=3, seed=4)
+    assert a == mine_chance.mining_chance_permutation(x, y, src, tgt, sdocs, tdocs, gold, n=3, seed=4)
+    whole = mine_chance.mining_chance_permutation(
+        x, y, src, tgt, sdocs, tdocs, gold, {"per_document": False}, n=3
+    )
+    groups, total = mine_chance.candidate_groups(src, tgt, sdocs, tdocs, gold, per_document=False)
     assert whole["forward"]["f1"] < 0.03 and "corpus" in whole["method"]
-    assert chance.mining_chance_analytic(groups, total)["forward"]["f1"] < 0.01
+    assert mine_chance.mining_chance_analytic(groups, total)["forward"]["f1"] < 0.01
     with pytest.raises(ValueError, match="rows"):
-        chance.mining_chance_permutation(x[:-1], y, src, tgt, sdocs, tdocs, gold)
+        mine_chance.mining_chance_permutation(x[:-1], y, src, tgt, sdocs, tdocs, gold)
 
 
 def test_mining_ceiling(news):
     src, sdocs, tgt, tdocs, gold = news
-    c = chance.mining_ceiling(src, tgt, sdocs, tdocs, gold)
+    c = mine_chance.mining_ceiling(src, tgt, sdocs, tdocs, gold)
     assert c["intersection"]["f1"] == 1.0
     # forward mines one target for every source, also those without a gold link
     assert c["forward"]["precision"] == pytest.approx(len(gold) / len(src))
-    hand = chance.mining_ceiling(
+    hand = mine_chance.mining_ceiling(
         ["a", "b"], ["x", "y"], ["1", "1"], ["1", "1"], {("a", "x"), ("a", "y"), ("b", "x")}
     )
     assert hand["intersection"]["n_correct"] == 2 and hand["forward"]["n_correct"] == 2

@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 
 from lem.core.inputs import InputError
-from lem.evidence import chance, controls
-from lem.mine import MineSettings, mine_corpus, prf
+from lem.embed import generated_dictionary
+from lem.evidence import controls
+from lem.mine import MineSettings, chance, mine_corpus, prf
 
 NEWS = {"mono_sentences": 10, "para_train": 10, "para_valid": 5, "news_documents": 30,
         "sentiment_examples": 20, "noisy_pairs": 8}  # fmt: skip
@@ -27,7 +28,7 @@ def benches(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def lexicon():
-    return controls.Dictionary.from_generated_lexicon()
+    return generated_dictionary()
 
 
 def columns(rows):

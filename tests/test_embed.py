@@ -9,6 +9,7 @@ import pytest
 
 from lem import embed
 from lem.cli import command
+from lem.core.embeddings import read_sentences
 from lem.embed import EmbedSettings
 
 
@@ -139,7 +140,7 @@ def test_settings_and_sentence_file_errors(tmp_path):
     assert EmbedSettings.from_dict({}) == EmbedSettings("mean", -1, 64, 128, "auto", "float32")
     (tmp_path / "bad.tsv").write_text("id\tdoc\ttext\na\td\tok\nb\tno-text\n", encoding="utf-8")
     with pytest.raises(ValueError, match=r"bad\.tsv:3"):
-        embed.read_sentences(tmp_path / "bad.tsv")
+        read_sentences(tmp_path / "bad.tsv")
     (tmp_path / "nodoc.tsv").write_text("id\ttext\na\thello world\n", encoding="utf-8")
-    s = embed.read_sentences(tmp_path / "nodoc.tsv")
+    s = read_sentences(tmp_path / "nodoc.tsv")
     assert s.ids == ["a"] and s.docs == [""] and s.texts == ["hello world"]

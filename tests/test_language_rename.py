@@ -18,7 +18,8 @@ from dag import CORES, check, metrics_files, new_workdir, snakemake
 from lem.core.settings import SettingsError
 from lem.corpus.generate import GenerateSettings, generate
 from lem.data.news import language_folder, load_news
-from lem.evidence.controls import Dictionary, lexical_embeddings
+from lem.embed import generated_dictionary
+from lem.evidence.controls import lexical_embeddings
 
 SI = re.compile(r"(?<![A-Za-z])si(?![A-Za-z])")
 SMALL = {"mono_sentences": 60, "para_train": 40, "para_valid": 10, "news_documents": 6, "sentiment_examples": 30,
@@ -96,8 +97,8 @@ def test_the_generated_lexical_control_follows_the_codes(worlds):
     si, _ = worlds
     texts = (si / "corpus/mono/si.txt").read_text(encoding="utf-8").splitlines()[:20]
     built_in, renamed_dict = (
-        Dictionary.from_generated_lexicon(),
-        Dictionary.from_generated_lexicon(codes={"xx": "si"}),
+        generated_dictionary(),
+        generated_dictionary(codes={"xx": "si"}),
     )
     assert renamed_dict.size("xx") == built_in.size("si") > 100 and renamed_dict.size("si") == 0
     a = lexical_embeddings(texts, "si", built_in, dim=32, seed=1)

@@ -10,7 +10,6 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lem.masking.cli import masking_stats
 from lem.masking.collate import (
     MaskingSettings,
     fixed_masked_examples,
@@ -18,6 +17,7 @@ from lem.masking.collate import (
     masking_budget,
     variant_aliases,
 )
+from lem.masking.stats import masking_stats
 
 PAD, CLS, SEP, UNK, MASK, VOCAB = 1, 0, 2, 3, 99, 100
 

@@ -318,7 +318,7 @@ def test_laser_encodes_with_the_right_files_and_writes_what_embed_writes(script,
         "en.ids.txt", "en.meta.json", "en.npy", "si.ids.txt", "si.meta.json", "si.npy",
     ]  # fmt: skip
     # the layout lem.embed reads: rows checked against the sentence file's ids
-    from lem.embed import load_embeddings, read_sentences
+    from lem.core.embeddings import load_embeddings, read_sentences
 
     sents = read_sentences(tmp_path / "en.in.tsv")
     assert load_embeddings(out / "en.npy", sents.ids, tmp_path / "en.in.tsv").shape == (4, 16)

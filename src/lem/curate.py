@@ -110,7 +110,7 @@ def curate(
     """Score every pair of the prepared corpus `pairs` (`lem curate prepare`) from the embed stage's
     embeddings of its two sides (`src_emb`, `tgt_emb`, checked against the sentence files' ids) with the
     margin of `lem.mine.pair_margin_scores`; write the ranking (best first) and the metrics."""
-    from lem.embed import load_embeddings, read_sentences
+    from lem.core.embeddings import load_embeddings, read_sentences
     from lem.mine import pair_margin_scores
 
     t0 = time.time()
@@ -146,7 +146,7 @@ def curate(
         }
         ranks = np.empty(len(order), dtype=np.int64)
         ranks[order] = np.arange(1, len(order) + 1)
-        # per-pair items for the report's paired test (lem.evidence.compare): each pair's rank and whether it is clean
+        # per-pair items for the report's paired test (lem.report.comparisons): each pair's rank and whether it is clean
         metrics["items"] = {"rank": ranks.tolist(), "clean": clean.astype(int).tolist()}
     else:
         metrics["n"] = len(src)

@@ -9,18 +9,21 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from lem.core.files import atomic_path, write_json
-from lem.core.inputs import InputError
+from lem.core.embeddings import read_sentences, write_embeddings
 from lem.core.settings import Settings, SettingsError
 from lem.core.stage import Stage, UsageError, Verb, arg, json_object
+
+if TYPE_CHECKING:
+    from lem.evidence.controls import Dictionary
 
 log = logging.getLogger(__name__)
 
@@ -56,70 +59,6 @@ class EmbedSettings(Settings):
 
 # precision setting -> torch dtype name
 PRECISIONS = {"float32": "float32", "fp16": "float16", "bf16": "bfloat16"}
-
-
-@dataclass
-class Sentences:
-    ids: list[str]
-    docs: list[str]
-    texts: list[str]
-
-
-def read_sentences(path: str | Path) -> Sentences:
-    """Prepared evaluation sentences: TSV with header `id<TAB>doc<TAB>text` (the doc column may be absent)."""
-    lines = Path(path).read_text(encoding="utf-8").split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    header = lines[0].rstrip("\r").split("\t") if lines else []
-    if header not in (["id", "doc", "text"], ["id", "text"]):
-        raise InputError(f"{path}:1: expected header 'id<TAB>doc<TAB>text' (or 'id<TAB>text'), got {header}")
-    ncol = len(header)
-    out = Sentences([], [], [])
-    for n, line in enumerate(lines[1:], start=2):
-        parts = line.rstrip("\r").split("\t")
-        if len(parts) != ncol or not parts[0]:
-            raise InputError(
-                f"{path}:{n}: expected {ncol} tab-separated columns {header} with an id, got {line!r}"
-            )
-        out.ids.append(parts[0])
-        out.docs.append(parts[1] if ncol == 3 else "")
-        out.texts.append(parts[-1])
-    return out
-
-
-def write_embeddings(
-    out_npy: str | Path,
-    emb: np.ndarray,
-    ids: Sequence[str],
-    meta: dict[str, Any],
-    out_ids: str | Path | None = None,
-    out_meta: str | Path | None = None,
-) -> None:
-    """The embedding layout, each file atomically: `E.npy` (float32 rows in file order), `E.ids.txt` (one id
-    per row) and `E.meta.json` (how they were made); `out_ids`/`out_meta` override the sibling paths."""
-    stem = str(out_npy)[: -len(".npy")]
-    with atomic_path(out_npy) as tmp:
-        with open(tmp, "wb") as f:
-            np.save(f, np.asarray(emb, dtype=np.float32))
-    with atomic_path(out_ids or stem + ".ids.txt") as tmp:
-        tmp.write_text("".join(i + "\n" for i in ids), encoding="utf-8")
-    write_json(out_meta or stem + ".meta.json", meta)
-
-
-def load_embeddings(emb_path: str | Path, ids: Sequence[str], sents_path: str | Path) -> np.ndarray:
-    """Embeddings (memory-mapped), checked against the sentence file's row count and ids."""
-    e = np.load(emb_path, mmap_mode="r", allow_pickle=False)
-    if e.ndim != 2 or len(e) != len(ids):
-        raise InputError(
-            f"{emb_path}: expected {len(ids)} rows (one per sentence of {sents_path}), got shape {e.shape}"
-        )
-    ids_path = Path(str(emb_path)[: -len(".npy")] + ".ids.txt") if str(emb_path).endswith(".npy") else None
-    if ids_path is not None and ids_path.exists():
-        got = ids_path.read_text(encoding="utf-8").splitlines()
-        for n, (a, b) in enumerate(zip(got, ids, strict=False), start=1):
-            if a != b:
-                raise InputError(f"{ids_path}:{n}: id {a!r} differs from {b!r} in {sents_path}")
-    return np.asarray(e, dtype=np.float32)
 
 
 def _device(name: str):
@@ -239,6 +178,36 @@ def cmd_encode(a: argparse.Namespace) -> None:
     log.info("embed: %d file(s); %.1fs in all", len(files), time.perf_counter() - t0)
 
 
+def generated_dictionary(
+    data_dir: str | os.PathLike | None = None, codes: Mapping[str, str] | None = None
+) -> Dictionary:
+    """The lexical control's dictionary of the generated world (`lem.evidence.controls.Dictionary`): its lexicon
+    (`lem.corpus.lexicon`, default the packaged TSVs), one concept per row, made of every form of the row in
+    every language (en.base, en.pl, si.loc, ta.acc, ...), inline POS tags dropped and multi-word forms ("Kamal
+    Perera") split into words that each map to the row. Words fixed in the generator's templates are not in the
+    lexicon and count as unknown words. `codes` (code -> built-in language, config `corpus.generate.languages`)
+    names languages as the config does."""
+    from lem.corpus import lexicon as lx
+    from lem.corpus.generate import GenerateSettings
+    from lem.evidence import controls
+
+    code = GenerateSettings.from_dict({"languages": dict(codes or {})}).codes
+
+    lex = lx.load(data_dir)
+    entries = []
+    for e in lex.entries:
+        entries.append(
+            {
+                code[lang]: [
+                    " ".join(w for w, _ in lx.parse_form(text, e.cat, lang, form))
+                    for form, text in e.forms[lang].items()
+                ]
+                for lang in lx.LANGS
+            }
+        )
+    return controls.Dictionary.from_entries([code[lang] for lang in lx.LANGS], entries)
+
+
 def cmd_control(a: argparse.Namespace) -> None:
     """The evaluation chain's controls, in the embed layout: `lexical` (a positive control: bag of dictionary
     concepts, `lem.evidence.controls.lexical_embeddings`) and `random` (a negative control: seeded random vectors,
@@ -254,7 +223,7 @@ def cmd_control(a: argparse.Namespace) -> None:
     dictionary = None
     if a.kind == "lexical":
         dictionary = (
-            controls.Dictionary.from_generated_lexicon(codes=a.generated_languages)
+            generated_dictionary(codes=a.generated_languages)
             if a.dictionary == "generated"
             else controls.Dictionary.from_tsv(a.dictionary, *a.dict_langs)
         )

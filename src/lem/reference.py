@@ -34,9 +34,10 @@ from typing import Any
 
 import numpy as np
 
+from lem.core.embeddings import read_sentences, write_embeddings
 from lem.core.settings import Settings, SettingsError
 from lem.core.stage import Stage, Verb, arg
-from lem.embed import encode_jobs, read_sentences, write_embeddings
+from lem.embed import encode_jobs
 
 log = logging.getLogger(__name__)
 
@@ -413,7 +414,7 @@ def embed_files(
     out_ids: str | Path | None = None,
     encoder: RefEncoder | None = None,
 ) -> dict[str, Any]:
-    """Embed a prepared sentence file (`lem.embed.read_sentences`: id<TAB>doc<TAB>text) as `lem embed` does:
+    """Embed a prepared sentence file (`lem.core.embeddings.read_sentences`: id<TAB>doc<TAB>text) as `lem embed` does:
     `out_npy` (float32 rows in file order), `out_ids` (default: `out_npy` with `.ids.txt` for `.npy`) and
     `out_meta`, each written atomically. `encoder`: one already loaded with the same settings. Returns the
     meta."""

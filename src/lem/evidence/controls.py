@@ -6,11 +6,11 @@
   vector for a concept in every language) and L2-normalised. Words the dictionary lacks are features of
   their own, keyed by their (case-folded) string in every language: numbers, names written alike and
   punctuation then match across languages too. A mining metric that cannot tell this encoder from chance
-  is broken. Dictionaries: `Dictionary.from_generated_lexicon()` (the embedded generated world: every
+  is broken. Dictionaries: `lem.embed.generated_dictionary()` (the embedded generated world: every
   inflected form of a lexicon row is one concept) or `Dictionary.from_tsv(path, src, tgt)` for real data.
-- Negative controls: `random_embeddings` (must score at chance, `lem.evidence.chance`), and
+- Negative controls: `random_embeddings` (must score at chance, `lem.mine.chance`), and
   `shuffle_gold_within_documents` (gold targets permuted within their documents: any encoder must then
-  score at `lem.evidence.chance.mining_chance_permutation`'s level).
+  score at `lem.mine.chance.mining_chance_permutation`'s level).
 
 Which pairs have the positive control: `lexical_dictionaries` (config `controls.lexical`; a mined pair
 without a dictionary has no `control_lexical` row and is marked `NO_DICTIONARY`, `lexical_control_lines`;
@@ -32,7 +32,7 @@ The negative verdict, `negative_control_verdict` (`negative_alpha`): the random 
 verdicts carry the Clopper-Pearson interval of the control's precision beside chance's.
 
 A control that fails marks its (task, set, pair) cell "no signal" (`no_signal_cells`): the report shows the
-cell's values without marks, `lem.evidence.compare.compare` tests none of its comparisons, and the run ends
+cell's values without marks, `lem.report.comparisons.compare` tests none of its comparisons, and the run ends
 with a failed `controls_gate` job naming the cells and the keys that govern them; every other cell is built.
 """
 
@@ -94,34 +94,6 @@ class Dictionary:
             {lang: {w: tuple(ids) for w, ids in t.items()} for lang, t in table.items()},
             n,
         )
-
-    @classmethod
-    def from_generated_lexicon(
-        cls, data_dir: str | os.PathLike | None = None, codes: Mapping[str, str] | None = None
-    ) -> Dictionary:
-        """The generated world's lexicon (`lem.corpus.lexicon`, default the packaged TSVs): one concept per
-        row, made of every form of the row in every language (en.base, en.pl, si.loc, ta.acc, ...), inline
-        POS tags dropped and multi-word forms ("Kamal Perera") split into words that each map to the row.
-        Words fixed in the generator's templates are not in the lexicon and count as unknown words. `codes`
-        (code -> built-in language, config `corpus.generate.languages`) names languages as the config does."""
-        from lem.corpus import lexicon as lx
-        from lem.corpus.generate import GenerateSettings
-
-        code = GenerateSettings.from_dict({"languages": dict(codes or {})}).codes
-
-        lex = lx.load(data_dir)
-        entries = []
-        for e in lex.entries:
-            entries.append(
-                {
-                    code[lang]: [
-                        " ".join(w for w, _ in lx.parse_form(text, e.cat, lang, form))
-                        for form, text in e.forms[lang].items()
-                    ]
-                    for lang in lx.LANGS
-                }
-            )
-        return cls.from_entries([code[lang] for lang in lx.LANGS], entries)
 
     @classmethod
     def from_tsv(cls, path: str | os.PathLike, src_lang: str, tgt_lang: str) -> Dictionary:
@@ -228,7 +200,7 @@ def shuffle_gold_within_documents(
 ) -> set[tuple[str, str]]:
     """Gold links with their targets relabelled by a seeded random permutation of each document's target
     ids (every target of the document, not only the gold ones), the sources kept: the negative control of
-    the gold side. Mining against it measures `lem.evidence.chance.mining_chance_permutation`'s chance (permuting
+    the gold side. Mining against it measures `lem.mine.chance.mining_chance_permutation`'s chance (permuting
     the target rows within documents is the same relabelling). A gold target not among `tgt_ids`:
     ValueError."""
     if len(tgt_ids) != len(tgt_docs):
@@ -307,7 +279,7 @@ def chance_p_value(
     n_correct: float, n_pred: float, chance_precision: float, alternative: str = "greater"
 ) -> float:
     """p of `n_correct` correct pairs among `n_pred` mined if the system knew nothing, each mined pair being
-    gold with the pooled chance probability (`lem.evidence.chance`): an exact binomial test (counts rounded
+    gold with the pooled chance probability (`lem.mine.chance`): an exact binomial test (counts rounded
     to integers), one-sided (`greater`: more correct than chance) or `two-sided`. Mutual-best pairs compete
     for the same sentences, which makes the true count less spread than the binomial: the p is on the safe
     side."""
@@ -453,7 +425,7 @@ class ControlVerdict:
 
 def no_signal_cells(verdicts: Iterable[ControlVerdict]) -> dict[tuple[str, str, str], str]:
     """(task, dataset, pair) -> why the cell has no signal, for every cell with a failed control: the data
-    `lem.evidence.compare.compare(no_signal=...)` reads to test none of the cell's comparisons, and the
+    `lem.report.comparisons.compare(no_signal=...)` reads to test none of the cell's comparisons, and the
     report reads to mark the cell in every table."""
     out: dict[tuple[str, str, str], list[str]] = {}
     for v in verdicts:

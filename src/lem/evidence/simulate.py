@@ -12,7 +12,8 @@ nested in each pre-training seed (`runs`, fine-tuning seeds with their own norma
 `simulate(task, design, sims, rng, delta)` returns two recipes' per-item rows, shape (sims, seeds, runs,
 units, stats), in the layout each task's statistic reads (`STATISTICS`): mining per-document [correct,
 mined, gold] counts (F1), sentiment per-example macro-F1 indicators over three labels, curation per-pair
-[kept and clean, kept] (precision of the kept set), NMT per-sentence BLEU statistics (lem.nmt.bleu).
+[kept and clean, kept] (precision of the kept set), NMT per-sentence BLEU statistics (scored by
+`lem.nmt.bleu.bleu_from_sums`, which the stage-free `STATISTICS` leaves to the caller).
 """
 
 from __future__ import annotations
@@ -99,12 +100,6 @@ def _nmt(logit: np.ndarray, rng: np.random.Generator, length: np.ndarray) -> np.
     return np.stack([ln, ln, *cols, *totals], axis=-1).astype(np.float64)
 
 
-def bleu_statistic():
-    from lem.nmt.bleu import bleu_from_sums
-
-    return bleu_from_sums
-
-
 STATISTICS = {
     "mining": stats.f1_stat,
     "sentiment": stats.macro_f1_stat,
@@ -113,10 +108,6 @@ STATISTICS = {
 # logit level of each task's skill (mining F1 about 0.3, sentiment accuracy about 0.6, curation about 0.7,
 # NMT unigram precision about 0.5)
 LEVEL = {"mining": -0.6, "sentiment": 0.4, "curation": 0.85, "nmt": 0.0}
-
-
-def statistic_of(task: str):
-    return bleu_statistic() if task == "nmt" else STATISTICS[task]
 
 
 def simulate(

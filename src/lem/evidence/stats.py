@@ -102,7 +102,7 @@ PRF_STATS: dict[str, Statistic] = {"precision": precision_stat, "recall": recall
 
 def prf_counts(n_correct: float, n_pred: float, n_gold: float) -> dict[str, float]:
     """Precision, recall and F1 of one set of counts: the one definition of P/R/F1 (mined pairs against
-    gold links, `lem.mine.prf`; their chance level and ceiling, `lem.evidence.chance`), the statistics above
+    gold links, `lem.mine.prf`; their chance level and ceiling, `lem.mine.chance`), the statistics above
     applied to a single row."""
     sums = np.array([n_correct, n_pred, n_gold], np.float64)
     return {name: float(stat(sums)) for name, stat in PRF_STATS.items()}

@@ -13,9 +13,9 @@ log = logging.getLogger("lem.mine")
 
 
 def cmd_run(a: argparse.Namespace) -> None:
+    from lem.core.embeddings import load_embeddings, read_sentences
     from lem.core.files import atomic_path, with_keys, write_json
-    from lem.embed import load_embeddings, read_sentences
-    from lem.evidence.chance import candidate_groups, mining_ceiling, mining_chance_analytic
+    from lem.mine.chance import candidate_groups, mining_ceiling, mining_chance_analytic
     from lem.mine.evaluate import prf, read_gold, unit_counts
     from lem.mine.margin import mine_corpus
 
@@ -31,7 +31,7 @@ def cmd_run(a: argparse.Namespace) -> None:
     for d, pairs in mined.items():
         metrics[d] = prf(pairs, gold)
     # where the values stand: what a system that knows nothing scores, and the best any system can
-    # reach under the same candidate structure (lem.evidence.chance)
+    # reach under the same candidate structure (lem.mine.chance)
     groups, n_gold = candidate_groups(src.ids, tgt.ids, src.docs, tgt.docs, gold, settings.per_document)
     chance = mining_chance_analytic(groups, n_gold, retrieval=tuple(res.pairs), settings=settings)
     ceiling = mining_ceiling(src.ids, tgt.ids, src.docs, tgt.docs, gold, settings.per_document)
