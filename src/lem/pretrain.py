@@ -264,7 +264,7 @@ def train_stage(
 
     from lem.core import training
     from lem.core.files import atomic_path, write_json
-    from lem.masking.cli import masking_stats
+    from lem.masking.stats import masking_stats
     from lem.masking.collate import BatchSeededCollator, StaticBatch, make_collator, masked_capacity
 
     t0 = time.time()
