@@ -24,7 +24,7 @@ from lem.annotate.schema import pos_tagset_of, read_annotations
 from lem.annotate.scoring import score_against_conll
 from lem.annotate.settings import AnnotateSettings
 from lem.cli import command
-from lem.report import build_report
+from lem.report.build import build_report
 
 main = command("annotate")
 

@@ -1,5 +1,6 @@
-"""The two-level test (lem.evidence.crossed) and the declared families and verdicts (lem.evidence.compare),
-checked against brute-force re-computations and small simulations with the real design's variance parts."""
+"""The two-level test (lem.evidence.crossed), the declared families (lem.evidence.compare) and the comparisons
+and verdicts (lem.report.comparisons, lem.report.verdicts), checked against brute-force re-computations and
+small simulations with the real design's variance parts."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import pytest
 from scipy.stats import t as student_t
 
 from lem.evidence import compare, crossed, simulate, stats
+from lem.report import comparisons, verdicts
 
 REPO_CONFIG = Path(__file__).resolve().parents[1] / "config" / "config.yaml"
 
@@ -139,7 +141,7 @@ def test_a_shared_recipe_by_item_part_keeps_the_test_calibrated_where_seeds_alon
 
 
 def items_for(rng, variants, seeds=(13, 14, 15), shift=None, docs=40, pairs=("si-en", "ta-en")):
-    items = compare.Items()
+    items = comparisons.Items()
     shift = shift or {}
     for pair in pairs:
         gold = 1 + rng.poisson(4, size=docs)
@@ -160,7 +162,7 @@ def test_families_are_declared_and_holm_runs_within_each():
     rng = np.random.default_rng(4)
     variants = ["base", "mlm_tlm", "lem", "lem_ne"]
     items = items_for(rng, variants, shift={"mlm_tlm": 0.3, "lem": 0.3, "lem_ne": 0.3})
-    table = compare.compare(items, variants)
+    table = comparisons.compare(items, variants)
     fam = {(r.a, r.b): r.family for r in table.itertuples()}
     assert fam == {
         ("lem", "mlm_tlm"): "primary",
@@ -180,8 +182,8 @@ def test_an_untested_comparison_keeps_its_place_in_the_family():
     rng = np.random.default_rng(5)
     variants = ["mlm_tlm", "lem"]
     items = items_for(rng, variants, shift={"lem": 0.25})
-    free = compare.compare(items, variants)
-    blocked = compare.compare(
+    free = comparisons.compare(items, variants)
+    blocked = comparisons.compare(
         items, variants, no_signal={("mining", "news", "ta-en"): "control_lexical failed"}
     )
     assert (free.family_size == 2).all() and (blocked.family_size == 2).all()
@@ -196,13 +198,13 @@ def test_equal_recipes_measured_precisely_are_called_equivalent_within_the_margi
     variants = ["mlm_tlm", "lem"]
     items = items_for(rng, variants, seeds=range(10), docs=400, pairs=("si-en",))
     ev = {"margin": {"mining": 0.05}}
-    row = compare.compare(items, variants, evidence=ev).iloc[0]
+    row = comparisons.compare(items, variants, evidence=ev).iloc[0]
     assert row.verdict == "equivalent" and row.p_tost_holm < 0.05 and abs(row["diff"]) < 0.05
-    tight = compare.compare(items, variants, evidence={"margin": {"mining": 0.001}}).iloc[0]
+    tight = comparisons.compare(items, variants, evidence={"margin": {"mining": 0.001}}).iloc[0]
     assert tight.verdict == "inconclusive"
-    assert "inconclusive" in compare.verdict_sentence(
+    assert "inconclusive" in verdicts.verdict_sentence(
         tight
-    ) and "detects a difference of" in compare.verdict_sentence(tight)
+    ) and "detects a difference of" in verdicts.verdict_sentence(tight)
 
 
 @pytest.mark.parametrize(
@@ -337,7 +339,7 @@ def test_nmt_comparisons_resample_the_test_sentences_of_each_run():
     design = simulate.Design(seeds=3, units=80)
     oracle, random_ = simulate.simulate("nmt", design, 1, rng, delta=1.0)
     mlm, lem = simulate.simulate("nmt", design, 1, rng)
-    items = compare.Items()
+    items = comparisons.Items()
     for row, rows in (("oracle", oracle), ("random", random_), ("mlm_tlm", mlm), ("lem", lem)):
         for s in range(3):
             stats_ = rows[0, s, 0]
@@ -345,7 +347,7 @@ def test_nmt_comparisons_resample_the_test_sentences_of_each_run():
             data = {"bleu": float(bleu_from_sums(stats_.sum(axis=0))),
                     "items": {"ids": list(range(80)), "stats": stats_.tolist()}}  # fmt: skip
             items.add_nmt(key, data, f"{row}{s}.json")
-    table = compare.compare(items, ["mlm_tlm", "lem"])
+    table = comparisons.compare(items, ["mlm_tlm", "lem"])
     control = table[table.role == "control"].iloc[0]
     assert control.verdict == "signal" and control.units == "80 sentences"
     row = table[table.role == "comparison"].iloc[0]

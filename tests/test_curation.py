@@ -10,11 +10,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from lem.core.embeddings import write_embeddings
 from lem.core.inputs import InputError
 from lem.curate import CurationSettings, curate
 from lem.data.webmined import FilterSettings, prepare_curation_corpus, prepare_test_set, script_share
-from lem.embed import write_embeddings
-from lem.report import markdown, nmt_rows, summarise
+from lem.report.markdown import markdown
+from lem.report.tables import nmt_rows, summarise
 
 
 def write(path, text):
@@ -196,7 +197,7 @@ def test_rank_reads_the_embeddings_and_puts_aligned_pairs_first(tmp_path):
 def test_report_nmt_table_compares_rows_over_seeds_only_when_the_oracle_beats_random(tmp_path, signal):
     """NMT per pre-training seed: mean +- seed s.d.; the oracle-vs-random control decides whether the share
     has signal; only then are the rows compared (paired over seeds, Holm with the rest) and marked."""
-    from lem.evidence import compare as evidence
+    from lem.report import comparisons
 
     bleu = {
         "mlm_tlm": (20.0, 21.0, 19.5),
@@ -223,9 +224,9 @@ def test_report_nmt_table_compares_rows_over_seeds_only_when_the_oracle_beats_ra
                     )
                 )
             )
-    items = evidence.Items()
+    items = comparisons.Items()
     summary = summarise(pd.DataFrame(nmt_rows(paths, items)))
-    comparisons = evidence.compare(items, ["base", "mlm_tlm"])
+    comparisons = comparisons.compare(items, ["base", "mlm_tlm"])
     control = comparisons[comparisons.role == "control"].iloc[0]
     assert (control.a, control.b, control.dataset, bool(control.significant)) == (
         "oracle",
@@ -252,7 +253,7 @@ def test_curation_rankings_reach_the_seed_level_comparison(tmp_path):
     """Each labelled ranking's per-pair items reach the comparisons: the precision of clean pairs in the
     largest kept share, mlm_tlm against base and lem against mlm_tlm, one ranking per pre-training seed,
     paired over seeds; a single seed is listed untested (one ranking says nothing of the recipe)."""
-    from lem.evidence import compare as evidence
+    from lem.report import comparisons
 
     rng = np.random.default_rng(1)
     n = 200
@@ -265,7 +266,7 @@ def test_curation_rankings_reach_the_seed_level_comparison(tmp_path):
     clean = np.array(labels)[:, None] == "clean"
     ids = [f"c{i}" for i in range(n)]
     settings = CurationSettings.from_dict({"keep_fractions": [0.25, 0.5], "mining": {"k": 3}})
-    items, first, metrics = evidence.Items(), evidence.Items(), {}
+    items, first, metrics = comparisons.Items(), comparisons.Items(), {}
     for seed in ("13", "14", "15"):
         for variant, noise in (("base", 5.0), ("mlm_tlm", 0.1), ("lem", 0.1)):
             y = np.where(clean, x + noise * rng.normal(size=(n, 16)), rng.normal(size=(n, 16)))
@@ -281,7 +282,7 @@ def test_curation_rankings_reach_the_seed_level_comparison(tmp_path):
             items.add_curation(key, m, variant)
             if seed == "13":
                 first.add_curation(key, m, variant)
-    table = evidence.compare(items, ["base", "mlm_tlm", "lem"])
+    table = comparisons.compare(items, ["base", "mlm_tlm", "lem"])
     rows = {(r.a, r.b): r for r in table.itertuples()}
     assert set(rows) == {("lem", "mlm_tlm"), ("mlm_tlm", "base")}
     better = rows[("mlm_tlm", "base")]
@@ -290,7 +291,7 @@ def test_curation_rankings_reach_the_seed_level_comparison(tmp_path):
         better.value_a == pytest.approx(np.mean(metrics["mlm_tlm"])) and better.value_a > better.value_b + 0.2
     )
     assert better.significant and not rows[("lem", "mlm_tlm")].significant
-    one = evidence.compare(first, ["base", "mlm_tlm", "lem"])
+    one = comparisons.compare(first, ["base", "mlm_tlm", "lem"])
     assert (one.seeds == 1).all() and one.p.isna().all() and not one.significant.any()
     assert (one.test == "none (fewer than 2 paired seeds)").all()
     # a metrics file from before the items: a clear message, not a silent gap in the comparisons

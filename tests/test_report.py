@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from lem.evidence import stats
-from lem.report import build_report
+from lem.report.build import build_report
 
 
 def write(path: Path, obj: dict) -> str:
@@ -199,7 +199,7 @@ def test_the_positive_control_must_also_beat_chance_by_its_test():
     """controls.positive_lift per evaluation set and positive_alpha: a lexical control above the lift but with
     too few mined pairs to tell from chance fails its cell; with enough it passes; the line gives the exact
     binomial p and the precision's interval."""
-    from lem.report import control_verdicts
+    from lem.report.controls import control_verdicts
 
     for n_pred, passes in ((4, False), (40, True)):
         metrics = control_metrics(0.75, n_pred, round(0.75 * n_pred))
@@ -217,7 +217,7 @@ def test_the_positive_control_must_also_beat_chance_by_its_test():
 
 def test_a_reference_encoder_row_can_be_a_positive_control():
     """config reference_encoders.<name>.positive_lift: the row must clear chance + lift x (ceiling - chance)."""
-    from lem.report import control_verdicts
+    from lem.report.controls import control_verdicts
 
     def summary(value: float) -> pd.DataFrame:
         return control_summary("ref_labse", value, "news_itn")
@@ -282,7 +282,7 @@ def test_a_failing_control_on_one_of_two_sets_marks_that_cell_only(tmp_path):
     names the cell and the keys; controls.json holds the verdicts and `lem report controls` fails naming
     them (the run's exit status), while a run whose controls pass gets its marker file."""
     from lem.cli import command
-    from lem.report import ControlError, controls_gate
+    from lem.report.controls import ControlError, controls_gate
 
     mining, rows = two_set_run(tmp_path / "results")
     out = tmp_path / "report"
@@ -452,7 +452,7 @@ def test_a_mining_file_without_units_names_the_file(tmp_path):
 
 
 def test_figures_of_the_trained_models(tmp_path):
-    from lem.evidence import figures
+    from lem.report import figures
 
     refs = []
     for v, stage, seed in [
@@ -488,7 +488,7 @@ def test_figures_of_the_trained_models(tmp_path):
 
 
 def test_the_readme_block_is_copied_from_the_report(tmp_path):
-    from lem.report import README_BEGIN, README_END, update_readme
+    from lem.report.readme import README_BEGIN, README_END, update_readme
 
     r = tmp_path / "results"
     prf = {"precision": 0.5, "recall": 0.5, "f1": 0.5, "n_pred": 4, "n_gold": 4, "n_correct": 2}
@@ -513,7 +513,7 @@ def test_the_readme_block_is_copied_from_the_report(tmp_path):
 def test_a_named_readme_block_is_regenerated_alone(tmp_path):
     """`lem report readme --block ablation`: config/ablation.yaml's run has its own block; the results block
     beside it is left as it is."""
-    from lem.report import README_BEGIN, README_END, readme_markers, update_readme
+    from lem.report.readme import README_BEGIN, README_END, readme_markers, update_readme
 
     r = tmp_path / "results"
     prf = {"precision": 0.5, "recall": 0.5, "f1": 0.5, "n_pred": 4, "n_gold": 4, "n_correct": 2}
@@ -534,7 +534,7 @@ def test_a_named_readme_block_is_regenerated_alone(tmp_path):
 
 
 def test_the_project_readme_has_one_results_block_for_lem_report_readme():
-    from lem.report import README_BEGIN, README_END
+    from lem.report.readme import README_BEGIN, README_END
 
     text = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
     assert text.count(README_BEGIN) == 1 and text.count(README_END) == 1
@@ -559,7 +559,7 @@ def test_a_row_without_a_run_in_a_column_shows_a_dash_not_nan():
     """A row that has no run for a pair (the lexical control where the pair has no dictionary) shows "-"."""
     import pandas as pd
 
-    from lem.report import _pivot_markdown
+    from lem.report.markdown import _pivot_markdown
 
     summary = pd.DataFrame(
         [

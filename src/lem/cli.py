@@ -32,7 +32,7 @@ STAGES: dict[str, tuple[str, str]] = {
     "curate": ("lem.curate", "rank a noisy parallel corpus by margin score"),
     "nmt": ("lem.nmt.cli", "NMT on the top share of a ranked corpus: BLEU, chrF, paired bootstrap"),
     "sentiment": ("lem.sentiment", "fine-tune and evaluate sentence classification"),
-    "report": ("lem.report", "collect every metric into the summary table and figures"),
+    "report": ("lem.report.cli", "collect every metric into the summary table and figures"),
 }
 
 

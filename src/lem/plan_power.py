@@ -1,8 +1,8 @@
 """`lem plan power`: how many pre-training seeds and test items each declared comparison needs, from a
 finished run's metrics files (every task the report compares), at each family's corrected level.
 
-It reads the run's metrics files as the report does (lem.report.collect), builds the same declared
-comparisons (lem.evidence.compare, the config's `evidence` section: families, alpha, power), and for each
+It reads the run's metrics files as the report does (lem.report.tables.collect), builds the same declared
+comparisons (lem.report.comparisons, the config's `evidence` section: families, alpha, power), and for each
 comparison with two or more paired seeds plans the two-level test from the 80 % upper confidence bounds of its
 variance parts (lem.evidence.power): the power of the run's own design to detect the stated difference at
 the family's first Holm threshold (alpha / family size), the difference it detects with the asked power,
@@ -15,11 +15,14 @@ import argparse
 import glob
 import math
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from lem.evidence import compare as evidence
 from lem.evidence import crossed
+from lem.evidence.compare import evidence_settings
 from lem.evidence.power import PowerError, plan_comparison
+
+if TYPE_CHECKING:
+    from lem.report.comparisons import Items
 
 PATTERNS = {
     "mining": "mining/*/seed*/*/*.metrics.json",
@@ -45,16 +48,16 @@ def difference(name: str, value: float, task: str) -> float:
     return value
 
 
-def load_items(results: str) -> tuple[evidence.Items, list[str]]:
+def load_items(results: str) -> tuple[Items, list[str]]:
     """The run's per-item rows of every task (as the report reads them) and the rows (variants) seen."""
-    from lem import report
+    from lem.report import comparisons, tables
 
     paths = {task: sorted(glob.glob(str(Path(results) / pattern))) for task, pattern in PATTERNS.items()}
     if not any(paths.values()):
         raise PowerError(f"no metrics files under {results}/ (run the pipeline first, or pass --results)")
-    items = evidence.Items()
+    items = comparisons.Items()
     try:
-        report.collect(
+        tables.collect(
             paths["mining"], paths["sentiment"], paths["curation"], [], None, None, items, paths["nmt"]
         )
     except ValueError as err:  # a file that is not a metrics file: one line naming it
@@ -64,11 +67,13 @@ def load_items(results: str) -> tuple[evidence.Items, list[str]]:
 
 
 def power_rows(
-    items: evidence.Items, variants: list[str], ev: dict[str, Any], deltas: dict[str, float]
+    items: Items, variants: list[str], ev: dict[str, Any], deltas: dict[str, float]
 ) -> list[dict[str, Any]]:
     """One row per declared comparison with two or more paired seeds: the plan of `plan_comparison` at the
     family's first Holm threshold."""
-    table = evidence.compare(items, variants, evidence=ev)
+    from lem.report.comparisons import compare
+
+    table = compare(items, variants, evidence=ev)
     rows = []
     for r in table.itertuples() if not table.empty else ():
         if r.role != "comparison" or r.seeds < 2:
@@ -100,7 +105,7 @@ def run_power(a: argparse.Namespace, raw: dict[str, Any]) -> None:
     check_arguments(a)
     deltas = {t: a.bleu_difference if t == "nmt" else a.difference for t in RANGE}
     try:
-        ev = evidence.evidence_settings(raw)
+        ev = evidence_settings(raw)
     except ValueError as err:
         raise PowerError(str(err)) from None
     ev["power"] = a.power

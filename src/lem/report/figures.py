@@ -1,8 +1,9 @@
-"""The report's figures: mining F1 with intervals, masking shares per entity type, loss curves per stage.
+"""The report's figures: the overview, mining F1 with intervals, masking shares per entity type, loss curves per
+stage; and the HTML page of the markdown.
 
 Each figure is a PNG written atomically; every function takes the data it draws and an output path.
 Model folders are named to the report as `variant:stage:seed=path` (`parse_models`): the figures read their
-`masking_stats.json` (lem.masking.cli), `selection.json` (validation losses) and `train_log.jsonl` (training
+`masking_stats.json` (lem.masking.stats), `selection.json` (validation losses) and `train_log.jsonl` (training
 losses), never paths for meaning.
 """
 
@@ -53,6 +54,49 @@ def _plt():
 
 def _save(fig, path: Path) -> None:
     plt = _plt()
+    fig.tight_layout()
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=120, format="png")
+    plt.close(fig)
+
+
+def overview_figure(summary: pd.DataFrame, variants: list[str], path: Path) -> None:
+    """The overview: the headline metric of mining, sentiment and curation per variant and pair (bars: mean
+    and seed s.d.)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    panels = [
+        ("mining", "intersection_f1", "Mining F1 (intersection)"),
+        ("sentiment", "macro_f1", "Sentiment macro-F1"),
+    ]
+    cur = sorted(summary[summary.task == "curation"].metric.unique())
+    if cur:
+        panels.append(("curation", cur[0], f"Curation {cur[0].replace('_', ' ')}"))
+    fig, axes = plt.subplots(1, len(panels), figsize=(5 * len(panels), 3.8), squeeze=False)
+    for ax, (task, metric, title) in zip(axes[0], panels, strict=True):
+        part = summary[(summary.task == task) & (summary.metric == metric)]
+        groups = sorted((part.dataset + " " + part.pair).unique())
+        present = [v for v in variants if v in set(part.variant)]
+        width = 0.8 / max(1, len(present))
+        for j, v in enumerate(present):
+            sub = part[part.variant == v].assign(g=lambda d: d.dataset + " " + d.pair).set_index("g")
+            xs = [i + j * width for i in range(len(groups))]
+            ax.bar(
+                xs,
+                [sub["mean"].get(g, 0.0) for g in groups],
+                width,
+                yerr=[sub["std"].get(g, 0.0) for g in groups],
+                label=v,
+            )
+        ax.set_xticks([i + width * (len(present) - 1) / 2 for i in range(len(groups))])
+        ax.set_xticklabels([g.split(" ", 1)[1] for g in groups], rotation=0)
+        ax.set_title(title)
+        ax.set_ylim(0, 1)
+    if axes[0][0].get_legend_handles_labels()[0]:
+        axes[0][0].legend(fontsize=8)
     fig.tight_layout()
     with atomic_path(path) as tmp:
         fig.savefig(tmp, dpi=120, format="png")
