@@ -1,66 +1,16 @@
 """src/lem's layout (README "Layout"): every module imports; the `import` statements between lem modules
 (at the top of a file or inside a function alike) form no circle; `lem.core` imports no stage; and every
 stage of the `lem` command lives in the module or package named as the stage (`lem.<stage>` or
-`lem.<stage>.cli`, `-` read as `_`)."""
+`lem.<stage>.cli`, `-` read as `_`). The import graph is tests/import_graph.py's; its layers, tests/test_layers.py."""
 
 from __future__ import annotations
 
-import ast
 import importlib
-from pathlib import Path
 
 import pytest
+from import_graph import GRAPH, MODULES, SRC, imports_of
 
 from lem import cli
-
-SRC = Path(__file__).resolve().parents[1] / "src"
-
-
-def _modules() -> dict[str, Path]:
-    out = {}
-    for path in sorted((SRC / "lem").rglob("*.py")):
-        parts = list(path.relative_to(SRC).with_suffix("").parts)
-        if parts[-1] == "__init__":
-            parts.pop()
-        out[".".join(parts)] = path
-    return out
-
-
-MODULES = _modules()
-
-
-def _resolve(name: str) -> str:
-    """The lem module that `name` (a module, or a module's attribute) is, or is in."""
-    while name not in MODULES:
-        name = name.rpartition(".")[0]
-    return name
-
-
-def _imports(module: str, path: Path) -> set[str]:
-    """The lem modules `module` imports anywhere in its file (`from a import b` counts b when b is a module)."""
-    out = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
-        if isinstance(node, ast.Import):
-            out |= {_resolve(a.name) for a in node.names if a.name.split(".")[0] == "lem"}
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = module.split(".")
-                if path.name != "__init__.py":
-                    base.pop()
-                base = base[: len(base) - node.level + 1] + ([node.module] if node.module else [])
-                source = ".".join(base)
-            else:
-                source = node.module or ""
-            if source.split(".")[0] != "lem":
-                continue
-            for alias in node.names:
-                full = f"{source}.{alias.name}"
-                out.add(full if full in MODULES else _resolve(source))
-    out.discard(module)
-    return out
-
-
-GRAPH = {module: _imports(module, path) for module, path in MODULES.items()}
 
 
 def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
@@ -94,7 +44,7 @@ def test_cycle_finder_and_import_walk():
 def test_import_walk_counts_imports_inside_functions(tmp_path):
     path = tmp_path / "x.py"
     path.write_text("def f():\n    from lem.core import stage\n    import lem.core.files\n", encoding="utf-8")
-    assert _imports("lem.x", path) == {"lem.core.stage", "lem.core.files"}
+    assert imports_of("lem.x", path) == {"lem.core.stage", "lem.core.files"}
 
 
 @pytest.mark.parametrize("module", sorted(set(MODULES) - {"lem.__main__"}))  # __main__ runs the command
