@@ -8,15 +8,16 @@ output folder (`--checkpoints`), so a job that is killed and started again resum
 checkpoint (model, optimizer, scheduler, RNG and data position) instead of step 0.
 
 What every training stage shares (device, precision, seeds, the schedule and checkpoint policy, the
-Trainer, the masked-LM loss on the labelled positions, data-parallel runs, saving) is `lem.core.training`;
-the masking of training batches and of the validation set is `lem.masking.collate`.
+Trainer, the masked-LM loss on the labelled positions, data-parallel runs, saving) is `lem.core.training`,
+a stage's checkpoint folders and the checked choice among them `lem.core.training.checkpoints`; the masking
+of training batches and of the validation set is `lem.masking.collate`. `train_stage` reads as its steps:
+the arguments (`stage_arguments`), the masking (`stage_batches`), the Trainer's run, the choice
+(`checked_choice`), the record (`selection_record`) and the output folder (`write_stage`).
 """
 
 from __future__ import annotations
 
 import argparse
-import hashlib
-import json
 import logging
 import math
 import os
@@ -36,6 +37,13 @@ from lem.core.training import (
     TrainingSettings,
     set_threads,
     training_schedule,
+)
+from lem.core.training.checkpoints import (
+    checked_choice,
+    checkpoint_dirs,
+    dir_bytes,
+    fingerprint,
+    prepare_checkpoint_dir,
 )
 from lem.masking.collate import (
     MaskingSettings,
@@ -176,21 +184,6 @@ def static_length(longest: int, model) -> int:
     return max(int(longest), min(length, int(limit))) if limit else length
 
 
-def checkpoint_step(path: Path) -> int:
-    return int(path.name.rsplit("-", 1)[-1])
-
-
-def checkpoint_dirs(ckpt_dir: Path) -> list[Path]:
-    """The `checkpoint-<step>` folders of `ckpt_dir`, by step."""
-    found = [p for p in ckpt_dir.glob("checkpoint-*") if p.is_dir() and p.name.rsplit("-", 1)[-1].isdigit()]
-    return sorted(found, key=checkpoint_step)
-
-
-def dir_bytes(path: Path) -> int:
-    """Bytes of the files under `path` (their sizes, as `du --apparent-size` counts them)."""
-    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
-
-
 def load_features(dirs: list[str | Path]):
     """Concatenate the train and valid splits of several features folders."""
     from datasets import concatenate_datasets, load_from_disk
@@ -204,10 +197,6 @@ def load_features(dirs: list[str | Path]):
     return train, valid
 
 
-def fingerprint(obj: Any) -> str:
-    return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()[:16]
-
-
 # training settings that change how fast a stage trains, not what it computes: a job resumed with
 # another value keeps its checkpoints
 RESULT_NEUTRAL = ("dataloader_num_workers",)
@@ -219,64 +208,12 @@ def result_settings(cfg: dict) -> dict:
     return {**cfg, "training": training} if "training" in cfg else cfg
 
 
-def prepare_checkpoint_dir(ckpt_dir: Path, fp: str) -> bool:
-    """Make `ckpt_dir` hold checkpoints of exactly this run; return True when one can be resumed."""
-    marker = ckpt_dir / "fingerprint.json"
-    if ckpt_dir.exists():
-        old = json.loads(marker.read_text()).get("fingerprint") if marker.exists() else None
-        if old != fp:
-            log.info(
-                "checkpoints in %s belong to other settings (%s != %s): starting afresh", ckpt_dir, old, fp
-            )
-            shutil.rmtree(ckpt_dir)
-    ckpt_dir.mkdir(parents=True, exist_ok=True)
-    for p in checkpoint_dirs(ckpt_dir):
-        # The Trainer writes trainer_state.json after the model, optimizer and RNG states: a checkpoint
-        # without it was cut short by a kill and cannot be resumed from.
-        if not (p / "trainer_state.json").exists():
-            log.info("removing the incomplete checkpoint %s (no trainer_state.json)", p)
-            shutil.rmtree(p)
-    marker.write_text(json.dumps({"fingerprint": fp}) + "\n")
-    return bool(checkpoint_dirs(ckpt_dir))
-
-
-def train_stage(
-    *,
-    model,
-    tokenizer,
-    train_ds,
-    valid_ds,
-    masking,
-    settings: TrainSettings,
-    out_dir: Path,
-    ckpt_dir: Path,
-    fp: str,
-    extra_selection: dict | None = None,
-    callbacks: list | None = None,
-) -> dict:
-    """Train one stage, choose the best checkpoint by fixed-mask validation loss, save it to `out_dir`.
-
-    The stage evaluates and saves at the steps of `stage_schedule` (at least `min_evaluations` times, the
-    final step included, whatever `checkpoint_every` and the data size), keeps the best and the last
-    checkpoints only, and fails unless it evaluated exactly at the scheduled steps. Under torchrun
-    (`lem.core.training`), `settings.batch_size` is shared between the processes and rank 0 alone writes."""
-    from transformers import TrainerCallback
-
+def stage_arguments(settings: TrainSettings, schedule: Schedule, ckpt_dir: Path, world: int, static: bool):
+    """The TrainingArguments of a stage: evaluate and save on `schedule`, `settings.batch_size` shared between
+    the `world` processes, the static path's flags when `static`; fails unless the Trainer runs `world`
+    processes."""
     from lem.core import training
-    from lem.core.files import atomic_path, write_json
-    from lem.masking.stats import masking_stats
-    from lem.masking.collate import BatchSeededCollator, StaticBatch, make_collator, masked_capacity
 
-    t0 = time.time()
-    world = training.world_size()
-    train_ds = train_ds.remove_columns(
-        [c for c in train_ds.column_names if c not in {"input_ids", "word_ids", "word_flags", "lang"}]
-    )
-    schedule = stage_schedule(len(train_ds), settings)  # batch_size is the global batch, whatever `world`
-    static = use_static_shapes(settings, training.pick_device("auto"))
-    if static and not training.supports_labelled_positions(model):
-        log.warning("static_shapes: %s has no encoder + lm_head: the eager path", type(model).__name__)
-        static = False
     args = training.training_arguments(
         ckpt_dir,
         policy=training.CheckpointPolicy.scheduled(schedule),
@@ -305,10 +242,16 @@ def train_stage(
             f"{world} processes were started (WORLD_SIZE) but the Trainer runs {args.world_size}: "
             "they would each train alone and write the same outputs"
         )
-    with args.main_process_first(local=False, desc="checkpoint folder"):
-        if args.process_index == 0:
-            prepare_checkpoint_dir(ckpt_dir, fp)
-    resume = bool(checkpoint_dirs(ckpt_dir))
+    return args
+
+
+def stage_batches(*, model, tokenizer, train_ds, valid_ds, masking, settings: TrainSettings, static: bool):
+    """The stage's masking: the base collator (`masking_stats` reads it), the validation set masked once with
+    a fixed seed, the training collator (seeded per batch; on the static path, padded to fixed shapes) and
+    the sampler drawing the training batches."""
+    from lem.core import training
+    from lem.masking.collate import BatchSeededCollator, StaticBatch, make_collator, masked_capacity
+
     base_collator = make_collator(tokenizer, masking, settings.seed)
     eval_ds = fixed_masked_validation(valid_ds, base_collator, settings.seed + 1, settings.valid_examples)
     data_collator = BatchSeededCollator(base_collator, settings.seed)
@@ -329,6 +272,110 @@ def train_stage(
         lengths=training.row_lengths(train_ds) if settings.group_by_length else None,
         group_size=settings.batch_size * settings.grad_accum,
     )
+    return base_collator, eval_ds, data_collator, batches
+
+
+def selection_record(*, state, result, final_eval, evals, best_ckpt: Path, best_step: int, schedule: Schedule,
+                     settings: TrainSettings, ckpt_dir: Path, resume: bool, started_step: int, processes: int,
+                     seconds: float, extra: dict | None) -> dict:  # fmt: skip
+    """`selection.json`: the checkpoint chosen, how (the schedule, the evaluations) and the checkpoints' sizes."""
+    on_disk = checkpoint_dirs(ckpt_dir)
+    ckpt_bytes = max((dir_bytes(p) for p in on_disk), default=0)
+    if len(on_disk) > schedule.kept_checkpoints:
+        log.warning("%d checkpoints on disk, more than the %d kept", len(on_disk), schedule.kept_checkpoints)
+    return {
+        "criterion": "masked-LM loss on the validation set, masked once with a fixed seed",
+        "best_checkpoint": best_ckpt.name if best_ckpt else None,
+        "best_step": best_step,
+        "best_eval_loss": state.best_metric,
+        "reloaded_eval_loss": final_eval["eval_loss"],
+        "global_steps": state.global_step,
+        "resumed": bool(resume),
+        "schedule": {
+            **asdict(schedule),
+            "eval_steps": schedule.eval_steps,
+            "checkpoint_every": settings.checkpoint_every,
+            "min_evaluations": settings.min_evaluations,
+        },
+        "evaluations_done": len(evals),
+        "evaluations_match_schedule": True,  # checked (checked_choice): the run fails otherwise
+        "checkpoints": {
+            "on_disk": [p.name for p in on_disk],
+            "checkpoint_bytes": ckpt_bytes,  # the largest checkpoint folder, as measured
+            "peak_bytes": schedule.peak_checkpoints * ckpt_bytes,  # kept + the one being written
+            "kept_after_run": settings.keep_checkpoints,
+        },
+        "evaluations": evals,
+        # the Trainer averages the loss over the steps of this call only: after a resume, those since it
+        "train_loss": result.training_loss if state.global_step > started_step else None,
+        "train_loss_steps": state.global_step - started_step,
+        "processes": processes,
+        "seconds": seconds,
+        **(extra or {}),
+    }
+
+
+def write_stage(trainer, tokenizer, base_collator, train_ds, settings: TrainSettings, selection: dict,
+                out_dir: Path) -> None:  # fmt: skip
+    """The stage's output folder (atomically): the chosen model, `selection.json`, what the variant's collator
+    actually masks (`masking_stats.json`: a fresh copy, seeded apart from training) and the training log."""
+    from lem.core import training
+    from lem.core.files import atomic_path, write_json
+    from lem.masking.stats import masking_stats
+
+    stats = masking_stats(
+        base_collator, train_ds, tokenizer, n_examples=settings.stats_examples, seed=settings.seed + 2
+    )
+    with atomic_path(out_dir) as tmp:
+        training.save_model_dir(tmp, trainer.model, tokenizer, trainer.args)
+        write_json(tmp / "selection.json", selection)
+        write_json(tmp / "masking_stats.json", stats)
+        training.write_json_lines(tmp / "train_log.jsonl", trainer.state.log_history)
+
+
+def train_stage(
+    *,
+    model,
+    tokenizer,
+    train_ds,
+    valid_ds,
+    masking,
+    settings: TrainSettings,
+    out_dir: Path,
+    ckpt_dir: Path,
+    fp: str,
+    extra_selection: dict | None = None,
+    callbacks: list | None = None,
+) -> dict:
+    """Train one stage, choose the best checkpoint by fixed-mask validation loss, save it to `out_dir`.
+
+    The stage evaluates and saves at the steps of `stage_schedule` (at least `min_evaluations` times, the
+    final step included, whatever `checkpoint_every` and the data size), keeps the best and the last
+    checkpoints only, and fails unless it evaluated exactly at the scheduled steps. Under torchrun
+    (`lem.core.training`), `settings.batch_size` is shared between the processes and rank 0 alone writes."""
+    from transformers import TrainerCallback
+
+    from lem.core import training
+
+    t0 = time.time()
+    world = training.world_size()
+    train_ds = train_ds.remove_columns(
+        [c for c in train_ds.column_names if c not in {"input_ids", "word_ids", "word_flags", "lang"}]
+    )
+    schedule = stage_schedule(len(train_ds), settings)  # batch_size is the global batch, whatever `world`
+    static = use_static_shapes(settings, training.pick_device("auto"))
+    if static and not training.supports_labelled_positions(model):
+        log.warning("static_shapes: %s has no encoder + lm_head: the eager path", type(model).__name__)
+        static = False
+    args = stage_arguments(settings, schedule, ckpt_dir, world, static)
+    with args.main_process_first(local=False, desc="checkpoint folder"):
+        if args.process_index == 0:
+            prepare_checkpoint_dir(ckpt_dir, fp)
+    resume = bool(checkpoint_dirs(ckpt_dir))
+    base_collator, eval_ds, data_collator, batches = stage_batches(
+        model=model, tokenizer=tokenizer, train_ds=train_ds, valid_ds=valid_ds, masking=masking,
+        settings=settings, static=static,
+    )  # fmt: skip
     log.info(
         "schedule: %d steps (%d per epoch), evaluate and save every %d steps and at the last: %d evaluations"
         " (%d process(es), %d examples per step each)",
@@ -357,25 +404,7 @@ def train_stage(
     try:
         result = trainer.train(resume_from_checkpoint=True if resume else None)
         state = trainer.state
-        evals = [
-            {"step": h["step"], "epoch": h.get("epoch"), "eval_loss": h["eval_loss"]}
-            for h in state.log_history
-            if "eval_loss" in h
-        ]
-        done = [e["step"] for e in evals]
-        if state.global_step != schedule.steps or done != schedule.eval_steps:
-            raise RuntimeError(
-                f"{out_dir}: trained {state.global_step} steps and evaluated at steps {done}, but the schedule "
-                f"is {schedule.steps} steps evaluated at {schedule.eval_steps}: no checkpoint choice is recorded"
-            )
-        if not state.best_model_checkpoint:
-            raise RuntimeError(f"{out_dir}: {len(done)} evaluations but no best checkpoint was recorded")
-        best_ckpt = Path(state.best_model_checkpoint)
-        best_step = checkpoint_step(best_ckpt)
-        if best_step not in done:
-            raise RuntimeError(
-                f"{out_dir}: the chosen checkpoint {best_ckpt.name} was never evaluated ({done})"
-            )
+        evals, best_ckpt, best_step = checked_choice(state, schedule, out_dir)
         final_eval = trainer.evaluate()  # the loaded best model on the same fixed masks
     finally:
         training.restore_forward(model)
@@ -385,61 +414,18 @@ def train_stage(
             f"{out_dir}: the reloaded model's validation loss {reloaded} is not the best checkpoint's "
             f"{state.best_metric} ({best_ckpt.name}): the saved model would not be the chosen one"
         )
-    on_disk = checkpoint_dirs(ckpt_dir)
-    ckpt_bytes = max((dir_bytes(p) for p in on_disk), default=0)
-    if len(on_disk) > schedule.kept_checkpoints:
-        log.warning("%d checkpoints on disk, more than the %d kept", len(on_disk), schedule.kept_checkpoints)
-    selection = {
-        "criterion": "masked-LM loss on the validation set, masked once with a fixed seed",
-        "best_checkpoint": best_ckpt.name if best_ckpt else None,
-        "best_step": best_step,
-        "best_eval_loss": state.best_metric,
-        "reloaded_eval_loss": final_eval["eval_loss"],
-        "global_steps": state.global_step,
-        "resumed": bool(resume),
-        "schedule": {
-            **asdict(schedule),
-            "eval_steps": schedule.eval_steps,
-            "checkpoint_every": settings.checkpoint_every,
-            "min_evaluations": settings.min_evaluations,
-        },
-        "evaluations_done": len(done),
-        "evaluations_match_schedule": True,  # checked above: the run fails otherwise
-        "checkpoints": {
-            "on_disk": [p.name for p in on_disk],
-            "checkpoint_bytes": ckpt_bytes,  # the largest checkpoint folder, as measured
-            "peak_bytes": schedule.peak_checkpoints * ckpt_bytes,  # kept + the one being written
-            "kept_after_run": settings.keep_checkpoints,
-        },
-        "evaluations": evals,
-        # the Trainer averages the loss over the steps of this call only: after a resume, those since it
-        "train_loss": result.training_loss if state.global_step > started_at["step"] else None,
-        "train_loss_steps": state.global_step - started_at["step"],
-        "processes": args.world_size,
-        "seconds": round(time.time() - t0, 1),
-        **(extra_selection or {}),
-    }
+    selection = selection_record(
+        state=state, result=result, final_eval=final_eval, evals=evals, best_ckpt=best_ckpt, best_step=best_step,
+        schedule=schedule, settings=settings, ckpt_dir=ckpt_dir, resume=resume, started_step=started_at["step"],
+        processes=args.world_size, seconds=round(time.time() - t0, 1), extra=extra_selection,
+    )  # fmt: skip
     if not trainer.is_world_process_zero():  # under torchrun, rank 0 alone writes the outputs
         return selection
-    # what this variant's collator actually masks (a fresh copy, seeded apart from training)
-    stats = masking_stats(
-        base_collator, train_ds, tokenizer, n_examples=settings.stats_examples, seed=settings.seed + 2
-    )
-    with atomic_path(out_dir) as tmp:
-        training.save_model_dir(tmp, trainer.model, tokenizer, trainer.args)
-        write_json(tmp / "selection.json", selection)
-        write_json(tmp / "masking_stats.json", stats)
-        training.write_json_lines(tmp / "train_log.jsonl", state.log_history)
+    write_stage(trainer, tokenizer, base_collator, train_ds, settings, selection, out_dir)
     if not settings.keep_checkpoints:
         shutil.rmtree(ckpt_dir, ignore_errors=True)
-    log.info(
-        "trained %s: %d steps, best %s (eval loss %.4f) in %.1fs",
-        out_dir,
-        state.global_step,
-        selection["best_checkpoint"],
-        state.best_metric or float("nan"),
-        time.time() - t0,
-    )
+    log.info("trained %s: %d steps, best %s (eval loss %.4f) in %.1fs", out_dir, state.global_step,
+             selection["best_checkpoint"], state.best_metric or float("nan"), time.time() - t0)  # fmt: skip
     return selection
 
 
