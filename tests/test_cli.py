@@ -1,5 +1,5 @@
 """One way to be a stage: every command is `lem <stage> <verb>`, declared once, and what calls or documents
-a command (the workflow's rules, docs/contracts.md, the README) names a declared verb and declared flags."""
+a command (the workflow's rules, the README and the docs pages) names a declared verb and declared flags."""
 
 from __future__ import annotations
 
@@ -83,8 +83,8 @@ def test_every_lem_call_in_the_rules_and_docs_is_a_declared_command_with_declare
     verbs = declared()
     files = [
         *sorted((REPO / "workflow" / "rules").glob("*.smk")),
-        REPO / "docs" / "contracts.md",
         REPO / "README.md",
+        *sorted((REPO / "docs").glob("*.md")),
     ]
     seen = set()
     for path in files:
@@ -170,10 +170,10 @@ def test_a_rule_command_parses_with_its_real_arguments():
     assert args.verb == "run" and args.keys == {"pair": "si-en"} and args.settings == {}
 
 
-def test_readme_layout_table_names_every_tracked_entry_and_module():
+def test_layout_table_names_every_tracked_entry_and_module():
     import subprocess
 
-    text = (REPO / "README.md").read_text(encoding="utf-8")
+    text = (REPO / "docs" / "development.md").read_text(encoding="utf-8")
     table = text.split("## Layout\n", 1)[1].split("\n## ", 1)[0]
     tracked = subprocess.run(["git", "ls-files"], cwd=REPO, capture_output=True, text=True, check=True).stdout
     if not tracked:
@@ -190,4 +190,4 @@ def test_readme_layout_table_names_every_tracked_entry_and_module():
         for path in sorted((SRC / package).glob("*.py")):
             if not path.name.startswith("__") and f"`{path.name}`" not in table:
                 missing.append(f"src/lem/{package}/{path.name}")
-    assert not missing, f"README's layout table does not name {missing}"
+    assert not missing, f"docs/development.md's layout table does not name {missing}"

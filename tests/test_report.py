@@ -533,14 +533,6 @@ def test_a_named_readme_block_is_regenerated_alone(tmp_path):
         update_readme(readme, md, block="nope")
 
 
-def test_the_project_readme_has_one_results_block_for_lem_report_readme():
-    from lem.report.readme import README_BEGIN, README_END
-
-    text = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
-    assert text.count(README_BEGIN) == 1 and text.count(README_END) == 1
-    assert text.index(README_BEGIN) < text.index(README_END)
-
-
 def test_validation_pairs_that_repeat_training_pairs_are_shown(tmp_path):
     """lem data pairs drops given validation pairs that repeat a training pair and counts them; the report
     shows the count beside the pairs kept (issue 24: handled explicitly, counted, shown)."""

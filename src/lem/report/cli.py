@@ -25,7 +25,9 @@ from lem.report.readme import update_readme
 
 
 def cmd_readme(a: argparse.Namespace) -> None:
-    update_readme(Path(a.readme), Path(a.summary).read_text(encoding="utf-8"), a.note, a.block)
+    update_readme(
+        Path(a.readme), Path(a.summary).read_text(encoding="utf-8"), a.note, a.block, tuple(a.sections or ())
+    )
     print(f"{a.readme}: {a.block} block regenerated from {a.summary}")
 
 
@@ -102,12 +104,15 @@ STAGE = Stage(
             arg("--verdicts", default="results/report/controls.json"),
             arg("--out", required=True, help="written when every control passed"),
         ), errors=(ControlError,)),
-        Verb("readme", "regenerate the README's results block from a report's summary.md", cmd_readme, (
+        Verb("readme", "regenerate a generated result block (docs/results.md, README.md) from a summary.md",
+             cmd_readme, (
             arg("--summary", default="results/report/summary.md"),
-            arg("--readme", default="README.md"),
+            arg("--readme", default="docs/results.md", help="the page that holds the block"),
             arg("--note", default="", help="a line above the tables (which run, when, how long)"),
             arg("--block", default="results",
                 help="which generated block: results (the embedded default) or another name (ablation)"),
+            arg("--sections", nargs="+", default=None,
+                help="copy only the report's sections whose titles start so (README.md: Verdicts)"),
         ), errors=(OSError,)),
     ),
 )  # fmt: skip

@@ -1,5 +1,5 @@
-"""The README's generated blocks (`lem report readme`): the report's headline sections copied verbatim
-between a block's markers."""
+"""The generated result blocks (`lem report readme`): the report's headline sections copied verbatim
+between a block's markers, in docs/results.md (the runs' tables) and README.md (the verdicts paragraph)."""
 
 from __future__ import annotations
 
@@ -35,31 +35,35 @@ README_SECTIONS = (
 )
 
 
-def readme_block(md: str, note: str = "", block: str = "results") -> str:
-    """The README's results block: the report's headline sections (mining intersection F1, sentiment
-    macro-F1, the paired comparisons; curation tables where the report has them) copied verbatim from its
-    markdown, each as a level-3 section."""
+def readme_block(md: str, note: str = "", block: str = "results", sections: tuple[str, ...] = ()) -> str:
+    """A generated block: the report's headline sections (mining intersection F1, sentiment macro-F1, the
+    paired comparisons, the verdicts; curation tables where the report has them), or the sections whose
+    titles start with one of `sections` (e.g. `("Verdicts",)`: the README's paragraph), copied verbatim from
+    its markdown, each as a level-3 section."""
+    wanted = tuple(sections) or (*README_SECTIONS, "Curation")
     parts = md.split("\n## ")
     chosen = []
     for part in parts[1:]:
         title, _, body = part.partition("\n")
-        if title.startswith(README_SECTIONS) or title.startswith("Curation"):
+        if title.startswith(wanted):
             chosen.append(f"### {title}\n{body.rstrip()}\n")
     if not chosen:
         raise InputError(
-            "the report's markdown has none of the sections the README shows (is it a summary.md?)"
+            f"the report's markdown has no section titled {' or '.join(map(repr, wanted))} (is it a summary.md?)"
         )
     head = f"{note}\n\n" if note else ""
     begin, end = readme_markers(block)
     return f"{begin}\n{head}" + "\n".join(chosen) + f"{end}"
 
 
-def update_readme(readme: Path, md: str, note: str = "", block: str = "results") -> None:
-    """Replace one generated block of the README (between its markers) with `readme_block(md)`."""
+def update_readme(
+    readme: Path, md: str, note: str = "", block: str = "results", sections: tuple[str, ...] = ()
+) -> None:
+    """Replace one generated block of a page (between its markers) with `readme_block(md)`."""
     text = readme.read_text(encoding="utf-8")
     begin, end = readme_markers(block)
     if begin not in text or end not in text:
         raise InputError(f"{readme}: no {block} block (expected the lines {begin!r} ... {end!r})")
     before, rest = text.split(begin, 1)
     after = rest.split(end, 1)[1]
-    write_text(readme, before + readme_block(md, note, block) + after)
+    write_text(readme, before + readme_block(md, note, block, sections) + after)
