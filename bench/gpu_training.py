@@ -64,57 +64,19 @@ HIDDEN = 768
 SEED = 1  # the stage's seed: its data order and masks
 
 
-def tokenizer_250k():
-    from tokenizers import Tokenizer, models
-    from transformers import PreTrainedTokenizerFast
-
-    vocab = {
-        "<s>": 0,
-        "<pad>": 1,
-        "</s>": 2,
-        "<unk>": 3,
-        **{f"t{i}": i for i in range(4, V - 1)},
-        "<mask>": V - 1,
-    }
-    return PreTrainedTokenizerFast(
-        tokenizer_object=Tokenizer(models.WordLevel(vocab, unk_token="<unk>")), bos_token="<s>", eos_token="</s>",
-        pad_token="<pad>", unk_token="<unk>", mask_token="<mask>", cls_token="<s>", sep_token="</s>",
-    )  # fmt: skip
-
-
 def make_rows(n: int, lo: int, hi: int, seed: int) -> list[dict]:
     """Feature rows as `lem features` writes them: ids, word ids (1-3 subwords per word), word flags."""
-    import numpy as np
+    from lem.stand_in import random_feature_rows
 
-    rng = np.random.default_rng(seed)
-    rows = []
-    for _ in range(n):
-        length = int(rng.integers(lo, hi + 1))
-        sizes = rng.integers(1, 4, size=length)
-        word_ids = np.repeat(np.arange(length), sizes)[: length - 2]
-        n_words = int(word_ids[-1]) + 1
-        flags = rng.choice([0, 1, 2, 4], size=n_words, p=[0.6, 0.1, 0.2, 0.1])
-        rows.append({"input_ids": [0, *rng.integers(4, V - 1, size=length - 2).tolist(), 2],
-                     "word_ids": [-1, *word_ids.tolist(), -1], "word_flags": flags.tolist(), "lang": "si"})  # fmt: skip
-    return rows
-
-
-def config(layers: int):
-    from transformers import XLMRobertaConfig
-
-    return XLMRobertaConfig(
-        vocab_size=V, hidden_size=HIDDEN, num_hidden_layers=layers, num_attention_heads=12, intermediate_size=3072,
-        max_position_embeddings=514, type_vocab_size=1, pad_token_id=1, bos_token_id=0, eos_token_id=2,
-        attn_implementation="sdpa",
-    )  # fmt: skip
+    return random_feature_rows(n, lo, hi, seed, V, flag_p=(0.6, 0.1, 0.2, 0.1), lang="si")
 
 
 def new_model(layers: int):
-    import torch
-    from transformers import XLMRobertaForMaskedLM
+    """xlm-roberta-base's architecture with `layers` layers, randomly initialised (seed 0)."""
+    from lem.stand_in import SIZES, XLMR_BASE_VOCAB, random_mlm
 
-    torch.manual_seed(0)
-    return XLMRobertaForMaskedLM(config(layers))
+    arch = {k: v for k, v in SIZES["base"].items() if k != "vocab_size"}
+    return random_mlm(XLMR_BASE_VOCAB, seed=0, **{**arch, "num_hidden_layers": layers})
 
 
 def non_embedding_params(model) -> int:
@@ -322,7 +284,7 @@ def append_result(path: str | None, record: dict) -> None:
             fh.write(json.dumps(record) + "\n")
 
 
-def main() -> int | None:
+def parse_args() -> tuple[argparse.Namespace, list[str]]:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--steps", type=int, default=None, help="timed steps + warm-up (GPU 110, CPU 8)")
     p.add_argument("--warm", type=int, default=None, help="untimed first steps (GPU 10, CPU 2)")
@@ -351,56 +313,41 @@ def main() -> int | None:
     unknown = [m for m in modes if m not in (*MODES, "bare", "loss-path")]
     if unknown:
         p.error(f"--modes: unknown {unknown}; known: {', '.join(MODES)}, bare, loss-path")
-    if args.concurrent and args.worker is None:
-        return concurrent(args)
+    return args, modes
 
-    import torch
 
-    device = "cuda" if torch.cuda.is_available() else "cpu"
-    gpu = device == "cuda"
-    args.steps = args.steps or (110 if gpu else 8)
-    args.warm = args.warm if args.warm is not None else (10 if gpu else 2)
-    args.layers = args.layers or (12 if gpu else 2)
-    args.batch_size = args.batch_size or (32 if gpu else 8)
-    lo, hi = (30, 100) if gpu else (16, 48)
-    if not gpu:
-        torch.set_num_threads(args.threads or os.cpu_count() or 1)
-    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-
-    from lem.masking.collate import BatchSeededCollator, make_collator
-
-    tok = tokenizer_250k()
-    rows = make_rows(args.steps * args.batch_size, lo, hi, seed=0)
-    valid = make_rows(2 * args.batch_size, lo, hi, seed=1)
-    # the batches the stage draws (BatchIndexSampler, epoch 0) with the stage's masks, collated beforehand
+def drawn_batches(rows: list[dict], tok, args: argparse.Namespace) -> list[dict]:
+    """The batches the stage draws (BatchIndexSampler, epoch 0) with the stage's masks, collated beforehand."""
     from lem.core import training
+    from lem.masking.collate import BatchSeededCollator, make_collator
 
     order = training.BatchIndexSampler(len(rows), args.batch_size, SEED).order(0)
     collate = BatchSeededCollator(make_collator(tok, masking(), SEED), SEED)
-    batches = [
+    return [
         collate.mask([rows[i] for i in order[b * args.batch_size : (b + 1) * args.batch_size]], b)
         for b in range(args.steps)
     ]
-    if args.worker is not None:  # one job of --concurrent: the training stage, timed from when all are warm
 
-        def barrier(name: str) -> None:
-            Path(args.barrier, f"{name}.{args.worker}").touch()
-            while len(list(Path(args.barrier).glob(f"{name}.*"))) < args.concurrent:
-                time.sleep(0.01)
 
-        barrier("ready")  # batches built: build the models together
-        job = pipeline_stage(
-            rows, valid, batches, tok, args, device, "labelled", lambda: barrier("warm"), args.mode
-        )
-        print(json.dumps(job))
-        return None
-    peak, peak_note = peak_flops(device)
-    name = device_name(device)
-    shape = {"layers": args.layers, "batch_size": args.batch_size, "steps": args.steps, "warm": args.warm,
-             "device": device, "name": name, "torch": torch.__version__}  # fmt: skip
-    print(f"model: xlm-roberta-base architecture, {args.layers} layers, vocabulary {V:,}; batch {args.batch_size}, "
-          f"{lo}-{hi} subwords, {args.steps} steps ({args.warm} untimed); "
-          f"{'bf16 autocast' if gpu else 'float32'} on {name}; peak: {peak_note}", flush=True)  # fmt: skip
+def concurrent_job(rows, valid, batches, tok, args: argparse.Namespace, device: str) -> None:
+    """One job of --concurrent: the training stage, timed from when all the jobs are warm; its figures as JSON."""
+
+    def barrier(name: str) -> None:
+        Path(args.barrier, f"{name}.{args.worker}").touch()
+        while len(list(Path(args.barrier).glob(f"{name}.*"))) < args.concurrent:
+            time.sleep(0.01)
+
+    barrier("ready")  # batches built: build the models together
+    job = pipeline_stage(
+        rows, valid, batches, tok, args, device, "labelled", lambda: barrier("warm"), args.mode
+    )
+    print(json.dumps(job))
+
+
+def measure_modes(modes: list[str], rows, valid, batches, tok, args: argparse.Namespace, device: str,
+                  peak: float, shape: dict) -> dict[str, list[dict]]:  # fmt: skip
+    """Every mode asked for, `args.passes` times: mode -> the figures of its passes, each printed (and
+    appended to --results) as soon as it is measured."""
     res: dict[str, list[dict]] = {}
 
     def measured(key: str, run) -> None:
@@ -449,9 +396,13 @@ def main() -> int | None:
             )
             if "eager" not in res:
                 measured("eager", lambda: pipeline_stage(rows, valid, batches, tok, args, device, "labelled"))
+    return res
 
-    if args.count_syncs and gpu:  # rates under the sync debug mode are not rates: the counts were printed
-        return None
+
+def summary(
+    res: dict[str, list[dict]], args: argparse.Namespace, device: str, peak: float, shape: dict
+) -> None:
+    """The loss-path comparison (when measured), --json, and the last line of medians."""
 
     def med(key: str, field: str = "tokens_per_s") -> float:
         return statistics.median(r[field] for r in res[key]) if key in res else float("nan")
@@ -471,6 +422,46 @@ def main() -> int | None:
     print(f"train_tokens_per_s={med('eager'):.1f} optimised_tokens_per_s={opt:.1f} optimised_mode={optimised} "
           f"bare_tokens_per_s={med('bare'):.1f} train_vs_bare_ratio={med('eager') / med('bare'):.3f} "
           f"mfu={mfu:.4f} device={device}")  # fmt: skip
+
+
+def main() -> int | None:
+    args, modes = parse_args()
+    if args.concurrent and args.worker is None:
+        return concurrent(args)
+
+    import torch
+
+    from lem.stand_in import word_level_tokenizer
+
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    gpu = device == "cuda"
+    args.steps = args.steps or (110 if gpu else 8)
+    args.warm = args.warm if args.warm is not None else (10 if gpu else 2)
+    args.layers = args.layers or (12 if gpu else 2)
+    args.batch_size = args.batch_size or (32 if gpu else 8)
+    lo, hi = (30, 100) if gpu else (16, 48)
+    if not gpu:
+        torch.set_num_threads(args.threads or os.cpu_count() or 1)
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+    tok = word_level_tokenizer(V)
+    rows = make_rows(args.steps * args.batch_size, lo, hi, seed=0)
+    valid = make_rows(2 * args.batch_size, lo, hi, seed=1)
+    batches = drawn_batches(rows, tok, args)
+    if args.worker is not None:
+        concurrent_job(rows, valid, batches, tok, args, device)
+        return None
+    peak, peak_note = peak_flops(device)
+    name = device_name(device)
+    shape = {"layers": args.layers, "batch_size": args.batch_size, "steps": args.steps, "warm": args.warm,
+             "device": device, "name": name, "torch": torch.__version__}  # fmt: skip
+    print(f"model: xlm-roberta-base architecture, {args.layers} layers, vocabulary {V:,}; batch {args.batch_size}, "
+          f"{lo}-{hi} subwords, {args.steps} steps ({args.warm} untimed); "
+          f"{'bf16 autocast' if gpu else 'float32'} on {name}; peak: {peak_note}", flush=True)  # fmt: skip
+    res = measure_modes(modes, rows, valid, batches, tok, args, device, peak, shape)
+    if args.count_syncs and gpu:  # rates under the sync debug mode are not rates: the counts were printed
+        return None
+    summary(res, args, device, peak, shape)
     return None
 
 

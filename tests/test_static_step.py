@@ -5,7 +5,6 @@ the same batches, and a small training run must select the same checkpoint."""
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 import torch
 
@@ -18,44 +17,22 @@ from lem.masking.collate import (
     round_up,
     static_batch,
 )
+from lem.stand_in import random_feature_rows, random_mlm, word_level_tokenizer
 
 VOCAB = 120
 
 
 def tokenizer():
-    from tokenizers import Tokenizer, models
-    from transformers import PreTrainedTokenizerFast
-
-    vocab = {"<s>": 0, "<pad>": 1, "</s>": 2, "<unk>": 3, **{f"t{i}": i for i in range(4, VOCAB - 1)},
-             "<mask>": VOCAB - 1}  # fmt: skip
-    return PreTrainedTokenizerFast(
-        tokenizer_object=Tokenizer(models.WordLevel(vocab, unk_token="<unk>")), bos_token="<s>", eos_token="</s>",
-        pad_token="<pad>", unk_token="<unk>", mask_token="<mask>", cls_token="<s>", sep_token="</s>",
-    )  # fmt: skip
+    return word_level_tokenizer(VOCAB)
 
 
 def feature_rows(n: int, lo: int, hi: int, seed: int) -> list[dict]:
     """Rows as `lem features` writes them: ids, word ids (1-3 subwords per word), entity flags per word."""
-    rng = np.random.default_rng(seed)
-    rows = []
-    for _ in range(n):
-        length = int(rng.integers(lo, hi + 1))
-        word_ids = np.repeat(np.arange(length), rng.integers(1, 4, size=length))[: length - 2]
-        flags = rng.choice([0, 1, 2, 4], size=int(word_ids[-1]) + 1, p=[0.5, 0.2, 0.2, 0.1])
-        rows.append({"input_ids": [0, *rng.integers(4, VOCAB - 1, size=length - 2).tolist(), 2],
-                     "word_ids": [-1, *word_ids.tolist(), -1], "word_flags": flags.tolist(), "lang": "en"})  # fmt: skip
-    return rows
+    return random_feature_rows(n, lo, hi, seed, VOCAB)
 
 
 def tiny_mlm(seed: int = 0, dropout: float = 0.0):
-    from transformers import XLMRobertaConfig, XLMRobertaForMaskedLM
-
-    torch.manual_seed(seed)
-    return XLMRobertaForMaskedLM(XLMRobertaConfig(
-        vocab_size=VOCAB, hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64,
-        max_position_embeddings=66, type_vocab_size=1, pad_token_id=1, bos_token_id=0, eos_token_id=2,
-        hidden_dropout_prob=dropout, attention_probs_dropout_prob=dropout, attn_implementation="sdpa",
-    ))  # fmt: skip
+    return random_mlm(VOCAB, seed=seed, dropout=dropout)  # 66 positions
 
 
 @pytest.mark.parametrize("strategy", ["lem", "standard"])

@@ -17,20 +17,9 @@ from safetensors.numpy import load_file
 from lem.core import training
 from lem.core.training import BATCH_KEY
 from lem.masking.collate import BatchSeededCollator, MaskingSettings, make_collator
+from lem.stand_in import random_mlm, word_level_tokenizer
 
 REPO = Path(__file__).resolve().parents[1]
-
-
-def tiny_mlm(vocab: int = 3000, dropout: float = 0.1, seed: int = 0):
-    from transformers import XLMRobertaConfig, XLMRobertaForMaskedLM
-
-    torch.manual_seed(seed)
-    cfg = XLMRobertaConfig(
-        vocab_size=vocab, hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64,
-        max_position_embeddings=66, type_vocab_size=1, pad_token_id=1, bos_token_id=0, eos_token_id=2,
-        hidden_dropout_prob=dropout, attention_probs_dropout_prob=dropout,
-    )  # fmt: skip
-    return XLMRobertaForMaskedLM(cfg)
 
 
 def random_batch(vocab: int, batch: int = 6, length: int = 24, seed: int = 0) -> dict:
@@ -46,7 +35,7 @@ def random_batch(vocab: int, batch: int = 6, length: int = 24, seed: int = 0) ->
 
 
 def test_labelled_positions_loss_equals_the_full_head_loss_and_gradients():
-    full, ours = tiny_mlm(dropout=0.0), tiny_mlm(dropout=0.0)
+    full, ours = random_mlm(3000, dropout=0.0), random_mlm(3000, dropout=0.0)
     batch = random_batch(full.config.vocab_size)
     ref = full(**batch).loss
     ref.backward()
@@ -122,14 +111,7 @@ def test_shard_batch_gives_each_process_its_rows_and_label_free_fillers():
 
 @pytest.fixture(scope="module")
 def rows_and_tokenizer(tmp_path_factory):
-    from tokenizers import Tokenizer, models
-    from transformers import PreTrainedTokenizerFast
-
-    vocab = {"<s>": 0, "<pad>": 1, "</s>": 2, "<unk>": 3, **{f"t{i}": i for i in range(4, 99)}, "<mask>": 99}
-    tok = PreTrainedTokenizerFast(
-        tokenizer_object=Tokenizer(models.WordLevel(vocab, unk_token="<unk>")), bos_token="<s>", eos_token="</s>",
-        pad_token="<pad>", unk_token="<unk>", mask_token="<mask>", cls_token="<s>", sep_token="</s>",
-    )  # fmt: skip
+    tok = word_level_tokenizer(100)
     g = torch.Generator().manual_seed(0)
     rows = []
     for _ in range(70):

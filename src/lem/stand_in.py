@@ -8,6 +8,11 @@ says so. `--size base` is xlm-roberta-base's architecture, embedding matrix incl
 a SentencePiece model trained on the run's own text (`lem.tokenizer`) or a given one, and ids past its
 vocabulary are simply never used. `--size tiny` is sized for CPU tests (embedding = the tokenizer's size).
 Weights are saved as safetensors.
+
+The small stand-ins the tests and benches build in memory come from here too, one builder each: a word-level
+tokenizer of a given size with XLM-R's special tokens (`word_level_tokenizer`), feature rows drawn at random
+(`random_feature_rows`) and a randomly initialised XLM-R masked LM of any size (`random_mlm`: the tests' tiny
+models, the benches' xlm-roberta-base).
 """
 
 from __future__ import annotations
@@ -146,6 +151,63 @@ def build_stand_in(
         out,
     )
     return record
+
+
+# --- small stand-ins for tests and benches: one builder each ---------------------------------------------
+
+XLMR_SPECIALS = {"<s>": 0, "<pad>": 1, "</s>": 2, "<unk>": 3}  # and <mask>, the last id
+
+
+def word_level_tokenizer(vocab_size: int):
+    """A fast tokenizer of `vocab_size` ids with XLM-R's special tokens (`XLMR_SPECIALS`, `<mask>` the last
+    id) and the words `t4`, `t5`, ...: for feature rows whose ids are drawn directly (`random_feature_rows`),
+    where masking and collation need a tokenizer's special ids and size, not its segmentation."""
+    from tokenizers import Tokenizer, models
+    from transformers import PreTrainedTokenizerFast
+
+    vocab = {**XLMR_SPECIALS, **{f"t{i}": i for i in range(4, vocab_size - 1)}, "<mask>": vocab_size - 1}
+    return PreTrainedTokenizerFast(
+        tokenizer_object=Tokenizer(models.WordLevel(vocab, unk_token="<unk>")), bos_token="<s>", eos_token="</s>",
+        pad_token="<pad>", unk_token="<unk>", mask_token="<mask>", cls_token="<s>", sep_token="</s>",
+    )  # fmt: skip
+
+
+def random_feature_rows(n: int, lo: int, hi: int, seed: int, vocab_size: int,
+                        flag_p: Sequence[float] = (0.5, 0.2, 0.2, 0.1), lang: str = "en") -> list[dict]:  # fmt: skip
+    """`n` rows as `lem features` writes them, drawn with `seed`: lo..hi ids (`<s>`, ids of 4..vocab_size-2,
+    `</s>`), word ids (1-3 subwords per word), entity flags per word (0, 1, 2, 4 with probabilities `flag_p`)."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    rows = []
+    for _ in range(n):
+        length = int(rng.integers(lo, hi + 1))
+        word_ids = np.repeat(np.arange(length), rng.integers(1, 4, size=length))[: length - 2]
+        flags = rng.choice([0, 1, 2, 4], size=int(word_ids[-1]) + 1, p=list(flag_p))
+        rows.append({"input_ids": [0, *rng.integers(4, vocab_size - 1, size=length - 2).tolist(), 2],
+                     "word_ids": [-1, *word_ids.tolist(), -1], "word_flags": flags.tolist(), "lang": lang})  # fmt: skip
+    return rows
+
+
+def random_mlm(vocab_size: int, *, seed: int = 0, dropout: float | None = None, hidden_size: int = 32,
+               num_hidden_layers: int = 2, num_attention_heads: int = 2, intermediate_size: int = 64,
+               max_position_embeddings: int = 66, pad_token_id: int = 1, bos_token_id: int = 0,
+               eos_token_id: int = 2):  # fmt: skip
+    """A randomly initialised XLM-R-architecture masked LM (SDPA attention) drawn with `seed`; `dropout`
+    (hidden and attention) when given, the architecture's default otherwise. The defaults are a tiny model."""
+    import torch
+    from transformers import XLMRobertaConfig, XLMRobertaForMaskedLM
+
+    extra = (
+        {} if dropout is None else {"hidden_dropout_prob": dropout, "attention_probs_dropout_prob": dropout}
+    )
+    torch.manual_seed(seed)
+    return XLMRobertaForMaskedLM(XLMRobertaConfig(
+        vocab_size=vocab_size, hidden_size=hidden_size, num_hidden_layers=num_hidden_layers,
+        num_attention_heads=num_attention_heads, intermediate_size=intermediate_size,
+        max_position_embeddings=max_position_embeddings, type_vocab_size=1, pad_token_id=pad_token_id,
+        bos_token_id=bos_token_id, eos_token_id=eos_token_id, attn_implementation="sdpa", **extra,
+    ))  # fmt: skip
 
 
 def cmd_build(a: argparse.Namespace) -> None:
