@@ -60,6 +60,80 @@ def build_inputs(work: Path, sentences: int, vocab: int, max_length: int):
     return work / "tok", feats
 
 
+WARM = 5  # steps excluded from timing (allocator and kernel warm-up)
+
+
+def bare_rate(
+    tokenizer, arch, masking, batches: list[list[dict]], tokens: list[int], loss_positions: str
+) -> float:
+    """Tokens/s of the bare loop: the same collator, forward (the same loss path), backward, AdamW and
+    scheduler, nothing else."""
+    import torch
+    import torch.nn.functional as F
+    from transformers import get_linear_schedule_with_warmup
+
+    from lem.masking.collate import BatchSeededCollator, make_collator
+    from lem.pretrain import new_model
+
+    model = new_model(tokenizer, arch, 0)
+    model.train()
+    collate = BatchSeededCollator(make_collator(tokenizer, masking, 0), 0)
+    opt = torch.optim.AdamW(model.parameters(), lr=5e-5, weight_decay=0.0)
+    sched = get_linear_schedule_with_warmup(opt, 0, len(batches))
+    for i, b in enumerate(batches):
+        if i == WARM:
+            t0 = time.perf_counter()
+        batch = collate.mask(b, i)
+        if loss_positions == "labelled":
+            hidden = model.roberta(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"])[0]
+            sel = batch["labels"] != -100
+            loss = F.cross_entropy(model.lm_head(hidden[sel]).float(), batch["labels"][sel])
+        else:
+            loss = model(**batch).loss
+        loss.backward()
+        opt.step()
+        sched.step()
+        opt.zero_grad(set_to_none=True)
+    return sum(tokens[WARM:]) / (time.perf_counter() - t0)
+
+
+def ours_rate(tokenizer, arch, masking, rows: list[dict], tokens: list[int], args: argparse.Namespace,
+              work: Path) -> float:  # fmt: skip
+    """Tokens/s of the pipeline's Trainer set-up on the same rows in the same order (steps timed by a callback)."""
+    from datasets import Dataset
+    from transformers import TrainerCallback
+
+    from lem.core import training
+    from lem.masking.collate import BatchSeededCollator, make_collator
+    from lem.pretrain import new_model
+
+    model = new_model(tokenizer, arch, 0)
+    marks: dict[str, float] = {}
+
+    class Clock(TrainerCallback):
+        def on_step_end(self, a, state, control, **kw):
+            if state.global_step == WARM:
+                marks["t0"] = time.perf_counter()
+            marks["t1"] = time.perf_counter()
+
+    class InOrder(training.BatchIndexSampler):  # the same order as bare
+        def order(self, epoch):
+            return list(range(self.n_rows))
+
+    targs = training.training_arguments(
+        work / "trainer", policy=training.CheckpointPolicy.final(), seed=0, max_steps=len(tokens),
+        batch_size=args.batch_size, learning_rate=5e-5, logging_steps=10**6, remove_unused_columns=False,
+        dataloader_num_workers=args.workers,
+    )  # fmt: skip
+    trainer = training.make_trainer(
+        model=model, args=targs, train_dataset=Dataset.from_list(rows), tokenizer=tokenizer,
+        data_collator=BatchSeededCollator(make_collator(tokenizer, masking, 0), 0), callbacks=[Clock()],
+        train_batches=InOrder(len(rows), args.batch_size, 0), loss_positions=args.loss_positions,
+    )  # fmt: skip
+    trainer.train()
+    return sum(tokens[WARM:]) / (marks["t1"] - marks["t0"])
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--steps", type=int, default=60)
@@ -84,11 +158,9 @@ def main() -> None:
     pin_numerics()  # before torch loads, as the `lem` command does
 
     import torch
-    import torch.nn.functional as F
-    from transformers import AutoTokenizer, TrainerCallback, get_linear_schedule_with_warmup
+    from transformers import AutoTokenizer
 
-    from lem.core import training
-    from lem.masking.collate import BatchSeededCollator, MaskingSettings, make_collator
+    from lem.masking.collate import MaskingSettings
     from lem.pretrain import ModelSettings, load_features, new_model
 
     torch.set_num_threads(args.threads)
@@ -104,69 +176,15 @@ def main() -> None:
     rows = [train[i] for i in order[: args.steps * args.batch_size]]
     batches = [rows[i : i + args.batch_size] for i in range(0, len(rows), args.batch_size)]
     tokens = [sum(len(r["input_ids"]) for r in b) for b in batches]
-    warm = 5  # steps excluded from timing (allocator and kernel warm-up)
-
-    def bare() -> float:
-        model = new_model(tokenizer, arch, 0)
-        model.train()
-        collate = BatchSeededCollator(make_collator(tokenizer, masking, 0), 0)
-        opt = torch.optim.AdamW(model.parameters(), lr=5e-5, weight_decay=0.0)
-        sched = get_linear_schedule_with_warmup(opt, 0, len(batches))
-        for i, b in enumerate(batches):
-            if i == warm:
-                t0 = time.perf_counter()
-            batch = collate.mask(b, i)
-            if args.loss_positions == "labelled":
-                hidden = model.roberta(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"])[
-                    0
-                ]
-                sel = batch["labels"] != -100
-                loss = F.cross_entropy(model.lm_head(hidden[sel]).float(), batch["labels"][sel])
-            else:
-                loss = model(**batch).loss
-            loss.backward()
-            opt.step()
-            sched.step()
-            opt.zero_grad(set_to_none=True)
-        return sum(tokens[warm:]) / (time.perf_counter() - t0)
-
-    def ours() -> float:
-        from datasets import Dataset
-
-        model = new_model(tokenizer, arch, 0)
-        marks: dict[str, float] = {}
-
-        class Clock(TrainerCallback):
-            def on_step_end(self, a, state, control, **kw):
-                if state.global_step == warm:
-                    marks["t0"] = time.perf_counter()
-                marks["t1"] = time.perf_counter()
-
-        class InOrder(training.BatchIndexSampler):  # the same order as bare
-            def order(self, epoch):
-                return list(range(self.n_rows))
-
-        targs = training.training_arguments(
-            work / "trainer", policy=training.CheckpointPolicy.final(), seed=0, max_steps=len(batches),
-            batch_size=args.batch_size, learning_rate=5e-5, logging_steps=10**6, remove_unused_columns=False,
-            dataloader_num_workers=args.workers,
-        )  # fmt: skip
-        trainer = training.make_trainer(
-            model=model, args=targs, train_dataset=Dataset.from_list(rows), tokenizer=tokenizer,
-            data_collator=BatchSeededCollator(make_collator(tokenizer, masking, 0), 0), callbacks=[Clock()],
-            train_batches=InOrder(len(rows), args.batch_size, 0), loss_positions=args.loss_positions,
-        )  # fmt: skip
-        trainer.train()
-        return sum(tokens[warm:]) / (marks["t1"] - marks["t0"])
 
     results = {"bare": [], "ours": []}
     for _ in range(args.passes):
-        results["bare"].append(bare())
-        results["ours"].append(ours())
+        results["bare"].append(bare_rate(tokenizer, arch, masking, batches, tokens, args.loss_positions))
+        results["ours"].append(ours_rate(tokenizer, arch, masking, rows, tokens, args, work))
     med = {k: statistics.median(v) for k, v in results.items()}
     print(f"model: XLM-R architecture, hidden {args.hidden}, {args.layers} layers, vocab {len(tokenizer)}, "
           f"{n_params / 1e6:.2f}M parameters; batch {args.batch_size}, max length {args.max_length}, "
-          f"{args.threads} thread(s), {len(batches)} steps ({warm} untimed), median of {args.passes}; "
+          f"{args.threads} thread(s), {len(batches)} steps ({WARM} untimed), median of {args.passes}; "
           f"loss on {args.loss_positions} positions, ours with {args.workers} DataLoader worker(s); "
           f"cpu_numerics {args.numerics}, kernel level {torch.backends.cpu.get_cpu_capability()}")  # fmt: skip
     for k in ("bare", "ours"):
