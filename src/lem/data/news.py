@@ -243,39 +243,28 @@ def _doc_of(sid: str) -> str:
     return m.group(2) if m else ""
 
 
-def load_news(root: str | os.PathLike, site: str, pair: str, doc_pairs: str = "gold") -> NewsBenchmark:
-    """Load one site and pair; `doc_pairs` = `gold` (document pairs covered by gold, the paper) or `all`."""
-    src, tgt = pair_languages(pair)
-    if doc_pairs not in ("gold", "all"):
-        raise ValueError(f"doc_pairs must be 'gold' or 'all', got {doc_pairs!r}")
-    started = time.monotonic()
-    src_lang_name, tgt_lang_name = language_folder(src), language_folder(tgt)
-    folder = f"{src_lang_name}-{tgt_lang_name}"
-    site_dir = find_dir(find_dir(Path(root), folder), site)
-    counts: Counter[str] = Counter()
+def read_documents(lang_dir: Path, lang: str, counts: Counter[str]) -> dict[str, list[tuple[str, str]]]:
+    """The documents of one side (file name -> its sentences); a file name that cannot be a document id
+    (not UTF-8, control characters) fails before any is read."""
+    files = [p for p in sorted(lang_dir.iterdir()) if p.is_file()]
+    for p in files:
+        try:
+            p.name.encode("utf-8")
+            readable = p.name.isprintable()
+        except UnicodeEncodeError:  # a byte that is not UTF-8, kept by the file system as a surrogate
+            readable = False
+        if not readable:
+            raise InputError(
+                f"{str(p).encode('utf-8', 'backslashreplace').decode('ascii', 'backslashreplace')}: "
+                "expected a document file name in UTF-8 without control characters (it is the document "
+                "id written to the prepared files): rename the file"
+            )
+    return {p.name: read_document(p, lang, counts) for p in files}
 
-    docs: dict[str, dict[str, list[tuple[str, str]]]] = {}
-    for lang, name in ((src, src_lang_name), (tgt, tgt_lang_name)):
-        lang_dir = find_dir(site_dir, name)
-        files = [p for p in sorted(lang_dir.iterdir()) if p.is_file()]
-        for p in files:
-            try:
-                p.name.encode("utf-8")
-                readable = p.name.isprintable()
-            except UnicodeEncodeError:  # a byte that is not UTF-8, kept by the file system as a surrogate
-                readable = False
-            if not readable:
-                raise InputError(
-                    f"{str(p).encode('utf-8', 'backslashreplace').decode('ascii', 'backslashreplace')}: "
-                    "expected a document file name in UTF-8 without control characters (it is the document "
-                    "id written to the prepared files): rename the file"
-                )
-        docs[lang] = {p.name: read_document(p, lang, counts) for p in files}
-    common = sorted(set(docs[src]) & set(docs[tgt]))
-    counts["docs_only_src"] = len(set(docs[src]) - set(docs[tgt]))
-    counts["docs_only_tgt"] = len(set(docs[tgt]) - set(docs[src]))
 
-    # sentence ID -> (doc, text); the first of a repeated ID wins
+def sentence_index(docs, common: list[str], src: str, tgt: str, counts: Counter[str]) -> dict:
+    """Language -> sentence ID -> (doc, text) over the documents both sides have; the first of a repeated ID
+    wins."""
     index: dict[str, dict[str, tuple[str, str]]] = {src: {}, tgt: {}}
     for lang in (src, tgt):
         for doc in common:
@@ -286,9 +275,12 @@ def load_news(root: str | os.PathLike, site: str, pair: str, doc_pairs: str = "g
                 if _doc_of(sid) != doc:
                     counts["id_doc_mismatch"] += 1
                 index[lang][sid] = (doc, text)
+    return index
 
-    gold_file = find_gold(site_dir, pair)
-    raw_links = read_gold(gold_file, counts)
+
+def gold_links(raw_links: list[tuple[str, str, int]], src: str, tgt: str, index: dict, counts: Counter[str]):
+    """The gold links kept (repaired where a repair is proven right), the repairs made and the links dropped as
+    ambiguous, each with its gold line number; what is dropped is counted in `counts`."""
     lines_naming: dict[str, set[int]] = {}
     for s, t, lineno in raw_links:
         lines_naming.setdefault(s, set()).add(lineno)
@@ -323,6 +315,28 @@ def load_news(root: str | os.PathLike, site: str, pair: str, doc_pairs: str = "g
         gold.append((s, t))
     counts["gold_src_ids_repeated"] = sum(c - 1 for c in Counter(s for s, _ in gold).values() if c > 1)
     counts["gold_tgt_ids_repeated"] = sum(c - 1 for c in Counter(t for _, t in gold).values() if c > 1)
+    return gold, repairs, ambiguous
+
+
+def load_news(root: str | os.PathLike, site: str, pair: str, doc_pairs: str = "gold") -> NewsBenchmark:
+    """Load one site and pair; `doc_pairs` = `gold` (document pairs covered by gold, the paper) or `all`."""
+    src, tgt = pair_languages(pair)
+    if doc_pairs not in ("gold", "all"):
+        raise ValueError(f"doc_pairs must be 'gold' or 'all', got {doc_pairs!r}")
+    started = time.monotonic()
+    src_lang_name, tgt_lang_name = language_folder(src), language_folder(tgt)
+    folder = f"{src_lang_name}-{tgt_lang_name}"
+    site_dir = find_dir(find_dir(Path(root), folder), site)
+    counts: Counter[str] = Counter()
+    docs = {lang: read_documents(find_dir(site_dir, name), lang, counts)
+            for lang, name in ((src, src_lang_name), (tgt, tgt_lang_name))}  # fmt: skip
+    common = sorted(set(docs[src]) & set(docs[tgt]))
+    counts["docs_only_src"] = len(set(docs[src]) - set(docs[tgt]))
+    counts["docs_only_tgt"] = len(set(docs[tgt]) - set(docs[src]))
+    index = sentence_index(docs, common, src, tgt, counts)
+    gold_file = find_gold(site_dir, pair)
+    raw_links = read_gold(gold_file, counts)
+    gold, repairs, ambiguous = gold_links(raw_links, src, tgt, index, counts)
 
     for lang, name in ((src, src_lang_name), (tgt, tgt_lang_name)):
         if not index[lang]:

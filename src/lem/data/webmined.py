@@ -142,6 +142,70 @@ def stream_aligned(src: str | os.PathLike, tgt: str | os.PathLike) -> Iterator[t
         yield x[1], y[1], None
 
 
+def kept_pairs(rows, langs: tuple[str, str], banned: set[str], filters: FilterSettings, counts: Counter[str],
+               max_pairs: int | None) -> Iterator[tuple[str, str, str | None]]:  # fmt: skip
+    """The pairs of `rows` kept, stripped: none empty, leaked (a side in `banned`), filtered or repeated (after
+    `lem.data.leakage.normalise`); reading stops at `max_pairs` kept. What is read, dropped and kept is
+    counted in `counts`."""
+    from lem.data.leakage import normalise
+
+    seen: set[bytes] = set()
+    kept = 0
+    for a, b, label in rows:
+        counts["read"] += 1
+        a, b = a.strip(), b.strip()
+        ka, kb = normalise(a), normalise(b)
+        if not ka or not kb:
+            counts["dropped_empty"] += 1
+            continue
+        if ka in banned or kb in banned:
+            counts["dropped_leakage"] += 1
+            continue
+        reason = filter_reason(a, b, ka, kb, langs, filters)
+        if reason is not None:
+            counts[f"dropped_{reason}"] += 1
+            if label is not None:
+                counts[f"dropped_{reason}_{label}"] += 1
+            continue
+        digest = hashlib.blake2b(f"{ka}\t{kb}".encode(), digest_size=16).digest()
+        if digest in seen:
+            counts["dropped_duplicate"] += 1
+            continue
+        seen.add(digest)
+        yield a, b, label
+        kept += 1
+        if label is not None:
+            counts[f"kept_{label}"] += 1
+        if max_pairs is not None and kept >= max_pairs:
+            counts["stopped_at_cap"] = 1
+            return
+
+
+def write_prepared(out_dir: Path, langs: tuple[str, str], labelled: bool, pairs) -> int:
+    """`pairs.tsv` and one sentence file per language (ids `c<row>`), atomically; the pairs written."""
+    src_lang, tgt_lang = langs
+    with (
+        atomic_path(out_dir / "pairs.tsv") as t_pairs,
+        atomic_path(out_dir / f"{src_lang}.tsv") as t_src,
+        atomic_path(out_dir / f"{tgt_lang}.tsv") as t_tgt,
+    ):
+        with (
+            open(t_pairs, "w", encoding="utf-8", newline="\n") as f_pairs,
+            open(t_src, "w", encoding="utf-8", newline="\n") as f_src,
+            open(t_tgt, "w", encoding="utf-8", newline="\n") as f_tgt,
+        ):
+            f_pairs.write("src\ttgt\tlabel\n" if labelled else "src\ttgt\n")
+            f_src.write("id\ttext\n")
+            f_tgt.write("id\ttext\n")
+            kept = 0
+            for a, b, label in pairs:
+                f_pairs.write(f"{a}\t{b}\t{label}\n" if labelled else f"{a}\t{b}\n")
+                f_src.write(f"c{kept}\t{a}\n")
+                f_tgt.write(f"c{kept}\t{b}\n")
+                kept += 1
+    return kept
+
+
 def prepare_curation_corpus(
     pair: str,
     out_dir: str | os.PathLike,
@@ -171,53 +235,10 @@ def prepare_curation_corpus(
     else:
         labelled, rows = False, stream_aligned(src_file, tgt_file)
     counts: Counter[str] = Counter()
-    seen: set[bytes] = set()
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    with (
-        atomic_path(out_dir / "pairs.tsv") as t_pairs,
-        atomic_path(out_dir / f"{src_lang}.tsv") as t_src,
-        atomic_path(out_dir / f"{tgt_lang}.tsv") as t_tgt,
-    ):
-        with (
-            open(t_pairs, "w", encoding="utf-8", newline="\n") as f_pairs,
-            open(t_src, "w", encoding="utf-8", newline="\n") as f_src,
-            open(t_tgt, "w", encoding="utf-8", newline="\n") as f_tgt,
-        ):
-            f_pairs.write("src\ttgt\tlabel\n" if labelled else "src\ttgt\n")
-            f_src.write("id\ttext\n")
-            f_tgt.write("id\ttext\n")
-            kept = 0
-            for a, b, label in rows:
-                counts["read"] += 1
-                a, b = a.strip(), b.strip()
-                ka, kb = normalise(a), normalise(b)
-                if not ka or not kb:
-                    counts["dropped_empty"] += 1
-                    continue
-                if ka in banned or kb in banned:
-                    counts["dropped_leakage"] += 1
-                    continue
-                reason = filter_reason(a, b, ka, kb, (src_lang, tgt_lang), filters)
-                if reason is not None:
-                    counts[f"dropped_{reason}"] += 1
-                    if label is not None:
-                        counts[f"dropped_{reason}_{label}"] += 1
-                    continue
-                digest = hashlib.blake2b(f"{ka}\t{kb}".encode(), digest_size=16).digest()
-                if digest in seen:
-                    counts["dropped_duplicate"] += 1
-                    continue
-                seen.add(digest)
-                f_pairs.write(f"{a}\t{b}\t{label}\n" if labelled else f"{a}\t{b}\n")
-                f_src.write(f"c{kept}\t{a}\n")
-                f_tgt.write(f"c{kept}\t{b}\n")
-                kept += 1
-                if label is not None:
-                    counts[f"kept_{label}"] += 1
-                if max_pairs is not None and kept >= max_pairs:
-                    counts["stopped_at_cap"] = 1
-                    break
+    pairs = kept_pairs(rows, (src_lang, tgt_lang), banned, filters, counts, max_pairs)
+    kept = write_prepared(out_dir, (src_lang, tgt_lang), labelled, pairs)
     if not kept:
         raise InputError(
             f"{corpus or src_file}: no pair left after dropping empty, duplicate and leaked pairs and the "
