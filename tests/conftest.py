@@ -37,6 +37,7 @@ def missing_required_packages(pyproject: Path = REPO / "pyproject.toml") -> list
 
 
 def pytest_configure(config):
+    config.pluginmanager.register(TierSelection(), "lem-tiers")
     missing = missing_required_packages()
     if missing:
         raise pytest.UsageError(
@@ -55,25 +56,31 @@ def dag_config(tiny_sentence_transformer) -> dict:
 
 
 @pytest.fixture(scope="session")
-def dag_reference(tmp_path_factory, dag_config) -> Path:
-    """The whole shrunken DAG, run once per session, uninterrupted: the one whole-DAG run of the suite, read
-    by the workflow, curation, interruption and reproducibility tests (they rerun parts of it, never all)."""
-    from dag import run_dag
+def dag_reference_run(tmp_path_factory, dag_config):
+    """The whole shrunken DAG, started once per session at its first test when a selected test reads it
+    (`long_runs_in_background`, below), at a lower CPU priority."""
+    from dag import start_dag
 
-    return run_dag(tmp_path_factory.mktemp("dag"), dag_config)
+    run = start_dag(tmp_path_factory.mktemp("dag"), dag_config, nice=10)
+    yield run
+    run.stop()
+
+
+@pytest.fixture(scope="session")
+def dag_reference(dag_reference_run) -> Path:
+    """The whole shrunken DAG, run once per session, uninterrupted: the one whole-DAG run of the suite, read
+    by the workflow, curation, interruption, reproducibility and renamed-language tests (they rerun parts of
+    it, never all). The first test that reads it waits for it to end."""
+    return dag_reference_run.finish()[0]
 
 
 @pytest.fixture(scope="session")
 def paper_plan(tmp_path_factory) -> str:
     """What `snakemake -n -p` prints for config/paper.yaml in an empty folder: planned once per session for
     the tests that read the paper DAG's jobs and commands (tests/test_pins.py, tests/test_refenc.py)."""
-    import subprocess
-    import sys
+    from dag import snakemake
 
-    workdir = tmp_path_factory.mktemp("paper-plan")
-    cmd = [sys.executable, "-m", "snakemake", "-n", "-p", "--snakefile", str(REPO / "Snakefile"),
-           "--directory", str(workdir), "--configfile", str(REPO / "config" / "paper.yaml")]  # fmt: skip
-    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=workdir)
+    proc = snakemake(tmp_path_factory.mktemp("paper-plan"), "-n", "-p", config=REPO / "config" / "paper.yaml")
     assert proc.returncode == 0, (proc.stdout + proc.stderr)[-4000:]
     return proc.stdout + proc.stderr
 
@@ -141,3 +148,154 @@ def english_features(root: Path, mono_sentences: int, para_train: int, vocab_siz
     train_tokenizer([root / "corpus" / "mono" / "en.txt"], vocab_size, root / "tok", seed=1)
     build_mono_features(root / "tok", root / "en.parquet", "en", 40, valid, 1, root / "feat")
     return {"lexicon": lex, "tok": root / "tok", "feat": root / "feat", "en_settings": settings}
+
+
+# --- test tiers ---------------------------------------------------------------------------------------------
+# Every test gets its tier markers here, centrally (nothing to add in the test files). `unit` and `planning` are
+# the fast tiers: `pytest` alone runs them. `dag`, `slurm`, `gpu` and `realdata` are the slow ones: `pytest
+# --all` runs every tier (the fast ones first), `pytest -m dag` (etc.) one of them, and naming a test file runs
+# all its tests. `slow` is the slow tiers' alias: `-m "not slow"` selects the fast tiers, `-m slow` the slow ones.
+FAST_TIERS = ("unit", "planning")
+SLOW_TIERS = ("dag", "slurm", "gpu", "realdata")
+# Files whose tests plan (dry runs, config and schema checks): the `planning` tier; any other test is `unit`.
+PLANNING_FILES = {
+    "test_annotation_dag.py",
+    "test_config_cross.py",
+    "test_config_readme.py",
+    "test_config_sections.py",
+    "test_configs.py",
+    "test_envs.py",
+    "test_gpu_share.py",
+    "test_module.py",
+    "test_pins.py",
+    "test_plan.py",
+    "test_refusals.py",
+    "test_run_model.py",
+}
+PLANNING_FIXTURES = {"paper_plan"}
+# Tests that execute Snakemake jobs besides those that read the shared DAG (fixture `dag_reference`): the
+# `dag` tier. tests/dag.py's snakemake() fails a test of a fast tier that runs jobs, naming this list.
+DAG_TESTS = {
+    "test_gpu_share.py::test_two_training_jobs_side_by_side_write_the_files_they_write_in_turn",
+    "test_gpu_smoke.py::test_plan_of_the_finished_run_matches_training",
+    "test_gpu_smoke.py::test_the_dag_runs_on_a_stand_in",
+    "test_inputs.py::test_files_corpus_with_an_empty_language_stops_the_workflow",
+    "test_local_data.py::test_local_config_runs_on_the_real_data_and_reports_every_table",
+    "test_module.py::test_a_module_runs_a_small_target_in_its_rules_environment",
+    "test_plan.py::test_plan_rule_runs_alone",
+    "test_refenc.py::test_enabled_without_models_the_run_stops_at_the_first_reference_job_with_its_message",
+}
+DAG_FIXTURES = {"dag_reference"}
+SLURM_FILES = {"test_slurm.py"}
+REALDATA_FIXTURES = {"shared_data"}
+TIERS_KEY = pytest.StashKey[frozenset]()
+DESELECTED_KEY = pytest.StashKey[int]()
+
+
+def pytest_addoption(parser):
+    parser.addoption(
+        "--all",
+        action="store_true",
+        dest="lem_all_tiers",
+        help="run every tier (unit, planning, dag, slurm, gpu, realdata), the fast ones first; `pytest` alone "
+        "(no -m, no test file named) runs the fast tiers: unit and planning",
+    )
+
+
+def item_tiers(item) -> frozenset[str]:
+    """A test's tiers, from its file, its name, its fixtures and the markers its file gives it."""
+    file = item.path.name
+    name = f"{file}::{getattr(item, 'originalname', item.name)}"
+    fixtures = set(getattr(item, "fixturenames", ()))
+    tiers = {m.name for m in item.iter_markers() if m.name in FAST_TIERS + SLOW_TIERS}
+    if fixtures & DAG_FIXTURES or name in DAG_TESTS:
+        tiers.add("dag")
+    if file in SLURM_FILES:
+        tiers.add("slurm")
+    # the real data read by a fixture, or planned for config/local.yaml (tests/test_run_model.py)
+    if fixtures & REALDATA_FIXTURES or (file == "test_run_model.py" and "local.yaml" in item.name):
+        tiers.add("realdata")
+    if item.get_closest_marker("slow") and not tiers & set(SLOW_TIERS):
+        tiers.add("dag")  # marked slow in its file, in no slow tier above: the catch-all slow tier
+    if not tiers:
+        tiers.add("planning" if file in PLANNING_FILES or fixtures & PLANNING_FIXTURES else "unit")
+    return frozenset(tiers)
+
+
+def is_slow(item) -> bool:
+    return bool(item.stash[TIERS_KEY] & set(SLOW_TIERS))
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m selects by marker
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        tiers = item.stash[TIERS_KEY] = item_tiers(item)
+        for tier in sorted(tiers | ({"slow"} if tiers & set(SLOW_TIERS) else set())):
+            if not item.get_closest_marker(tier):
+                item.add_marker(tier)
+
+
+def fast_only(config) -> bool:
+    """`pytest` alone runs the fast tiers: unless --all, a -m expression (even `-m ""`) or a test file (or a
+    test's node id) is given."""
+    if config.getoption("lem_all_tiers"):
+        return False
+    args = [*map(str, config.invocation_params.args), *os.environ.get("PYTEST_ADDOPTS", "").split()]
+    if any(a.startswith("-m") for a in args):
+        return False
+    return not any(".py" in a for a in config.args)
+
+
+def tier_rank(item) -> int:
+    """The order of a run of several tiers: the fast tiers first (their failures show early), then the slow
+    tests that do not read the shared DAG (it is made in the background meanwhile), then those that read it,
+    SLURM's last (their run, started in the background at the first test, is long over by then)."""
+    tiers = item.stash[TIERS_KEY]
+    if not tiers & set(SLOW_TIERS):
+        return 0
+    if "slurm" in tiers:
+        return 3
+    return 2 if set(getattr(item, "fixturenames", ())) & DAG_FIXTURES else 1
+
+
+class TierSelection:
+    @pytest.hookimpl(trylast=True)  # after -m and -k, and after pytest's own ordering by fixtures
+    def pytest_collection_modifyitems(self, config, items):
+        if fast_only(config):
+            slow = [item for item in items if is_slow(item)]
+            if slow:
+                config.hook.pytest_deselected(items=slow)
+                items[:] = [item for item in items if not is_slow(item)]
+                config.stash[DESELECTED_KEY] = len(slow)
+        items.sort(key=tier_rank)  # stable: each file's order kept within a rank
+
+    def pytest_terminal_summary(self, terminalreporter, config):
+        n = config.stash.get(DESELECTED_KEY, 0)
+        if n:
+            terminalreporter.write_line(
+                f"tiers: the fast ones (unit, planning) selected; {n} tests of the slow tiers (dag, slurm, gpu, "
+                "realdata) were deselected: `pytest --all` runs every tier"
+            )
+
+
+def pytest_runtest_setup(item):
+    import dag
+
+    tiers = item.stash.get(TIERS_KEY, frozenset())
+    dag.RUNNING.update(test=item.nodeid, tiers=tiers)
+    if "gpu" in tiers and os.environ.get("LEM_TEST_DEVICE", "cpu") == "cpu":
+        pytest.skip("needs a GPU: LEM_TEST_DEVICE=cuda on a GPU node")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def long_runs_in_background(request, tmp_path_factory):
+    """At the first test, the session's long runs start in the background when a selected test needs them:
+    the shared DAG (`dag_reference_run`, at a lower CPU priority: it takes the CPU the fast tests leave idle)
+    and what a selected test module's `start_in_background(tmp_path_factory)` starts (tests/test_slurm.py:
+    the SLURM run, which mostly waits for the scheduler). The tests that read a run wait for it to end."""
+    items = request.session.items
+    if any(set(getattr(item, "fixturenames", ())) & DAG_FIXTURES for item in items):
+        request.getfixturevalue("dag_reference_run")
+    modules = {item.module for item in items if hasattr(getattr(item, "module", None), "start_in_background")}
+    for module in sorted(modules, key=lambda m: m.__name__):
+        module.start_in_background(tmp_path_factory)

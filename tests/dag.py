@@ -1,5 +1,7 @@
-"""Whole-DAG helpers shared by the workflow, interruption and reproducibility tests: the shrunken embedded
-default, a Snakemake call in a temporary folder, and the digests of every metrics file and the report."""
+"""The suite's one way to run Snakemake (snakemake_cmd, snakemake, Background: every test's command line comes
+from here) and the whole-DAG helpers shared by the workflow, interruption and reproducibility tests: the
+shrunken embedded default, a run in a temporary folder (in the foreground, or started in the background and
+waited for), and the digests of every metrics file and the report."""
 
 from __future__ import annotations
 
@@ -7,6 +9,7 @@ import hashlib
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -78,14 +81,76 @@ def shrunken_config_text() -> str:
     return TEST_CONFIG_HEADER + yaml.safe_dump(small_config(), sort_keys=False, width=110)
 
 
-def snakemake_cmd(workdir: Path, *args: str, config: Path | None = None) -> list[str]:
-    cmd = [*SNAKEMAKE, "--snakefile", str(REPO / "Snakefile"), "--directory", str(workdir)]
-    return cmd + ["--configfile", str(config or workdir / "config.yaml"), *args]
+SNAKEFILE = REPO / "Snakefile"
+
+# What a dry run passes: Snakemake plans, prints or unlocks, and runs no job (the fast tiers may call these).
+NO_JOB_FLAGS = {"-n", "--dry-run", "--dryrun", "--lint", "--unlock", "--dag", "--rulegraph", "--filegraph",
+                "--list-rules", "--list", "-l", "--list-target-rules", "--lt", "--summary", "-S",
+                "--detailed-summary", "-D", "--d3dag"}  # fmt: skip
+
+# The tier markers of the test now running, set by tests/conftest.py before each test: a Snakemake run that
+# executes jobs from a test of a fast tier (unit, planning) fails, saying where to tier it.
+RUNNING: dict[str, object] = {"test": None, "tiers": frozenset()}
+JOB_TIERS = frozenset({"dag", "slurm", "gpu", "realdata"})
 
 
-def snakemake(workdir: Path, *args: str, config: Path | None = None) -> subprocess.CompletedProcess:
+def snakemake_cmd(
+    workdir: Path,
+    *args: str,
+    config: Path | str | list | tuple | None = "config.yaml",
+    snakefile: Path | None = SNAKEFILE,
+) -> list[str]:
+    """The one Snakemake command line of the suite: `python -m snakemake --snakefile S --directory workdir ARGS
+    --configfile C...`. `config`: a path (relative ones are read from `workdir`), several (an overlay after the
+    config it changes), or None for no --configfile; `snakefile`: None lets Snakemake find the workflow in the
+    folder it runs in (a deployed module). --configfile comes last: it takes several files, so a target after
+    it would be read as one more config file."""
+    cmd = [*SNAKEMAKE]
+    if snakefile is not None:
+        cmd += ["--snakefile", str(snakefile)]
+    cmd += ["--directory", str(workdir), *args]
+    if config is not None:
+        files = config if isinstance(config, list | tuple) else [config]
+        cmd += ["--configfile", *(str(Path(workdir) / f) for f in files)]
+    return cmd
+
+
+def runs_jobs(args: tuple[str, ...] | list[str]) -> bool:
+    """Whether Snakemake with these arguments may execute jobs (no dry-run flag among them)."""
+    return not any(a in NO_JOB_FLAGS or a.startswith(("--dry-run=", "--dryrun=")) for a in args)
+
+
+def check_tier(args: tuple[str, ...] | list[str]) -> None:
+    """Fail a test of a fast tier that runs Snakemake jobs: tests/conftest.py must tier it (DAG_TESTS)."""
+    test, tiers = RUNNING["test"], RUNNING["tiers"]
+    if test is not None and runs_jobs(args) and not tiers & JOB_TIERS:
+        pytest.fail(
+            f"{test} runs Snakemake jobs (no -n) but is in a fast tier ({', '.join(sorted(tiers))}): add it to "
+            "DAG_TESTS in tests/conftest.py (the `dag` tier, run by `pytest --all`), or make it a dry run"
+        )
+
+
+def snakemake(
+    workdir: Path,
+    *args: str,
+    config: Path | str | list | tuple | None = "config.yaml",
+    snakefile: Path | None = SNAKEFILE,
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
+    timeout: float | None = None,
+) -> subprocess.CompletedProcess:
+    """Snakemake run by the suite (snakemake_cmd's command line) in `cwd` (default: `workdir`), its output
+    captured as text. A run that executes jobs must come from a test of the dag, slurm, gpu or realdata tier."""
+    check_tier(args)
+    if cwd is None:
+        Path(workdir).mkdir(parents=True, exist_ok=True)  # Snakemake would make it: it is the run's folder
     return subprocess.run(
-        snakemake_cmd(workdir, *args, config=config), capture_output=True, text=True, cwd=workdir
+        snakemake_cmd(workdir, *args, config=config, snakefile=snakefile),
+        capture_output=True,
+        text=True,
+        cwd=cwd or workdir,
+        env=env,
+        timeout=timeout,
     )
 
 
@@ -111,13 +176,49 @@ def check(proc: subprocess.CompletedProcess, workdir: Path) -> subprocess.Comple
     return proc
 
 
+class Background:
+    """A Snakemake run started with Popen in its own process group, its output in `workdir/snakemake.out`:
+    started early, waited for by the test that reads it (`finish`), stopped at the end of the session."""
+
+    def __init__(self, workdir: Path, cmd: list[str], nice: int = 0, env: dict[str, str] | None = None):
+        self.workdir = workdir
+        self.log = workdir / "snakemake.out"
+        with open(self.log, "w") as out:
+            self.proc = subprocess.Popen(
+                ["nice", "-n", str(nice), *cmd] if nice else cmd,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                cwd=workdir,
+                env=env,
+                start_new_session=True,
+            )
+
+    def finish(self) -> tuple[Path, str]:
+        """Wait for the run; (its folder, its output), or the test fails with the output and the job logs."""
+        self.proc.wait()
+        out = self.log.read_text()
+        if self.proc.returncode != 0:
+            pytest.fail(
+                f"workflow exited {self.proc.returncode}:\n{out[-6000:]}\n{job_logs(self.workdir)[-12000:]}"
+            )
+        return self.workdir, out
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+
+
+def start_dag(workdir: Path, cfg: dict | None = None, nice: int = 0) -> Background:
+    """The whole shrunken DAG from scratch in `workdir`, started in the background (`nice`: its CPU priority
+    lowered by that much, so that it takes only the CPU the session leaves idle)."""
+    new_workdir(workdir, cfg)
+    return Background(workdir, snakemake_cmd(workdir, "--cores", CORES), nice=nice)
+
+
 def run_dag(workdir: Path, cfg: dict | None = None) -> Path:
     """The whole shrunken DAG from scratch in `workdir`; the test fails with the logs if it does."""
-    new_workdir(workdir, cfg)
-    proc = snakemake(workdir, "--cores", CORES)
-    (workdir / "snakemake.out").write_text(proc.stdout + proc.stderr)
-    check(proc, workdir)
-    return workdir
+    return start_dag(workdir, cfg).finish()[0]
 
 
 def executed_rules(proc: subprocess.CompletedProcess) -> dict[str, int]:

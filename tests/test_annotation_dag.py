@@ -5,10 +5,9 @@ jobs take their resources from the config."""
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from pathlib import Path
 
+import dag
 import pytest
 import yaml
 
@@ -17,9 +16,7 @@ CONFIGS = {"embedded": REPO / "config" / "config.yaml", "paper": REPO / "config"
 
 
 def snakemake(tmp_path: Path, configfile: Path, *args: str) -> str:
-    cmd = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"), "--directory", str(tmp_path),
-           "--configfile", str(configfile), *args]  # fmt: skip
-    proc = subprocess.run(cmd, capture_output=True, text=True)
+    proc = dag.snakemake(tmp_path, *args, config=configfile)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     return proc.stdout
 

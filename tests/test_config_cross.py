@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import copy
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import pytest
 import yaml
+from dag import snakemake
 from snakemake.utils import validate
 
 from lem.config_check import ConfigError, check_config
@@ -254,7 +253,6 @@ def test_masking_of_the_shipped_variants_still_aliases():
 
 
 # Through a real `snakemake -n`: the message reaches the user and no job is planned or run.
-SNAKEMAKE = [sys.executable, "-m", "snakemake", "-n", "--snakefile", str(REPO / "Snakefile")]
 REAL = [  # (key, start of the words): a pair, a language's annotation (a KeyError in an input function
     # before), a curation corpus of another pair (a MissingInputException before), a length, a share
     ("pairs", "'si-si'"),
@@ -276,8 +274,7 @@ def test_snakemake_stops_before_any_job(which, tmp_path, model):
     for path, value in bad.changes.items():
         apply(cfg, path, value, model)
     (tmp_path / "bad.yaml").write_text(yaml.safe_dump(cfg))
-    cmd = [*SNAKEMAKE, "--directory", str(tmp_path), "--configfile", str(tmp_path / "bad.yaml")]
-    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path)
+    proc = snakemake(tmp_path, "-n", config=tmp_path / "bad.yaml")
     out = proc.stdout + proc.stderr
     assert proc.returncode != 0, out
     assert f"{bad.key}" in out and bad.words in out, out
@@ -296,15 +293,7 @@ def test_free_text_with_single_quotes_reaches_the_commands_unchanged(tmp_path):
         "files": {"x.csv": {"url": "https://example.org/x.csv", "allow_unpinned": True, "note": note}}
     }
     (tmp_path / "c.yaml").write_text(yaml.safe_dump(cfg))
-    cmd = [
-        *SNAKEMAKE,
-        "-p",
-        "--directory",
-        str(tmp_path),
-        f"--configfile={tmp_path / 'c.yaml'}",
-        "results/plan.txt",
-    ]
-    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path)
+    proc = snakemake(tmp_path, "-n", "-p", "results/plan.txt", config=tmp_path / "c.yaml")
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, out
     [line] = [x.removeprefix("Shell command: ") for x in out.splitlines() if "lem plan cost" in x]
@@ -341,10 +330,7 @@ def test_a_hub_model_is_checked_by_a_job_before_any_training(tmp_path, model, ca
     assert "not-there/config.json: expected a model config" in capsys.readouterr().err
     assert not (tmp_path / "bad.json").exists()
 
-    proc = subprocess.run(
-        [*SNAKEMAKE, "--directory", str(tmp_path), f"--configfile={REPO / 'config' / 'paper.yaml'}"],
-        capture_output=True, text=True, cwd=tmp_path,
-    )  # fmt: skip
+    proc = snakemake(tmp_path, "-n", config=REPO / "config" / "paper.yaml")
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, out
     blocks = out.split("\nrule ")
@@ -361,8 +347,7 @@ def test_an_optional_section_left_out_plans(section, tmp_path):
     cfg = yaml.safe_load((REPO / "config" / "config.yaml").read_text(encoding="utf-8"))
     del cfg[section]
     (tmp_path / "c.yaml").write_text(yaml.safe_dump(cfg))
-    cmd = [*SNAKEMAKE, "--directory", str(tmp_path), f"--configfile={tmp_path / 'c.yaml'}"]
-    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path)
+    proc = snakemake(tmp_path, "-n", config=tmp_path / "c.yaml")
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0 and "KeyError" not in out, out
     gone = {"curation": "rule curate:", "sentiment": "rule sentiment:", "base_model": None}[section]

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import copy
 import re
-import subprocess
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,6 +13,7 @@ from typing import Any
 
 import pytest
 import yaml
+from dag import snakemake
 
 from lem.config_check import SECTIONS, ConfigError, check_workflow_config
 
@@ -273,9 +272,7 @@ def test_snakemake_dry_run_stops_before_any_job(tmp_path, file, path, key):
     node(cfg, path)[key] = 3
     bad = tmp_path / "bad.yaml"
     bad.write_text(yaml.safe_dump(cfg), encoding="utf-8")
-    cmd = [sys.executable, "-m", "snakemake", "-n", "--snakefile", str(REPO / "Snakefile"),
-           "--directory", str(tmp_path), "--configfile", str(bad)]  # fmt: skip
-    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path)
+    proc = snakemake(tmp_path, "-n", config=bad)
     out = proc.stdout + proc.stderr
     assert proc.returncode != 0, out
     assert f"{path}.{key}: unknown key; known: " in out, out

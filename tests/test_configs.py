@@ -3,20 +3,17 @@
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
+from dag import snakemake
 
 REPO = Path(__file__).resolve().parents[1]
 
 
-def dry_run(tmp_path: Path, configfile: Path, *extra: str) -> dict[str, int]:
-    cmd = [sys.executable, "-m", "snakemake", "-n", "--quiet", "rules", "--snakefile", str(REPO / "Snakefile"),
-           "--directory", str(tmp_path), "--configfile", str(configfile), *extra]  # fmt: skip
-    proc = subprocess.run(cmd, capture_output=True, text=True)
+def dry_run(tmp_path: Path, configfile: Path | list[Path], *extra: str) -> dict[str, int]:
+    proc = snakemake(tmp_path, "-n", "--quiet", "rules", *extra, config=configfile)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return {
         m.group(1): int(m.group(2))
@@ -110,9 +107,7 @@ def test_a_config_typo_fails_before_any_job(tmp_path):
     cfg["mining"]["setings"] = {}
     bad = tmp_path / "bad.yaml"
     bad.write_text(yaml.safe_dump(cfg))
-    cmd = [sys.executable, "-m", "snakemake", "-n", "--snakefile", str(REPO / "Snakefile"),
-           "--directory", str(tmp_path), "--configfile", str(bad)]  # fmt: skip
-    proc = subprocess.run(cmd, capture_output=True, text=True)
+    proc = snakemake(tmp_path, "-n", config=bad)
     assert proc.returncode != 0
     assert "mining.setings: unknown key" in proc.stdout + proc.stderr
     # issue 38: a few lines naming the key, never the schema and the config dumped (1,500 lines before)
@@ -127,9 +122,7 @@ def test_an_ablation_variant_is_selected_from_the_config(tmp_path, variant):
 
 def test_a_variant_with_the_same_masking_is_trained_once_and_evaluated_under_its_name(tmp_path):
     """In the paper config lem_ne_noun_verb masks as lem does: no model of its own, lem's model evaluated."""
-    cmd = [sys.executable, "-m", "snakemake", "-n", "--snakefile", str(REPO / "Snakefile"),
-           "--directory", str(tmp_path), "--configfile", str(REPO / "config" / "paper.yaml")]  # fmt: skip
-    proc = subprocess.run(cmd, capture_output=True, text=True)
+    proc = snakemake(tmp_path, "-n", config=REPO / "config" / "paper.yaml")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     plan = proc.stdout + proc.stderr
     assert "results/models/lem_ne_noun_verb/" not in plan
@@ -144,9 +137,7 @@ def test_a_variant_with_the_same_masking_is_trained_once_and_evaluated_under_its
 
 def test_unlock_works_without_cores(tmp_path):
     """`snakemake --unlock` alone (no --cores) must not fail on the training rules' threads."""
-    cmd = [sys.executable, "-m", "snakemake", "--unlock", "--snakefile", str(REPO / "Snakefile"),
-           "--directory", str(tmp_path), "--configfile", str(REPO / "config" / "config.yaml")]  # fmt: skip
-    proc = subprocess.run(cmd, capture_output=True, text=True)
+    proc = snakemake(tmp_path, "--unlock", config=REPO / "config" / "config.yaml")
     assert proc.returncode == 0 and "Unlocked working directory" in proc.stdout + proc.stderr, proc.stderr
 
 
@@ -157,9 +148,7 @@ def test_training_threads_come_from_the_config_capped_at_the_cores(tmp_path, wan
     cfg = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
     cfg["resources"]["threads_training"] = wanted
     (tmp_path / "c.yaml").write_text(yaml.safe_dump(cfg))
-    cmd = [sys.executable, "-m", "snakemake", "-n", "-p", "--forceall", "--cores", cores, "--snakefile",
-           str(REPO / "Snakefile"), "--directory", str(tmp_path), "--configfile", str(tmp_path / "c.yaml")]  # fmt: skip
-    proc = subprocess.run(cmd, capture_output=True, text=True)
+    proc = snakemake(tmp_path, "-n", "-p", "--forceall", "--cores", cores, config=tmp_path / "c.yaml")
     assert proc.returncode == 0, proc.stderr
     shells = [
         line.split("Shell command: ", 1)[1] for line in proc.stdout.splitlines() if "Shell command: " in line
@@ -183,9 +172,7 @@ def test_config_strings_reach_the_shell_quoted(tmp_path):
     (tmp_path / "data dir").mkdir()
     (tmp_path / "data dir" / "sentiment set.csv").write_text("Sentence,Sentiment\n")
     (tmp_path / "c.yaml").write_text(yaml.safe_dump(cfg))
-    cmd = [sys.executable, "-m", "snakemake", "-n", "-p", "--forceall", "--snakefile", str(REPO / "Snakefile"),
-           "--directory", str(tmp_path), "--configfile", str(tmp_path / "c.yaml")]  # fmt: skip
-    proc = subprocess.run(cmd, capture_output=True, text=True)
+    proc = snakemake(tmp_path, "-n", "-p", "--forceall", config=tmp_path / "c.yaml")
     out = proc.stdout + proc.stderr
     shells = [line.split("Shell command: ", 1)[1] for line in out.splitlines() if "Shell command: " in line]
     news = [shlex.split(s) for s in shells if s.startswith("lem data news")]
@@ -212,7 +199,7 @@ def test_ablation_config_plans_one_trained_model_per_ingredient(tmp_path):
     trained = [v for v in cfg["variants"] if v != "base"]
     masks = {MaskingSettings.from_dict(cfg["pretrain"]["variants"][v]).canonical() for v in trained}
     assert len(masks) == len(trained) == 6
-    jobs = dry_run(tmp_path, REPO / "config" / "config.yaml", str(REPO / "config" / "ablation.yaml"))
+    jobs = dry_run(tmp_path, [REPO / "config" / "config.yaml", REPO / "config" / "ablation.yaml"])
     seeds = len(cfg["pretrain"]["seeds"])
     assert jobs["pretrain_mono"] == jobs["pretrain_para"] == len(trained) * seeds
     assert not {"sentiment", "prepare_sentiment", "curate", "prepare_curation", "nmt_run"} & set(jobs)

@@ -11,6 +11,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from dag import snakemake
 
 from lem.core.gpu_share import slots_argument, training_resources
 
@@ -36,10 +37,8 @@ def test_one_gpu_per_job_unless_shared():
 def dry_run_resources(tmp_path: Path, overlay: str) -> dict[str, set[str]]:
     """rule -> the distinct `resources:` lines of its jobs in a dry run of the embedded default + overlay."""
     (tmp_path / "overlay.yaml").write_text(overlay)
-    cmd = [sys.executable, "-m", "snakemake", "-n", "--cores", "2", "--snakefile", str(REPO / "Snakefile"),
-           "--directory", str(tmp_path / "run"), "--configfile", str(REPO / "config" / "config.yaml"),
-           str(tmp_path / "overlay.yaml")]  # fmt: skip
-    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO)
+    configs = [REPO / "config" / "config.yaml", tmp_path / "overlay.yaml"]
+    proc = snakemake(tmp_path / "run", "-n", "--cores", "2", config=configs, cwd=REPO)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     found: dict[str, set[str]] = {}
     for block in re.split(r"\n(?=(?:local)?rule \w+:)", proc.stdout):
@@ -117,11 +116,10 @@ def test_two_training_jobs_side_by_side_write_the_files_they_write_in_turn(tmp_p
     for slots, wait in ((2, 60), (1, 1)):
         run = tmp_path / f"slots{slots}"
         run.mkdir()
-        cmd = [sys.executable, "-m", "snakemake", "--cores", "2", "--snakefile", str(tmp_path / "Snakefile"),
-               "--directory", str(run), "--resources", "gpu=1", f"gpu_slots={slots}",
-               "--config", "resources={'gpu_training': 1, 'gpu_share': 2, 'mem_mb_training': 100, "
-               "'runtime_training': 5}", f"wait={wait}"]  # fmt: skip
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+        args = ["--cores", "2", "--resources", "gpu=1", f"gpu_slots={slots}",
+                "--config", "resources={'gpu_training': 1, 'gpu_share': 2, 'mem_mb_training': 100, "
+                "'runtime_training': 5}", f"wait={wait}"]  # fmt: skip
+        proc = snakemake(run, *args, config=None, snakefile=tmp_path / "Snakefile", timeout=300)
         assert proc.returncode == 0, proc.stderr[-3000:]
         seen = {job: (run / f"out/{job}.seen").read_text() for job in "ab"}
         # side by side: each saw the other start; in turn: only the second saw the first's marker

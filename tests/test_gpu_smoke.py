@@ -11,9 +11,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
+from dag import check, snakemake
 
 REPO = Path(__file__).resolve().parents[1]
-SNAKEMAKE = [sys.executable, "-m", "snakemake"]
 
 pytestmark = pytest.mark.slow
 
@@ -41,22 +41,11 @@ def cpu_config() -> dict:
     return cfg
 
 
-def snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess:
-    cmd = [*SNAKEMAKE, "--snakefile", str(REPO / "Snakefile"), "--directory", str(workdir)]
-    cmd += ["--configfile", str(workdir / "config.yaml"), *args]
-    return subprocess.run(cmd, capture_output=True, text=True, cwd=workdir)
-
-
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory) -> Path:
     workdir = tmp_path_factory.mktemp("gpu_smoke")
     (workdir / "config.yaml").write_text(yaml.safe_dump(cpu_config()))
-    proc = snakemake(workdir, "--cores", "2")
-    if proc.returncode != 0:
-        logs = "\n".join(
-            f"--- {p}\n{p.read_text()[-3000:]}" for p in sorted((workdir / "logs").rglob("*.log"))
-        )
-        pytest.fail(f"workflow failed:\n{(proc.stdout + proc.stderr)[-6000:]}\n{logs[-12000:]}")
+    check(snakemake(workdir, "--cores", "2"), workdir)
     return workdir
 
 

@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import gzip
 import json
-import subprocess
-import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 import yaml
+from dag import snakemake
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -291,9 +290,7 @@ def test_files_corpus_with_an_empty_language_stops_the_workflow(tmp_path):
     cfg["corpus"] = {"source": "files", "files": {"mono": {lang: f"in/{lang}.txt" for lang in ("en", "si", "ta")},
                      "para": {p: {"train": "in/p.tsv", "valid_size": 1} for p in cfg["pairs"]}}}  # fmt: skip
     write(tmp_path, "c.yaml", yaml.safe_dump(cfg))
-    cmd = [sys.executable, "-m", "snakemake", "results/corpus/mono/ta.txt", "--cores", "1", "--snakefile",
-           str(REPO / "Snakefile"), "--directory", str(tmp_path), "--configfile", str(tmp_path / "c.yaml")]  # fmt: skip
-    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path)
+    proc = snakemake(tmp_path, "results/corpus/mono/ta.txt", "--cores", "1", config=tmp_path / "c.yaml")
     assert proc.returncode != 0, proc.stdout + proc.stderr
     log = (tmp_path / "logs/corpus/mono_ta.log").read_text()
     assert "lem data mono: in/ta.txt: expected one sentence per line, got no sentence" in log, log

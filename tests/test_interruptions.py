@@ -1,6 +1,9 @@
-"""`kill -9` of the whole run (Snakemake and its job, as a node failure does it) during a corpus, an annotate,
-a pretrain, an embed and a mine job, each followed by the rerun a user makes; and a second Snakemake in the
-same folder, refused by the lock.
+"""Interruptions: Ctrl-C reaches the running jobs; `kill -9` of the whole run (Snakemake and its job, as a node
+failure does it) during a corpus, an annotate, a pretrain, an embed and a mine job, each followed by the rerun a
+user makes; and a second Snakemake in the same folder, refused by the lock.
+
+Ctrl-C: a SIGINT sent to Snakemake's process alone reaches its running jobs (lem.core.interrupt), tested on a
+stand-in for Snakemake's process (a unit test: no DAG).
 
 One part of the shared shrunken DAG (tests/dag.py: the same config), the chain from corpus generation to one
 mining result (`TARGET`: corpus, annotation, tokenizer, features, base model, one LEM variant's two training
@@ -11,7 +14,8 @@ process group, reruns (`snakemake --rerun-incomplete`, after `--unlock` when the
 message says), and waits until every output of every job that was running at the kill has been written again
 after it: no output of a killed job is taken as complete. Training resumes from its checkpoint. The last test
 lets the run finish and compares every metrics file it wrote with the uninterrupted whole run's
-(`dag_reference`), byte for byte: a second run from scratch of those stages writes the same bytes.
+(`dag_reference`, made before the chain starts), byte for byte: a second run from scratch of those stages
+writes the same bytes.
 """
 
 from __future__ import annotations
@@ -21,6 +25,8 @@ import os
 import re
 import signal
 import subprocess
+import sys
+import textwrap
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -30,7 +36,40 @@ import psutil
 import pytest
 from dag import CORES, digests, job_logs, new_workdir, sha256, snakemake, snakemake_cmd
 
-pytestmark = pytest.mark.slow
+# --- Ctrl-C -------------------------------------------------------------------------------------------------
+
+# A stand-in for Snakemake's process: forwarding installed as the workflow does, one job running below a
+# shell (as Snakemake runs `shell:`), and Snakemake's own handling of the interrupt (wait for the job).
+PARENT = textwrap.dedent(
+    """
+    import subprocess, sys, time
+    from lem.core.interrupt import forward_to_jobs
+    forward_to_jobs()
+    job = subprocess.Popen(["bash", "-c", "set -e; " + sys.argv[1] + " -c 'import time\\nwhile True: time.sleep(0.05)'; true"])
+    print("started", flush=True)
+    try:
+        while True:
+            time.sleep(0.05)
+    except KeyboardInterrupt:
+        print("terminating", flush=True)
+        print("job exit", job.wait(timeout=30), flush=True)
+    """
+)
+
+
+def test_sigint_to_the_parent_alone_stops_its_jobs():
+    proc = subprocess.Popen([sys.executable, "-c", PARENT, sys.executable], stdout=subprocess.PIPE, text=True,
+                            start_new_session=True)  # fmt: skip
+    assert proc.stdout.readline().strip() == "started"
+    time.sleep(1.0)  # the job's Python is up
+    sent = time.monotonic()
+    proc.send_signal(signal.SIGINT)  # the parent only, not its process group
+    out, _ = proc.communicate(timeout=60)
+    assert time.monotonic() - sent < 10
+    assert "terminating" in out and "job exit" in out and "job exit 0" not in out, out
+
+
+# --- kill -9 of the whole run, and the lock ---------------------------------------------------------------------
 
 WAIT_S = 1800  # the longest a test waits for its stage's job, or for the rerun to redo the killed jobs
 LOCKED = "Directory cannot be locked"
@@ -219,7 +258,9 @@ def has_checkpoint(job: psutil.Process, age: float) -> bool:
 
 
 @pytest.fixture(scope="module")
-def chain(tmp_path_factory, dag_config) -> Chain:
+def chain(tmp_path_factory, dag_config, dag_reference) -> Chain:
+    """The chain's run folder, its run started from scratch once the shared DAG it is compared with is made (the
+    two never run side by side)."""
     run = Chain(new_workdir(tmp_path_factory.mktemp("interrupted") / "run again; x", dag_config))
     run.start()  # from scratch, as a user starts it
     yield run
@@ -289,15 +330,12 @@ def test_kill_during_embedding(chain: Chain):
     check_killed_outputs_not_complete(chain, kill)
 
 
-def test_kill_during_mining_then_the_metrics_equal_the_uninterrupted_run(chain: Chain, request):
+def test_kill_during_mining_then_the_metrics_equal_the_uninterrupted_run(chain: Chain, dag_reference: Path):
     kill = chain.kill_during("mine", "run", after(0.3))
     check_killed_outputs_not_complete(chain, kill)
     chain.proc.wait(timeout=WAIT_S)
     text = chain.out.read_text()
     assert chain.proc.returncode == 0, f"{text[-4000:]}\n{job_logs(chain.workdir)[-8000:]}"
-    # the uninterrupted run (shared with the other whole-DAG tests), made only now: as a fixture argument it
-    # would be made before the kill, while this run went on and finished its mining jobs unkilled
-    dag_reference: Path = request.getfixturevalue("dag_reference")
     assert [k.stage for k in chain.kills] == ["corpus", "annotate", "pretrain", "embed", "mine"]
     interrupted, whole = digests(chain.workdir), digests(dag_reference)
     assert TARGET in interrupted

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
-import pytest
 import yaml
-from dag import CORES, job_logs, snakemake_cmd
+from dag import CORES, check, snakemake
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -48,14 +46,9 @@ def shrunken_local_config(data_root: Path) -> dict:
     return cfg
 
 
-@pytest.mark.slow
 def test_local_config_runs_on_the_real_data_and_reports_every_table(shared_data: Path, tmp_path: Path):
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(shrunken_local_config(shared_data.resolve())))
-    proc = subprocess.run(
-        snakemake_cmd(tmp_path, "--cores", CORES), capture_output=True, text=True, cwd=tmp_path
-    )
-    if proc.returncode != 0:
-        pytest.fail(f"workflow failed:\n{(proc.stdout + proc.stderr)[-6000:]}\n{job_logs(tmp_path)[-12000:]}")
+    check(snakemake(tmp_path, "--cores", CORES), tmp_path)
     summary = (tmp_path / "results" / "report" / "summary.md").read_text()
     headings = [line for line in summary.splitlines() if line.startswith("#")]
     for table in (

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from dag import TEST_CONFIG, conda_records, shrunken_config_text, stand_in_conda
+from dag import TEST_CONFIG, conda_records, shrunken_config_text, snakemake, stand_in_conda
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -114,8 +114,8 @@ def test_a_module_runs_a_small_target_in_its_rules_environment(deployed, tmp_pat
     Snakemake's `set -euo pipefail`, then the rule's `lem` call, which runs that environment's `lem`."""
     env, log = stand_in_conda(tmp_path)
     target = "results/corpus/mono/en.txt"
-    proc = subprocess.run([sys.executable, "-m", "snakemake", target, "--cores", "1", "--sdm", "conda"],
-                          capture_output=True, text=True, cwd=deployed, env=env)  # fmt: skip
+    # no --snakefile: Snakemake finds the deployed workflow's Snakefile in the deploying folder
+    proc = snakemake(deployed, target, "--cores", "1", "--sdm", "conda", config=None, snakefile=None, env=env)
     got = conda_records(log)
     assert proc.returncode == 0, (proc.stdout + proc.stderr)[-4000:] + f"\n{got}"
     assert (deployed / target).stat().st_size > 0

@@ -12,6 +12,7 @@ from types import SimpleNamespace
 
 import pytest
 import yaml
+from dag import snakemake
 
 from lem.data import download
 from lem.data.download import (
@@ -73,9 +74,7 @@ def test_unpinned_sources_are_named_with_what_to_do():
 def dry_run(tmp_path: Path, cfg: dict) -> subprocess.CompletedProcess:
     path = tmp_path / "config.yaml"
     path.write_text(yaml.safe_dump(cfg))
-    cmd = [sys.executable, "-m", "snakemake", "-n", "-p", "--snakefile", str(REPO / "Snakefile"),
-           "--directory", str(tmp_path), "--configfile", str(path)]  # fmt: skip
-    return subprocess.run(cmd, capture_output=True, text=True)
+    return snakemake(tmp_path, "-n", "-p", config=path)
 
 
 def test_an_unpinned_config_fails_before_any_job(tmp_path):

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from dag import snakemake
 
 from lem.core.training import training_schedule
 from lem.features import mono_split
@@ -213,9 +214,7 @@ def test_parameter_count_is_transformers(tmp_path):
 
 
 def test_plan_rule_runs_alone(tmp_path):
-    cmd = [sys.executable, "-m", "snakemake", "results/plan.txt", "--cores", "1", "--snakefile",
-           str(REPO / "Snakefile"), "--directory", str(tmp_path), "--configfile", str(PAPER)]  # fmt: skip
-    proc = subprocess.run(cmd, capture_output=True, text=True)
+    proc = snakemake(tmp_path, "results/plan.txt", "--cores", "1", config=PAPER)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "total (48 jobs)" in (tmp_path / "results/plan.txt").read_text()
     assert len(json.loads((tmp_path / "results/plan.json").read_text())["jobs"]) == 48

@@ -6,10 +6,10 @@ from __future__ import annotations
 import copy
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from dag import snakemake
 
 from lem.config_check import ConfigError, base_model_folder, check_config, expand_data_root
 from lem.nmt.settings import training_seed
@@ -21,11 +21,9 @@ CONFIGS = ["config.yaml", "paper.yaml", "gpu-smoke.yaml", "ablation.yaml", "loca
 OVERLAYS = {"ablation.yaml": ["config.yaml", "ablation.yaml"]}  # an overlay: given after the embedded default
 
 
-def dry_run_jobs(workdir: Path, configfile: Path, *extra: str) -> dict[str, list[set[str]]]:
+def dry_run_jobs(workdir: Path, configfile: Path | list[Path], *extra: str) -> dict[str, list[set[str]]]:
     """Rule -> the outputs of each job that `snakemake -n` plans in `workdir` (nothing runs)."""
-    cmd = [sys.executable, "-m", "snakemake", "-n", "--snakefile", str(REPO / "Snakefile"),
-           "--directory", str(workdir), "--configfile", str(configfile), *extra]  # fmt: skip
-    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=workdir)
+    proc = snakemake(workdir, "-n", *extra, config=configfile)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     jobs: dict[str, list[set[str]]] = {}
     for m in re.finditer(r"^(?:local)?rule (\w+):\n((?:    .*\n)+)", proc.stdout + proc.stderr, re.M):
@@ -48,7 +46,7 @@ def planned(request, tmp_path_factory) -> tuple[str, dict, dict[str, list[set[st
     expand_data_root(config)
     check_config(config)
     workdir = tmp_path_factory.mktemp(name.removesuffix(".yaml"))
-    return name, config, dry_run_jobs(workdir, files[0], *map(str, files[1:]), *extra)
+    return name, config, dry_run_jobs(workdir, files, *extra)
 
 
 def test_the_run_models_job_grid_is_the_dags(planned):

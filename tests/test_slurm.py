@@ -9,15 +9,16 @@ LEM_SLURM_TIMEOUT the limit in seconds (default 900).
 
 from __future__ import annotations
 
+import atexit
 import os
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
+from dag import Background, snakemake, snakemake_cmd
 
 REPO = Path(__file__).resolve().parents[1]
 PROFILE = REPO / "profiles" / "slurm"
@@ -29,7 +30,7 @@ TARGET = os.environ.get("LEM_SLURM_TARGET", DEFAULT_TARGET)
 TIMEOUT_S = int(os.environ.get("LEM_SLURM_TIMEOUT", "900"))
 SUBMITTED = re.compile(r"Job (\d+) has been submitted with SLURM jobid (\d+) \(log: (\S+)\)\.")
 
-pytestmark = [pytest.mark.slurm, pytest.mark.slow]
+pytestmark = pytest.mark.slurm  # its tier (tests/conftest.py gives it to every test here anyway)
 
 
 def unavailable(reason: str) -> None:
@@ -49,17 +50,16 @@ def gpu_rules() -> set[str]:
     return {rule for rule, res in profile.get("set-resources", {}).items() if int(res.get("gpu", 0)) >= 1}
 
 
-@pytest.fixture(scope="module")
-def cluster() -> str:
-    """The name of an up node with a GPU gres, or skip."""
+def find_cluster() -> tuple[str | None, str]:
+    """(the name of an up node with a GPU gres, "") or (None, why there is none)."""
     if shutil.which("sinfo") is None or shutil.which("sbatch") is None:
-        unavailable("no SLURM client commands (start one with .ci/slurm-up.sh)")
+        return None, "no SLURM client commands (start one with .ci/slurm-up.sh)"
     try:
         proc = run("sinfo", "--noheader", "--Node", "--format=%N|%T|%G")
     except subprocess.TimeoutExpired:
-        unavailable("sinfo timed out")
+        return None, "sinfo timed out"
     if proc.returncode != 0:
-        unavailable(
+        return None, (
             f"sinfo failed (is SLURM_CONF set? start a cluster with .ci/slurm-up.sh): {proc.stderr.strip()}"
         )
     nodes = [line.split("|") for line in proc.stdout.split() if line.count("|") == 2]
@@ -67,13 +67,22 @@ def cluster() -> str:
         n for n, state, gres in nodes if state.rstrip("*") in {"idle", "mixed", "allocated"} and "gpu" in gres
     ]
     if not up:
-        unavailable(f"no up node with a GPU gres in `sinfo`: {proc.stdout.strip()!r}")
+        return None, f"no up node with a GPU gres in `sinfo`: {proc.stdout.strip()!r}"
     # The executor's job step drops SLURM_CONF before its nested srun, which then reads the default
     # /etc/slurm/slurm.conf: a different file there means jobs talk to another cluster, or to none.
     conf = os.environ.get("SLURM_CONF")
     if conf and Path("/etc/slurm/slurm.conf").resolve() != Path(conf).resolve():
-        unavailable(f"SLURM_CONF={conf} is not /etc/slurm/slurm.conf, which srun inside jobs reads")
-    return up[0][0]
+        return None, f"SLURM_CONF={conf} is not /etc/slurm/slurm.conf, which srun inside jobs reads"
+    return up[0][0], ""
+
+
+@pytest.fixture(scope="module")
+def cluster() -> str:
+    """The name of an up node with a GPU gres, or skip."""
+    node, reason = find_cluster()
+    if node is None:
+        unavailable(reason)
+    return node
 
 
 def shrink(section: dict, **sizes) -> None:
@@ -115,33 +124,50 @@ def scontrol_job(jobid: str) -> str:
     return proc.stdout
 
 
+def start_run(workdir: Path) -> Background:
+    """Snakemake through SLURM on the target, in the background (its output: workdir/snakemake.out)."""
+    (workdir / "config.yaml").write_text(yaml.safe_dump(small_config()))
+    # The cluster here has no accounting database (sacct would hang), 2 CPUs, and a local disk. The first
+    # status check comes 6 s after a submission, when a job of this config (two Snakemake starts and the
+    # job, 3 to 7 s) is mostly done: each check that finds none finished waits 10 s longer for the next.
+    args = ["--workflow-profile", str(PROFILE), "--slurm-status-command", "squeue", "--cores", "2"]
+    args += ["--jobs", "4", "--latency-wait", "10", "--slurm-keep-successful-logs"]
+    args += ["--slurm-init-seconds-before-status-checks", "6", "--seconds-between-status-checks", "3"]
+    args += ["--show-failed-logs", TARGET]
+    cmd = ["timeout", "-s", "INT", "-k", "30", str(TIMEOUT_S), *snakemake_cmd(workdir, *args)]
+    return Background(workdir, cmd)
+
+
+STARTED: dict[str, Background] = {}
+
+
+def start_in_background(tmp_path_factory) -> None:
+    """Called by tests/conftest.py at the session's first test when a test here is selected: the SLURM run
+    starts then, when a cluster is up (it mostly waits for the scheduler, beside the other tests)."""
+    if find_cluster()[0] is not None:
+        STARTED["run"] = start_run(tmp_path_factory.mktemp("slurm"))
+        atexit.register(STARTED["run"].stop)  # when no test of here waits for it (pytest -x)
+
+
 @pytest.fixture(scope="module")
 def slurm_run(cluster: str, tmp_path_factory) -> tuple[Path, str]:
-    """Run the target through SLURM once; the work folder and Snakemake's output."""
-    workdir = tmp_path_factory.mktemp("slurm")
-    (workdir / "config.yaml").write_text(yaml.safe_dump(small_config()))
-    cmd = ["timeout", "-s", "INT", "-k", "30", str(TIMEOUT_S), sys.executable, "-m", "snakemake"]
-    cmd += ["--snakefile", str(REPO / "Snakefile"), "--directory", str(workdir)]
-    cmd += ["--configfile", str(workdir / "config.yaml"), "--workflow-profile", str(PROFILE)]
-    # The cluster here has no accounting database (sacct would hang), 2 CPUs, and a local disk.
-    cmd += ["--slurm-status-command", "squeue", "--cores", "2", "--jobs", "4", "--latency-wait", "10"]
-    cmd += [
-        "--slurm-keep-successful-logs",
-        "--slurm-init-seconds-before-status-checks",
-        "2",
-    ]
-    cmd += ["--seconds-between-status-checks", "3", "--show-failed-logs", TARGET]
-    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=workdir)
-    out = proc.stdout + proc.stderr
-    (workdir / "snakemake.out").write_text(out)
-    if proc.returncode != 0:
-        logs = "\n".join(
-            f"--- {p}\n{p.read_text()[-2500:]}" for p in sorted((workdir / "logs").rglob("*.log"))
-        )
-        pytest.fail(
-            f"snakemake through SLURM exited {proc.returncode} (124: timed out):\n{out[-6000:]}\n{logs[-8000:]}"
-        )
-    return workdir, out
+    """Run the target through SLURM once (or take the run started at the session's start); the work folder
+    and Snakemake's output."""
+    run = STARTED.pop("run", None) or start_run(tmp_path_factory.mktemp("slurm"))
+    try:
+        run.proc.wait()
+        if run.proc.returncode != 0:
+            out = run.log.read_text()
+            logs = "\n".join(
+                f"--- {p}\n{p.read_text()[-2500:]}" for p in sorted((run.workdir / "logs").rglob("*.log"))
+            )
+            pytest.fail(
+                f"snakemake through SLURM exited {run.proc.returncode} (124: timed out):\n{out[-6000:]}\n"
+                f"{logs[-8000:]}"
+            )
+        return run.finish()
+    finally:
+        run.stop()
 
 
 def test_target_is_built(slurm_run):
@@ -168,20 +194,7 @@ def test_every_job_went_through_slurm(slurm_run):
         assert "JobState=COMPLETED" in info, info
         assert "NodeList=" in info and "ExitCode=0:0" in info, info
     # Nothing left to do: Snakemake's metadata agrees with what the SLURM jobs wrote.
-    dry = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "snakemake",
-            "--snakefile",
-            str(REPO / "Snakefile"),
-            "--directory",
-            str(workdir),
-        ]
-        + ["--configfile", str(workdir / "config.yaml"), "--cores", "1", "-n", TARGET],
-        capture_output=True,
-        text=True,
-    )
+    dry = snakemake(workdir, "--cores", "1", "-n", TARGET)
     assert dry.returncode == 0 and "Nothing to be done" in dry.stdout + dry.stderr, dry.stdout + dry.stderr
 
 
