@@ -112,6 +112,101 @@ def weighted_loss(weights: list[float]):
     return loss
 
 
+def read_splits(train_tsv: str, valid_tsv: str, test_tsv: str) -> tuple[dict, list[str]]:
+    """The three splits (name -> (texts, labels)) and the class names (the train split's, sorted); fails on a
+    one-class train split or a label the train split lacks."""
+    splits = {
+        name: read_split(p) for name, p in (("train", train_tsv), ("valid", valid_tsv), ("test", test_tsv))
+    }
+    names = sorted(set(splits["train"][1]))
+    if len(names) < 2:
+        raise InputError(
+            f"{train_tsv}: expected at least two classes, got only {names[0]!r}: a one-class set scores macro-F1 "
+            "1.0 whatever the model"
+        )
+    for (name, (_, labels)), path in zip(splits.items(), (train_tsv, valid_tsv, test_tsv), strict=True):
+        unseen = sorted(set(labels) - set(names))
+        if unseen:
+            raise InputError(f"{path}: {name} split has labels {unseen} that the train split lacks")
+    return splits, names
+
+
+def max_length_of(settings: SentimentSettings, model, model_dir: str) -> int:
+    """Tokens per example: `settings.max_length`, else 128 or the model's positions when fewer; a set value
+    longer than the model's positions fails."""
+    positions = model.config.max_position_embeddings - 2
+    if settings.max_length is None:
+        return min(DEFAULT_MAX_LENGTH, positions)
+    if settings.max_length > positions:
+        raise UsageError(
+            f"--settings max_length (config sentiment.training.max_length): {settings.max_length} exceeds the "
+            f"{positions} tokens of {model_dir} (max_position_embeddings - 2); at most {positions}"
+        )
+    return settings.max_length
+
+
+def train_and_predict(model, tokenizer, data: dict, names: list[str], weights: list[float] | None,
+                      settings: SentimentSettings, seed: int, work: Path):  # fmt: skip
+    """Fine-tune on `data["train"]`, keep the epoch of the best validation macro-F1, predict `data["test"]`;
+    returns the test predictions, the best validation macro-F1 and the validation macro-F1 per epoch."""
+    from transformers import DataCollatorWithPadding
+
+    from lem.core import training
+
+    def metrics(pred) -> dict:
+        return {
+            "macro_f1": macro_f1_report(
+                list(pred.label_ids), list(np.argmax(pred.predictions, axis=-1)), names
+            )["macro_f1"]
+        }
+
+    args = training.training_arguments(
+        work,
+        policy=training.CheckpointPolicy.best_epoch("macro_f1", greater_is_better=True),
+        seed=seed,
+        data_seed=seed,
+        epochs=settings.epochs,
+        batch_size=settings.batch_size,
+        eval_batch_size=max(64, settings.batch_size),
+        learning_rate=settings.learning_rate,
+        weight_decay=settings.weight_decay,
+        warmup=settings.warmup_ratio,  # a float < 1 is a share of the steps
+        logging_steps=50,
+        precision=settings.precision,
+    )
+    callbacks = []
+    if settings.patience is not None:
+        from transformers import EarlyStoppingCallback
+
+        callbacks.append(EarlyStoppingCallback(early_stopping_patience=settings.patience))
+    trainer = training.make_trainer(
+        model=model,
+        args=args,
+        train_dataset=data["train"],
+        eval_dataset=data["valid"],
+        data_collator=DataCollatorWithPadding(tokenizer),
+        tokenizer=tokenizer,
+        compute_metrics=metrics,
+        callbacks=callbacks,
+    )
+    if weights is not None:
+        trainer.compute_loss_func = weighted_loss(weights)
+    trainer.train()
+    pred = trainer.predict(data["test"])
+    per_epoch = [h["eval_macro_f1"] for h in trainer.state.log_history if "eval_macro_f1" in h]
+    return pred, trainer.state.best_metric, per_epoch
+
+
+def fresh_work_folder(work_dir: str | Path | None) -> Path:
+    """The checkpoints' folder: a new temporary one, or `work_dir` emptied (what a killed run left there)."""
+    if work_dir is None:
+        return Path(tempfile.mkdtemp(prefix="lem-sentiment-"))
+    work = Path(work_dir)
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    return work
+
+
 def finetune(
     model_dir: str,
     train_tsv: str,
@@ -122,24 +217,12 @@ def finetune(
     work_dir: str | Path | None = None,
 ) -> dict:
     from datasets import Dataset
-    from transformers import AutoModelForSequenceClassification, AutoTokenizer, DataCollatorWithPadding
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
     from lem.core import training
 
-    splits = {
-        name: read_split(p) for name, p in (("train", train_tsv), ("valid", valid_tsv), ("test", test_tsv))
-    }
-    names = sorted(set(splits["train"][1]))
-    if len(names) < 2:
-        raise InputError(
-            f"{train_tsv}: expected at least two classes, got only {names[0]!r}: a one-class set scores macro-F1 "
-            "1.0 whatever the model"
-        )
+    splits, names = read_splits(train_tsv, valid_tsv, test_tsv)
     index = {n: i for i, n in enumerate(names)}
-    for (name, (_, labels)), path in zip(splits.items(), (train_tsv, valid_tsv, test_tsv), strict=True):
-        unseen = sorted(set(labels) - set(index))
-        if unseen:
-            raise InputError(f"{path}: {name} split has labels {unseen} that the train split lacks")
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
     training.seed_everything(seed)  # the new classification head's initialisation
     model = AutoModelForSequenceClassification.from_pretrained(
@@ -150,74 +233,19 @@ def finetune(
         trust_remote_code=False,
         attn_implementation="sdpa",
     )
-
-    positions = model.config.max_position_embeddings - 2
-    if settings.max_length is None:
-        max_length = min(DEFAULT_MAX_LENGTH, positions)
-    elif settings.max_length > positions:
-        raise UsageError(
-            f"--settings max_length (config sentiment.training.max_length): {settings.max_length} exceeds the "
-            f"{positions} tokens of {model_dir} (max_position_embeddings - 2); at most {positions}"
-        )
-    else:
-        max_length = settings.max_length
+    max_length = max_length_of(settings, model, model_dir)
 
     def encode(texts, labels):
         enc = tokenizer(texts, truncation=True, max_length=max_length)
         return Dataset.from_dict({**enc, "labels": [index[x] for x in labels]})
 
     data = {name: encode(*split) for name, split in splits.items()}
-
-    def metrics(pred) -> dict:
-        return {
-            "macro_f1": macro_f1_report(
-                list(pred.label_ids), list(np.argmax(pred.predictions, axis=-1)), names
-            )["macro_f1"]
-        }
-
-    if work_dir is None:
-        work = Path(tempfile.mkdtemp(prefix="lem-sentiment-"))
-    else:  # a fixed folder: what a killed run left there (checkpoints) is removed by the rerun
-        work = Path(work_dir)
-        shutil.rmtree(work, ignore_errors=True)
-        work.mkdir(parents=True)
+    weights = class_weights(splits["train"][1], names, settings.class_weights)
+    work = fresh_work_folder(work_dir)
     try:
-        args = training.training_arguments(
-            work,
-            policy=training.CheckpointPolicy.best_epoch("macro_f1", greater_is_better=True),
-            seed=seed,
-            data_seed=seed,
-            epochs=settings.epochs,
-            batch_size=settings.batch_size,
-            eval_batch_size=max(64, settings.batch_size),
-            learning_rate=settings.learning_rate,
-            weight_decay=settings.weight_decay,
-            warmup=settings.warmup_ratio,  # a float < 1 is a share of the steps
-            logging_steps=50,
-            precision=settings.precision,
+        pred, best_valid, per_epoch = train_and_predict(
+            model, tokenizer, data, names, weights, settings, seed, work
         )
-        callbacks = []
-        if settings.patience is not None:
-            from transformers import EarlyStoppingCallback
-
-            callbacks.append(EarlyStoppingCallback(early_stopping_patience=settings.patience))
-        trainer = training.make_trainer(
-            model=model,
-            args=args,
-            train_dataset=data["train"],
-            eval_dataset=data["valid"],
-            data_collator=DataCollatorWithPadding(tokenizer),
-            tokenizer=tokenizer,
-            compute_metrics=metrics,
-            callbacks=callbacks,
-        )
-        weights = class_weights(splits["train"][1], names, settings.class_weights)
-        if weights is not None:
-            trainer.compute_loss_func = weighted_loss(weights)
-        trainer.train()
-        pred = trainer.predict(data["test"])
-        best_valid = trainer.state.best_metric
-        per_epoch = [h["eval_macro_f1"] for h in trainer.state.log_history if "eval_macro_f1" in h]
     finally:
         shutil.rmtree(work, ignore_errors=True)
     gold_ids = [int(x) for x in pred.label_ids]

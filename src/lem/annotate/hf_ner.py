@@ -205,20 +205,7 @@ def train_ner(
             "settings": s.to_dict(),
         }
         if valid_rows:
-            epochs = [
-                {"epoch": h["epoch"], "f1": h["eval_f1"]} for h in trainer.state.log_history if "eval_f1" in h
-            ]
-            best = trainer.state.best_model_checkpoint
-            metrics["selection"] = {
-                "criterion": "entity F1 of the first subwords' labels on the validation set, every epoch",
-                "best_f1": trainer.state.best_metric,
-                "best_step": int(best.rsplit("-", 1)[-1]) if best else None,
-                "epochs": epochs,
-            }
-            tagger = HFNER(str(tmp), device=device, max_length=s.max_length)
-            metrics["valid"] = ner_scores(
-                [[t for _, t in x] for x in valid], tagger.tag([[w for w, _ in x] for x in valid])
-            )
+            metrics.update(validation_record(trainer.state, str(tmp), valid, device, s.max_length))
         write_json(tmp / "train_metrics.json", metrics)
     log.info(
         "train-ner: %d sentences, loss %.3f, %.0fs -> %s",
@@ -228,6 +215,23 @@ def train_ner(
         out,
     )
     return metrics
+
+
+def validation_record(state, model_dir: str, valid: list[list[tuple[str, str]]], device: str,
+                      max_length: int) -> dict:  # fmt: skip
+    """The metrics of a run with a validation set: the epoch chosen (`selection`: the validation F1 per epoch,
+    the best) and the saved model's scores on the validation set as `HFNER` tags it (`valid`)."""
+    epochs = [{"epoch": h["epoch"], "f1": h["eval_f1"]} for h in state.log_history if "eval_f1" in h]
+    best = state.best_model_checkpoint
+    selection = {
+        "criterion": "entity F1 of the first subwords' labels on the validation set, every epoch",
+        "best_f1": state.best_metric,
+        "best_step": int(best.rsplit("-", 1)[-1]) if best else None,
+        "epochs": epochs,
+    }
+    tagger = HFNER(model_dir, device=device, max_length=max_length)
+    scores = ner_scores([[t for _, t in x] for x in valid], tagger.tag([[w for w, _ in x] for x in valid]))
+    return {"selection": selection, "valid": scores}
 
 
 def token_f1(pred) -> dict:

@@ -82,52 +82,9 @@ class NMTSettings(TrainingSettings):
 
     def validate(self) -> None:
         super().validate()
-        bad = self.refused
-
-        def at_least(key: str, low: float, high: float | None = None) -> None:
-            v = getattr(self, key)
-            if v < low or (high is not None and v >= high):
-                raise bad(key, f"a number >= {low}" + (f" and < {high}" if high is not None else ""))
-
-        if self.backend not in BACKENDS:
-            raise bad("backend", f"one of {BACKENDS}")
-        if self.vocab_size < 16:
-            raise bad("vocab_size", "an integer >= 16")
-        for key in ("layers", "hidden", "heads", "ffn", "max_length", "eval_batch_size", "beam_size",
-                    "evaluations", "bootstrap_samples", "bootstrap_seed"):  # fmt: skip
-            if getattr(self, key) < 1:
-                raise bad(key, "an integer >= 1")
-        if self.max_steps < 1 and self.max_steps != -1:
-            raise bad("max_steps", "an integer (> 0: a number of steps; -1: use epochs)")
-        if self.seed < 0:
-            raise bad("seed", "an integer >= 0")
-        if self.hidden % self.heads:
-            raise bad("hidden", f"a multiple of heads={self.heads}")
-        at_least("dropout", 0.0, 1.0)
-        at_least("label_smoothing", 0.0, 1.0)
-        at_least("warmup", 0.0)
-        if self.chrf_word_order not in (0, 1, 2):
-            raise bad("chrf_word_order", "0 (chrF), 1 or 2 (chrF++)")
-        from sacrebleu.metrics import BLEU
-
-        if self.bleu_tokenize not in BLEU.TOKENIZERS:
-            raise bad("bleu_tokenize", f"one of sacrebleu's tokenizers {sorted(BLEU.TOKENIZERS)}")
-        if self.select not in SELECTIONS:
-            raise bad("select", f"one of {SELECTIONS}")
-        if not re.match(r"^(auto|cpu|cuda(:\d+)?|mps)$", self.device):
-            raise bad("device", "auto, cpu, cuda or cuda:N")
-        if self.threads is not None and self.threads < 1:
-            raise bad("threads", "null or an integer >= 1")
-        if not all(v for v in self.lang_codes.values()):
-            raise bad("lang_codes", "a mapping of language (en, si, ta) to the model's language code")
-        if self.backend == "pretrained":
-            if not self.model:
-                raise bad("model", "a local model folder or a hub id (backend: pretrained)")
-            if is_hub_id(self.model) and not self.allow_unpinned and not COMMIT.match(self.revision or ""):
-                raise bad(
-                    "revision",
-                    f"a commit hash (40 hex digits) pinning hub model {self.model!r} (or allow_unpinned: true)",
-                )
+        _check_sizes(self)
+        _check_metrics_and_hardware(self)
+        _check_model_source(self)
 
     def direction(self, pair: str) -> tuple[str, str]:
         """(source, target) languages of a run on `pair` (`si-en`: si -> en; reversed: en -> si)."""
@@ -144,6 +101,66 @@ class NMTSettings(TrainingSettings):
             raise SettingsError(
                 f"nmt setting lang_codes has no code for language {lang!r} (got {dict(self.lang_codes)})"
             ) from None
+
+
+def _check_sizes(s: NMTSettings) -> None:
+    """The scratch model's sizes and the training recipe's numbers."""
+    bad = s.refused
+
+    def at_least(key: str, low: float, high: float | None = None) -> None:
+        v = getattr(s, key)
+        if v < low or (high is not None and v >= high):
+            raise bad(key, f"a number >= {low}" + (f" and < {high}" if high is not None else ""))
+
+    if s.backend not in BACKENDS:
+        raise bad("backend", f"one of {BACKENDS}")
+    if s.vocab_size < 16:
+        raise bad("vocab_size", "an integer >= 16")
+    for key in ("layers", "hidden", "heads", "ffn", "max_length", "eval_batch_size", "beam_size",
+                "evaluations", "bootstrap_samples", "bootstrap_seed"):  # fmt: skip
+        if getattr(s, key) < 1:
+            raise bad(key, "an integer >= 1")
+    if s.max_steps < 1 and s.max_steps != -1:
+        raise bad("max_steps", "an integer (> 0: a number of steps; -1: use epochs)")
+    if s.seed < 0:
+        raise bad("seed", "an integer >= 0")
+    if s.hidden % s.heads:
+        raise bad("hidden", f"a multiple of heads={s.heads}")
+    at_least("dropout", 0.0, 1.0)
+    at_least("label_smoothing", 0.0, 1.0)
+    at_least("warmup", 0.0)
+
+
+def _check_metrics_and_hardware(s: NMTSettings) -> None:
+    """The metrics' options (sacrebleu's), the checkpoint kept, the device and threads."""
+    bad = s.refused
+    if s.chrf_word_order not in (0, 1, 2):
+        raise bad("chrf_word_order", "0 (chrF), 1 or 2 (chrF++)")
+    from sacrebleu.metrics import BLEU
+
+    if s.bleu_tokenize not in BLEU.TOKENIZERS:
+        raise bad("bleu_tokenize", f"one of sacrebleu's tokenizers {sorted(BLEU.TOKENIZERS)}")
+    if s.select not in SELECTIONS:
+        raise bad("select", f"one of {SELECTIONS}")
+    if not re.match(r"^(auto|cpu|cuda(:\d+)?|mps)$", s.device):
+        raise bad("device", "auto, cpu, cuda or cuda:N")
+    if s.threads is not None and s.threads < 1:
+        raise bad("threads", "null or an integer >= 1")
+
+
+def _check_model_source(s: NMTSettings) -> None:
+    """The language codes, and a pretrained model named (a hub model pinned to a commit)."""
+    bad = s.refused
+    if not all(v for v in s.lang_codes.values()):
+        raise bad("lang_codes", "a mapping of language (en, si, ta) to the model's language code")
+    if s.backend == "pretrained":
+        if not s.model:
+            raise bad("model", "a local model folder or a hub id (backend: pretrained)")
+        if is_hub_id(s.model) and not s.allow_unpinned and not COMMIT.match(s.revision or ""):
+            raise bad(
+                "revision",
+                f"a commit hash (40 hex digits) pinning hub model {s.model!r} (or allow_unpinned: true)",
+            )
 
 
 def training_seed(pretrain_seed: int, base: int = 13) -> int:
