@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
+from dag import snakemake
 
 from lem import reference as refenc
 from lem.reference import RefEncoder, RefEncoderError, RefEncoderSettings, embed_files, encode
@@ -482,8 +483,6 @@ def test_the_verb_with_a_sentence_transformers_folder(st_folder, tmp_path):
 
 # --- in the DAG: rows ref_<name>, planned with their environment, stopping with the message when run ------------
 
-SNAKEMAKE = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile")]
-
 
 def _planned(proc: subprocess.CompletedProcess) -> dict[str, set[str]]:
     """rule -> the `variant` wildcards of its planned jobs, from a dry run's output."""
@@ -546,9 +545,8 @@ def test_enabled_without_models_the_run_stops_at_the_first_reference_job_with_it
     }  # fmt: skip
     config = tmp_path / "config.yaml"
     config.write_text(yaml.safe_dump(cfg))
-    run = [*SNAKEMAKE, "--directory", str(tmp_path), "--configfile", str(config)]
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    jobs = _planned(subprocess.run([*run, "-n"], capture_output=True, text=True, env=env))
+    jobs = _planned(snakemake(tmp_path, "-n", config=config, env=env))
     assert _reference_rows(jobs, laser=True) == {"ref_laser"} and _reference_rows(jobs, laser=False) == {
         "ref_labse"
     }
@@ -569,7 +567,7 @@ def test_enabled_without_models_the_run_stops_at_the_first_reference_job_with_it
         "ref_labse": "lem reference encode: sentence-transformers model sentence-transformers/LaBSE@"
         f"{COMMIT} is not in the Hugging Face cache ({cache}) and could not be fetched",
     }
-    proc = subprocess.run([*run, "--cores", "1", *targets], capture_output=True, text=True, env=env)
+    proc = snakemake(tmp_path, "--cores", "1", *targets, config=config, env=env)
     assert proc.returncode != 0
     failed = [row for row, log in logs.items() if log.exists()]
     assert len(failed) == 1, proc.stdout + proc.stderr  # it stops at the first
@@ -582,8 +580,7 @@ def test_enabled_without_models_the_run_stops_at_the_first_reference_job_with_it
         assert not list((tmp_path / "results" / "embeddings" / row).rglob("*.npy"))
 
     says_what_to_do(failed[0])
-    proc = subprocess.run([*run, "--cores", "1", "--keep-going", *targets], capture_output=True, text=True,
-                          env=env)  # fmt: skip
+    proc = snakemake(tmp_path, "--cores", "1", "--keep-going", *targets, config=config, env=env)
     assert proc.returncode != 0
     for row in logs:  # the other one too: each says what to do, in one line
         says_what_to_do(row)
