@@ -16,6 +16,9 @@ import yaml
 from dag import snakemake
 
 from lem.config_check import SECTIONS, ConfigError, check_workflow_config
+from lem.config_check.provenance import _uses
+from lem.run import Run
+from lem.run.settings import SETTINGS, Add
 
 REPO = Path(__file__).resolve().parents[1]
 SCHEMA = REPO / "workflow" / "schemas" / "config.schema.yaml"
@@ -224,7 +227,9 @@ def test_a_base_model_max_length_other_than_pretrains_is_reported(capsys):
 
 def test_every_section_a_rule_passes_to_a_verb_is_checked():
     """The config sections serialised into a rule's `--settings` (as_json) are the checked sections (or
-    what the rule merges into them): a new one must be added to lem.config_check.SECTIONS."""
+    what the rule merges into them): a new one must be added to lem.config_check.SECTIONS. The rules' own
+    `as_json(config[...])` calls are read from the rule files, the rest from the table of settings merges
+    (lem.run.settings.SETTINGS, what `RUN.settings_for` builds)."""
     # besides the sections: single values the schema types and lem.config_check checks (controls.positive_lift:
     # a lift or {evalset: lift}, its evaluation sets checked in _check_controls)
     allowed = {s.path for s in SECTIONS} | {
@@ -232,12 +237,13 @@ def test_every_section_a_rule_passes_to_a_verb_is_checked():
         "sources.madlad.sizes.<name>",
         "<config>",
         "controls.positive_lift",
+        "pretrain.max_length",
+        "pretrain.stages.<stage>.epochs.default",
+        "base_model",  # check_base_model's copy: checked by lem.config_check.check_base_model
     }
     text = "\n".join(
         p.read_text(encoding="utf-8") for p in sorted((REPO / "workflow" / "rules").glob("*.smk"))
     )
-    run = (REPO / "src" / "lem" / "run.py").read_text(encoding="utf-8")  # lem.run.Run.settings_for
-    text += f"\nas_json({run[run.index('makers = {') : run.index('if rule not in makers')]})"
     seen = set()
     for m in re.finditer(r"as_json\(", text):
         depth, i = 1, m.end()
@@ -250,6 +256,15 @@ def test_every_section_a_rule_passes_to_a_verb_is_checked():
         for ref in re.finditer(r"config((?:\[[^\]]+\]|\.get\([^,)]+)+)", call):
             segs = re.findall(r'\["([^"]+)"\]|\[([^\]"]+)\]|\.get\("([^"]+)"', ref.group(1))
             seen.add(".".join(a or c or "<name>" for a, b, c in segs))
+    for parts in SETTINGS.values():
+        for part in parts:
+            keys = [part.path] + [add.source for add in part.before + part.after]
+            for key in filter(None, keys):
+                seen.add(
+                    re.sub(r"\{\w+\}", "<name>", re.sub(r"stages\.(mono|para)\.", "stages.<stage>.", key))
+                )
+            if part.section is not None:  # the check builds it as the section it names
+                assert part.section in {s.path for s in SECTIONS}, part
     seen = {re.sub(r"\.(?:en|si|ta)\b", ".<lang>", s) for s in seen}
 
     def checked(path: str) -> bool:  # a checked section, or one key of one (e.g. mining.settings.device)
@@ -258,6 +273,39 @@ def test_every_section_a_rule_passes_to_a_verb_is_checked():
     unknown = sorted(s for s in seen if not checked(s))
     assert "mining.settings" in seen and "embedding" in seen
     assert not unknown, f"sections passed to a `lem` verb but not checked by lem.config_check: {unknown}"
+
+
+def test_the_settings_table_drives_the_rules_settings_and_the_check(monkeypatch):
+    """One table of settings merges (lem.run.settings.SETTINGS): `Run.settings_for` builds a rule's settings
+    from its row, and the config check (lem.config_check.provenance) builds every checked section with the
+    same merges from the same row, naming where each merged value comes from; a merge added to a row reaches
+    both."""
+    config = copy.deepcopy(CONFIGS["config.yaml"])
+    check_workflow_config(config, SCHEMA)
+    run = Run(config)
+    uses = list(_uses(config))
+    table = {p.section for parts in SETTINGS.values() for p in parts if p.section}
+    assert {u.section for u in uses} <= table == {s.path for s in SECTIONS}  # a section the config has
+    # each use merged is what the rule passes where the job's values are the config's
+    by_path = {u.path: u for u in uses}
+    curate = by_path["curation.settings"]
+    assert {**curate.before, **curate.data, **curate.after} == run.settings_for("curate")
+    assert curate.sources == {"mining": "mining.settings"}
+    generate = by_path["corpus.generate"]
+    assert {**generate.before, **generate.data} == run.settings_for("generate_corpus")
+    assert generate.sources == {"seed": "seed"}
+    lang = config["languages"][0]
+    assert by_path[f"annotation.{lang}"].data == run.settings_for("annotate", lang=lang)
+    mono = by_path["pretrain.stages.mono.training"]
+    stage = run.settings_for("pretrain_mono", scope="tri", tvariant="lem", seed=config["seed"])["training"]
+    epochs = config["pretrain"]["stages"]["mono"]["epochs"]
+    assert {**mono.before, **mono.data, **mono.after} == {**stage, "epochs": epochs["default"]}
+    # a merge added to the table's row of `mine`: the rule passes it and the check builds with it
+    mine = SETTINGS["mine"][0]._replace(before=(Add("seed", "seed"),))
+    monkeypatch.setitem(SETTINGS, "mine", (mine,))
+    assert run.settings_for("mine") == {"seed": config["seed"], **config["mining"]["settings"]}
+    use = next(u for u in _uses(config) if u.section == "mining.settings")
+    assert use.before == {"seed": config["seed"]} and use.sources == {"seed": "seed"}
 
 
 # --- the real thing, twice: snakemake -n on a config with a typo ------------------------------------------

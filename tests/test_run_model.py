@@ -107,7 +107,7 @@ def test_every_path_of_a_base_model_comes_from_one_place(tmp_path):
         capture_output=True,
         text=True,
     ).stdout.splitlines()
-    assert len(found) == 1 and "src/lem/run.py" in found[0], found
+    assert len(found) == 1 and "src/lem/run/rows.py" in found[0], found
     config = load_config([REPO / "config" / "config.yaml"])
     run = Run(config)
     assert run.base_model_dir() == f"results/models/base/seed{run.seeds[0]}"
@@ -171,3 +171,28 @@ def test_curation_corpora_and_mining_sets_embed_in_jobs_of_their_own():
     config["mining"]["evalsets"]["curation"] = config["mining"]["evalsets"]["news_gen"]
     with pytest.raises(ConfigError, match="^mining.evalsets: name 'curation' is reserved"):
         check_config(config)
+
+
+def test_every_artifact_path_is_written_in_one_place():
+    """lem.run.paths is the one place an artifact's path is written: the run model and the plan build theirs
+    from its templates, and the rule files read them there (`artifact`, workflow/rules/common.smk) rather
+    than spelling them again."""
+    from lem.run import paths
+
+    templates = [v for k, v in vars(paths).items() if k.isupper() and isinstance(v, str) and "{" in v]
+    spelled = {t.split("{", 1)[0] for t in templates if t.split("{", 1)[0].count("/") >= 2}
+    spelled.discard("results/corpus/para/")  # the generated corpus's other files, its stats (rule files only)
+    for path in sorted((REPO / "workflow" / "rules").glob("*.smk")) + sorted(
+        (REPO / "src" / "lem" / "plan").glob("*.py")
+    ):
+        text = path.read_text(encoding="utf-8")
+        for prefix in spelled:
+            assert f'"{prefix}' not in text, (path.name, prefix)
+    assert (
+        paths.fill(paths.MODEL, variant="{tvariant}", stage="mono")
+        == "results/models/{tvariant}/{scope}/seed{seed}/mono"
+    )
+    run = Run(load_config([REPO / "config" / "config.yaml"]))
+    assert run.model_dir("lem", "tri", 1, "para") == paths.fill(
+        paths.MODEL, variant="lem", scope="tri", seed=1, stage="para"
+    )

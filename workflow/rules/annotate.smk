@@ -3,7 +3,7 @@ from lem.core.gpu_share import training_resources
 
 rule annotate_mono:
     input:
-        text="results/corpus/guarded/mono/{lang}.txt",
+        text=paths.GUARDED_MONO,
         resources=lambda w: RUN.annotation_inputs(w.lang),
     output:
         "results/annotations/mono/{lang}.parquet",
@@ -52,12 +52,12 @@ rule annotate_para:
 
 rule annotation_coverage:
     input:
-        texts=expand("results/corpus/guarded/mono/{lang}.txt", lang=LANGS),
+        texts=expand(paths.GUARDED_MONO, lang=LANGS),
         resources=lambda w: sorted(
             {f for lang in LANGS for f in RUN.annotation_inputs(lang)}
         ),
     output:
-        "results/annotate/coverage.json",
+        COVERAGE,
     log:
         "logs/annotate/coverage.log",
     benchmark:
@@ -189,8 +189,8 @@ rule annotation_eval:
             w.lang, RUN.eval_annotation(w.annotator, w.lang)
         ),
     output:
-        pred="results/annotation_eval/{annotator}/{lang}.parquet",
-        metrics="results/annotation_eval/{annotator}/{lang}.json",
+        pred=artifact(paths.ANNOTATION_EVAL, ext="parquet"),
+        metrics=artifact(paths.ANNOTATION_EVAL, ext="json"),
     log:
         "logs/annotate/eval_{annotator}_{lang}.log",
     conda:

@@ -117,6 +117,7 @@ from lem.run import (
     source_file,
     src_tgt,
 )
+from lem.run import paths
 
 # The model of this run (lem.run): its rows, seeds and scopes, every artifact path, the job grid and the
 # settings each rule passes. The rules below and in the other rule files call it.
@@ -172,3 +173,10 @@ def base_model_checked():
 
 def final_outputs():
     return RUN.final_outputs()
+
+
+def artifact(template, **values):
+    """An artifact's path from lem.run.paths, the one place each path is written: `template` with the fields
+    of `values` set (a value, or a wildcard of another name, e.g. `pair="{src}-{tgt}"`) and the others left
+    as wildcards."""
+    return paths.fill(template, **values)

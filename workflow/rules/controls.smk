@@ -1,8 +1,8 @@
 # The evaluation chain's controls (config `controls`), in the same layout: one job per evaluation set and pair.
 rule embed_control:
     input:
-        src="results/eval/clean/{evalset}/{src}-{tgt}/{src}.tsv",
-        tgt="results/eval/clean/{evalset}/{src}-{tgt}/{tgt}.tsv",
+        src=artifact(paths.CLEAN, pair="{src}-{tgt}", name="{src}.tsv"),
+        tgt=artifact(paths.CLEAN, pair="{src}-{tgt}", name="{tgt}.tsv"),
         dictionary=lambda w: (
             []
             if w.variant != "control_lexical"
@@ -10,12 +10,20 @@ rule embed_control:
             else RUN.control_dictionary(f"{w.src}-{w.tgt}")
         ),
     output:
-        src="results/embeddings/{variant}/seed{seed}/{evalset}/{src}-{tgt}/{src}.npy",
-        tgt="results/embeddings/{variant}/seed{seed}/{evalset}/{src}-{tgt}/{tgt}.npy",
-        src_ids="results/embeddings/{variant}/seed{seed}/{evalset}/{src}-{tgt}/{src}.ids.txt",
-        tgt_ids="results/embeddings/{variant}/seed{seed}/{evalset}/{src}-{tgt}/{tgt}.ids.txt",
-        src_meta="results/embeddings/{variant}/seed{seed}/{evalset}/{src}-{tgt}/{src}.meta.json",
-        tgt_meta="results/embeddings/{variant}/seed{seed}/{evalset}/{src}-{tgt}/{tgt}.meta.json",
+        src=artifact(paths.EMBEDDING, pair="{src}-{tgt}", lang="{src}", ext="npy"),
+        tgt=artifact(paths.EMBEDDING, pair="{src}-{tgt}", lang="{tgt}", ext="npy"),
+        src_ids=artifact(
+            paths.EMBEDDING, pair="{src}-{tgt}", lang="{src}", ext="ids.txt"
+        ),
+        tgt_ids=artifact(
+            paths.EMBEDDING, pair="{src}-{tgt}", lang="{tgt}", ext="ids.txt"
+        ),
+        src_meta=artifact(
+            paths.EMBEDDING, pair="{src}-{tgt}", lang="{src}", ext="meta.json"
+        ),
+        tgt_meta=artifact(
+            paths.EMBEDDING, pair="{src}-{tgt}", lang="{tgt}", ext="meta.json"
+        ),
     log:
         "logs/embed/{variant}/seed{seed}/{evalset}/{src}-{tgt}.log",
     wildcard_constraints:
@@ -50,7 +58,7 @@ rule controls_gate:
     input:
         "results/report/controls.json",
     output:
-        "results/report/controls_passed.json",
+        paths.CONTROLS_GATE,
     log:
         "logs/report/controls_gate.log",
     conda:

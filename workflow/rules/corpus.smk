@@ -2,7 +2,7 @@ if config["corpus"]["source"] == "generate":
 
     rule generate_corpus:
         output:
-            mono=expand("results/corpus/mono/{lang}.txt", lang=LANGS),
+            mono=expand(paths.CORPUS_MONO, lang=LANGS),
             para=expand(
                 "results/corpus/para/{pair}.{split}.tsv",
                 pair=PAIRS,
@@ -39,7 +39,7 @@ else:
         input:
             lambda w: config["corpus"]["files"]["mono"][w.lang],
         output:
-            "results/corpus/mono/{lang}.txt",
+            paths.CORPUS_MONO,
         log:
             "logs/corpus/mono_{lang}.log",
         conda:
@@ -53,8 +53,8 @@ else:
             train=lambda w: RUN.para_files(w.pair, "train"),
             valid=lambda w: RUN.para_files(w.pair, "valid"),
         output:
-            train="results/corpus/para/{pair}.train.tsv",
-            valid="results/corpus/para/{pair}.valid.tsv",
+            train=paths.CORPUS_PARA_TRAIN,
+            valid=paths.PARA_VALID,
             stats="results/corpus/para/{pair}.stats.json",
         log:
             "logs/corpus/para_{pair}.log",
@@ -76,10 +76,10 @@ rule prepare_news:
     input:
         lambda w: source_dep(config["mining"]["evalsets"][w.evalset]["root"]),
     output:
-        src="results/eval/prepared/{evalset}/{src}-{tgt}/{src}.tsv",
-        tgt="results/eval/prepared/{evalset}/{src}-{tgt}/{tgt}.tsv",
-        gold="results/eval/prepared/{evalset}/{src}-{tgt}/gold.tsv",
-        stats="results/eval/prepared/{evalset}/{src}-{tgt}/stats.json",
+        src=artifact(paths.PREPARED_FILE, pair="{src}-{tgt}", name="{src}.tsv"),
+        tgt=artifact(paths.PREPARED_FILE, pair="{src}-{tgt}", name="{tgt}.tsv"),
+        gold=artifact(paths.PREPARED_FILE, pair="{src}-{tgt}", name="gold.tsv"),
+        stats=artifact(paths.PREPARED_FILE, pair="{src}-{tgt}", name="stats.json"),
     log:
         "logs/eval/prepare_{evalset}_{src}-{tgt}.log",
     conda:
@@ -100,10 +100,10 @@ rule prepare_sentiment:
     input:
         lambda w: source_dep(config["sentiment"]["datasets"][w.dataset]["input"]),
     output:
-        train="results/eval/prepared/sentiment/{dataset}/train.tsv",
-        valid="results/eval/prepared/sentiment/{dataset}/valid.tsv",
-        test="results/eval/prepared/sentiment/{dataset}/test.tsv",
-        stats="results/eval/prepared/sentiment/{dataset}/stats.json",
+        train=artifact(paths.PREPARED_SENTIMENT, name="train.tsv"),
+        valid=artifact(paths.PREPARED_SENTIMENT, name="valid.tsv"),
+        test=artifact(paths.PREPARED_SENTIMENT, name="test.tsv"),
+        stats=artifact(paths.PREPARED_SENTIMENT, name="stats.json"),
     log:
         "logs/eval/prepare_sentiment_{dataset}.log",
     conda:
@@ -125,13 +125,13 @@ rule prepare_sentiment:
 # dropped and counted), any other set whole (leakage_check: refused by name if it overlaps).
 rule leakage_guard:
     input:
-        mono=expand("results/corpus/mono/{lang}.txt", lang=LANGS),
-        para=expand("results/corpus/para/{pair}.train.tsv", pair=PAIRS),
+        mono=expand(paths.CORPUS_MONO, lang=LANGS),
+        para=expand(paths.CORPUS_PARA_TRAIN, pair=PAIRS),
         evals=RUN.guard_eval_files(),
     output:
-        mono=expand("results/corpus/guarded/mono/{lang}.txt", lang=LANGS),
-        para=expand("results/corpus/guarded/para/{pair}.train.tsv", pair=PAIRS),
-        report="results/corpus/leakage.json",
+        mono=expand(paths.GUARDED_MONO, lang=LANGS),
+        para=expand(paths.GUARDED_PARA, pair=PAIRS),
+        report=LEAKAGE_REPORT,
     log:
         "logs/corpus/leakage.log",
     conda:
@@ -151,7 +151,7 @@ rule leakage_check:
         train=lambda w: RUN.evalset_train(w.kind, w.name),
         report=LEAKAGE_REPORT,
     output:
-        "results/eval/checked/{kind}/{name}.json",
+        paths.CHECKED,
     log:
         "logs/eval/leakage_check_{kind}_{name}.log",
     wildcard_constraints:

@@ -12,10 +12,10 @@ rule prepare_curation:
         # excluding them too made a new mining set rerun every curation and NMT job)
         exclude=RUN.nmt_eval_files(),
     output:
-        pairs="results/eval/prepared/curation/{src}-{tgt}/pairs.tsv",
-        src="results/eval/prepared/curation/{src}-{tgt}/{src}.tsv",
-        tgt="results/eval/prepared/curation/{src}-{tgt}/{tgt}.tsv",
-        stats="results/eval/prepared/curation/{src}-{tgt}/stats.json",
+        pairs=artifact(paths.PREPARED_CURATION, pair="{src}-{tgt}", name="pairs.tsv"),
+        src=artifact(paths.PREPARED_CURATION, pair="{src}-{tgt}", name="{src}.tsv"),
+        tgt=artifact(paths.PREPARED_CURATION, pair="{src}-{tgt}", name="{tgt}.tsv"),
+        stats=artifact(paths.PREPARED_CURATION, pair="{src}-{tgt}", name="stats.json"),
     log:
         "logs/curation/prepare_{src}-{tgt}.log",
     conda:
@@ -40,15 +40,35 @@ rule prepare_curation:
 rule curate:
     input:
         # the embeddings of the row's model of that pre-training seed
-        pairs="results/eval/prepared/curation/{pair}/pairs.tsv",
-        src_sents=lambda w: f"results/eval/prepared/curation/{w.pair}/{src_tgt(w.pair)[0]}.tsv",
-        tgt_sents=lambda w: f"results/eval/prepared/curation/{w.pair}/{src_tgt(w.pair)[1]}.tsv",
-        src_emb=lambda w: f"results/embeddings/{w.variant}/seed{w.seed}/curation/{w.pair}/{src_tgt(w.pair)[0]}.npy",
-        tgt_emb=lambda w: f"results/embeddings/{w.variant}/seed{w.seed}/curation/{w.pair}/{src_tgt(w.pair)[1]}.npy",
+        pairs=artifact(paths.PREPARED_CURATION, name="pairs.tsv"),
+        src_sents=lambda w: artifact(
+            paths.PREPARED_CURATION, pair=w.pair, name=f"{src_tgt(w.pair)[0]}.tsv"
+        ),
+        tgt_sents=lambda w: artifact(
+            paths.PREPARED_CURATION, pair=w.pair, name=f"{src_tgt(w.pair)[1]}.tsv"
+        ),
+        src_emb=lambda w: artifact(
+            paths.EMBEDDING,
+            variant=w.variant,
+            seed=w.seed,
+            evalset="curation",
+            pair=w.pair,
+            lang=src_tgt(w.pair)[0],
+            ext="npy",
+        ),
+        tgt_emb=lambda w: artifact(
+            paths.EMBEDDING,
+            variant=w.variant,
+            seed=w.seed,
+            evalset="curation",
+            pair=w.pair,
+            lang=src_tgt(w.pair)[1],
+            ext="npy",
+        ),
         checked=lambda w: RUN.leakage_checked("curation", w.pair),
     output:
-        scores="results/curation/{variant}/seed{seed}/{pair}/scores.tsv",
-        metrics="results/curation/{variant}/seed{seed}/{pair}/metrics.json",
+        scores=artifact(paths.CURATION, name="scores.tsv"),
+        metrics=artifact(paths.CURATION, name="metrics.json"),
     log:
         "logs/curation/{variant}/seed{seed}/{pair}.log",
     benchmark:
@@ -72,9 +92,9 @@ rule curate:
 
 rule curate_control:
     input:
-        pairs="results/eval/prepared/curation/{pair}/pairs.tsv",
+        pairs=artifact(paths.PREPARED_CURATION, name="pairs.tsv"),
     output:
-        "results/curation/{kind}/seed{seed}/{pair}/scores.tsv",
+        artifact(paths.CURATION, variant="{kind}", name="scores.tsv"),
     log:
         "logs/curation/{kind}/seed{seed}/{pair}.log",
     wildcard_constraints:

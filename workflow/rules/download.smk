@@ -8,7 +8,7 @@
 # every consumer reads; resources/provenance/<name>.json records the pin and the sha256 observed.
 rule fetch_file:
     output:
-        raw="resources/raw/{source}",
+        raw=artifact(paths.RAW, name="{source}"),
         provenance="resources/provenance/{source}.json",
     log:
         "logs/download/{source}.log",
@@ -32,9 +32,9 @@ rule fetch_file:
 
 rule unpack_archive:
     input:
-        "resources/raw/{source}",
+        artifact(paths.RAW, name="{source}"),
     output:
-        directory("resources/unpacked/{source}"),
+        directory(artifact(paths.UNPACKED, path="{source}")),
     log:
         "logs/download/unpack_{source}.log",
     conda:

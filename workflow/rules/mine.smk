@@ -3,17 +3,17 @@
 # rule (mining.evalsets.<name>.leakage) is its params, so a change reruns only this set's jobs.
 rule leakage_items:
     input:
-        src="results/eval/prepared/{evalset}/{src}-{tgt}/{src}.tsv",
-        tgt="results/eval/prepared/{evalset}/{src}-{tgt}/{tgt}.tsv",
-        gold="results/eval/prepared/{evalset}/{src}-{tgt}/gold.tsv",
-        stats="results/eval/prepared/{evalset}/{src}-{tgt}/stats.json",
+        src=artifact(paths.PREPARED_FILE, pair="{src}-{tgt}", name="{src}.tsv"),
+        tgt=artifact(paths.PREPARED_FILE, pair="{src}-{tgt}", name="{tgt}.tsv"),
+        gold=artifact(paths.PREPARED_FILE, pair="{src}-{tgt}", name="gold.tsv"),
+        stats=artifact(paths.PREPARED_FILE, pair="{src}-{tgt}", name="stats.json"),
         train=lambda w: RUN.train_text_of([w.src, w.tgt]),
         report=LEAKAGE_REPORT,
     output:
-        src="results/eval/clean/{evalset}/{src}-{tgt}/{src}.tsv",
-        tgt="results/eval/clean/{evalset}/{src}-{tgt}/{tgt}.tsv",
-        gold="results/eval/clean/{evalset}/{src}-{tgt}/gold.tsv",
-        stats="results/eval/clean/{evalset}/{src}-{tgt}/stats.json",
+        src=artifact(paths.CLEAN, pair="{src}-{tgt}", name="{src}.tsv"),
+        tgt=artifact(paths.CLEAN, pair="{src}-{tgt}", name="{tgt}.tsv"),
+        gold=artifact(paths.CLEAN, pair="{src}-{tgt}", name="gold.tsv"),
+        stats=artifact(paths.CLEAN, pair="{src}-{tgt}", name="stats.json"),
     log:
         "logs/eval/leakage_items_{evalset}_{src}-{tgt}.log",
     conda:
@@ -29,14 +29,14 @@ rule leakage_items:
 
 rule mine:
     input:
-        src_emb="results/embeddings/{variant}/seed{seed}/{evalset}/{src}-{tgt}/{src}.npy",
-        src_sents="results/eval/clean/{evalset}/{src}-{tgt}/{src}.tsv",
-        tgt_emb="results/embeddings/{variant}/seed{seed}/{evalset}/{src}-{tgt}/{tgt}.npy",
-        tgt_sents="results/eval/clean/{evalset}/{src}-{tgt}/{tgt}.tsv",
-        gold="results/eval/clean/{evalset}/{src}-{tgt}/gold.tsv",
+        src_emb=artifact(paths.EMBEDDING, pair="{src}-{tgt}", lang="{src}", ext="npy"),
+        src_sents=artifact(paths.CLEAN, pair="{src}-{tgt}", name="{src}.tsv"),
+        tgt_emb=artifact(paths.EMBEDDING, pair="{src}-{tgt}", lang="{tgt}", ext="npy"),
+        tgt_sents=artifact(paths.CLEAN, pair="{src}-{tgt}", name="{tgt}.tsv"),
+        gold=artifact(paths.CLEAN, pair="{src}-{tgt}", name="gold.tsv"),
     output:
-        pairs="results/mining/{variant}/seed{seed}/{evalset}/{src}-{tgt}.tsv",
-        metrics="results/mining/{variant}/seed{seed}/{evalset}/{src}-{tgt}.metrics.json",
+        pairs=artifact(paths.MINING, pair="{src}-{tgt}", ext="tsv"),
+        metrics=artifact(paths.MINING, pair="{src}-{tgt}", ext="metrics.json"),
     log:
         "logs/mining/{variant}/seed{seed}/{evalset}/{src}-{tgt}.log",
     benchmark:

@@ -15,7 +15,7 @@ rule nmt_heldout:
     input:
         lambda w: pair_source(config["curation"]["nmt"][w.split][w.pair])[0],
     output:
-        "results/eval/prepared/nmt/{pair}/{split}.tsv",
+        paths.PREPARED_NMT,
     log:
         "logs/nmt/prepare_{pair}_{split}.log",
     wildcard_constraints:
@@ -32,13 +32,25 @@ rule nmt_heldout:
 rule nmt_select:
     input:
         ranking=lambda w: (
-            f"results/curation/random/seed{w.seed}/{w.pair}/scores.tsv"
+            artifact(
+                paths.CURATION,
+                variant="random",
+                seed=w.seed,
+                pair=w.pair,
+                name="scores.tsv",
+            )
             if w.ranking == "no_filter"
-            else f"results/curation/{w.ranking}/seed{w.seed}/{w.pair}/scores.tsv"
+            else artifact(
+                paths.CURATION,
+                variant=w.ranking,
+                seed=w.seed,
+                pair=w.pair,
+                name="scores.tsv",
+            )
         ),
-        pairs="results/eval/prepared/curation/{pair}/pairs.tsv",
+        pairs=artifact(paths.PREPARED_CURATION, name="pairs.tsv"),
     output:
-        "results/nmt/{ranking}/seed{seed}/{pair}/keep{share}.train.tsv",
+        paths.NMT_TRAIN,
     log:
         "logs/nmt/{ranking}/seed{seed}/{pair}/select_{share}.log",
     wildcard_constraints:
@@ -54,16 +66,16 @@ rule nmt_select:
 
 rule nmt_run:
     input:
-        train="results/nmt/{ranking}/seed{seed}/{pair}/keep{share}.train.tsv",
-        valid="results/eval/prepared/nmt/{pair}/valid.tsv",
-        test="results/eval/prepared/nmt/{pair}/test.tsv",
+        train=paths.NMT_TRAIN,
+        valid=artifact(paths.PREPARED_NMT, split="valid"),
+        test=artifact(paths.PREPARED_NMT, split="test"),
         checked=lambda w: RUN.leakage_checked("nmt", w.pair),
         model=[RUN.nmt_hub_model()] if RUN.nmt_hub_model() else [],
     output:
-        metrics="results/nmt/{ranking}/seed{seed}/{pair}/keep{share}/metrics.json",
-        hyps="results/nmt/{ranking}/seed{seed}/{pair}/keep{share}/hypotheses.txt",
-        refs="results/nmt/{ranking}/seed{seed}/{pair}/keep{share}/references.txt",
-        model=directory("results/nmt/{ranking}/seed{seed}/{pair}/keep{share}/model"),
+        metrics=artifact(paths.NMT_FILE, name="metrics.json"),
+        hyps=artifact(paths.NMT_FILE, name="hypotheses.txt"),
+        refs=artifact(paths.NMT_FILE, name="references.txt"),
+        model=directory(artifact(paths.NMT_FILE, name="model")),
     log:
         "logs/nmt/{ranking}/seed{seed}/{pair}/keep{share}.log",
     benchmark:

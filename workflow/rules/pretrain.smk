@@ -4,10 +4,10 @@ if config["tokenizer"]["source"] == "train":
 
     rule train_tokenizer:
         input:
-            mono=expand("results/corpus/guarded/mono/{lang}.txt", lang=LANGS),
-            para=expand("results/corpus/guarded/para/{pair}.train.tsv", pair=PAIRS),
+            mono=expand(paths.GUARDED_MONO, lang=LANGS),
+            para=expand(paths.GUARDED_PARA, pair=PAIRS),
         output:
-            directory("results/tokenizer"),
+            directory(paths.TOKENIZER),
         log:
             "logs/pretrain/tokenizer.log",
         conda:
@@ -26,7 +26,7 @@ rule features_mono:
         tokenizer=RUN.tokenizer_dir(),
         annotations="results/annotations/mono/{lang}.parquet",
     output:
-        directory("results/features/mono/{lang}"),
+        directory(paths.FEATURES_MONO),
     log:
         "logs/features/mono_{lang}.log",
     conda:
@@ -50,7 +50,7 @@ rule features_para:
         valid_src="results/annotations/para/{src}-{tgt}.valid.{src}.parquet",
         valid_tgt="results/annotations/para/{src}-{tgt}.valid.{tgt}.parquet",
     output:
-        directory("results/features/para/{src}-{tgt}"),
+        directory(artifact(paths.FEATURES_PARA, pair="{src}-{tgt}")),
     log:
         "logs/features/para_{src}-{tgt}.log",
     conda:
@@ -70,10 +70,10 @@ if config["base_model"]["source"] == "scratch":
     rule pretrain_base:
         input:
             tokenizer=RUN.tokenizer_dir(),
-            features=expand("results/features/mono/{lang}", lang=LANGS),
-            coverage=ancient("results/annotate/coverage.json"),
+            features=expand(paths.FEATURES_MONO, lang=LANGS),
+            coverage=ancient(COVERAGE),
         output:
-            directory("results/models/base/seed{seed}"),
+            directory(paths.BASE_MODEL),
         log:
             "logs/pretrain/base/seed{seed}.log",
         benchmark:
@@ -85,7 +85,7 @@ if config["base_model"]["source"] == "scratch":
             **training_resources(config["resources"]),  # lem.core.gpu_share: a GPU, or a share of one
         params:
             settings=lambda w: as_json(RUN.settings_for("pretrain_base", seed=w.seed)),
-            checkpoints="results/checkpoints/base/seed{seed}",
+            checkpoints=paths.BASE_CHECKPOINTS,
         shell:
             "lem pretrain base --tokenizer {input.tokenizer:q} --features {input.features:q} "
             "--settings '{params.settings}' --checkpoints {params.checkpoints:q} "
@@ -105,8 +105,8 @@ if config["base_model"]["source"] == "stand_in":
             texts=(
                 []
                 if config["tokenizer"]["source"] == "train"
-                else expand("results/corpus/guarded/mono/{lang}.txt", lang=LANGS)
-                + expand("results/corpus/guarded/para/{pair}.train.tsv", pair=PAIRS)
+                else expand(paths.GUARDED_MONO, lang=LANGS)
+                + expand(paths.GUARDED_PARA, pair=PAIRS)
             ),
         output:
             directory(RUN.base_model_dir()),
@@ -132,16 +132,14 @@ if config["base_model"]["source"] == "stand_in":
 rule pretrain_mono:
     input:
         init=lambda w: RUN.base_model_dir(w.seed),
-        features=lambda w: expand(
-            "results/features/mono/{lang}", lang=RUN.scope_langs(w.scope)
-        ),
+        features=lambda w: expand(paths.FEATURES_MONO, lang=RUN.scope_langs(w.scope)),
         # The annotation coverage check gates training (a zero share of a masked entity type fails
         # there, before GPU hours are spent); ancient: rerunning the check alone retrains nothing.
-        coverage=ancient("results/annotate/coverage.json"),
+        coverage=ancient(COVERAGE),
         # so does the check of the settings against a hub model fetched by this run
         model_check=base_model_checked(),
     output:
-        directory("results/models/{tvariant}/{scope}/seed{seed}/mono"),
+        directory(artifact(paths.MODEL, variant="{tvariant}", stage="mono")),
     log:
         "logs/pretrain/{tvariant}/{scope}/seed{seed}/mono.log",
     benchmark:
@@ -157,7 +155,7 @@ rule pretrain_mono:
                 "pretrain_mono", scope=w.scope, tvariant=w.tvariant, seed=w.seed
             )
         ),
-        checkpoints="results/checkpoints/{tvariant}/{scope}/seed{seed}/mono",
+        checkpoints=artifact(paths.CHECKPOINTS, variant="{tvariant}", stage="mono"),
     shell:
         "lem pretrain continue --stage mono --init {input.init:q} --features {input.features:q} "
         "--settings '{params.settings}' --checkpoints {params.checkpoints:q} "
@@ -166,12 +164,10 @@ rule pretrain_mono:
 
 rule pretrain_para:
     input:
-        init="results/models/{tvariant}/{scope}/seed{seed}/mono",
-        features=lambda w: expand(
-            "results/features/para/{pair}", pair=RUN.scope_pairs(w.scope)
-        ),
+        init=artifact(paths.MODEL, variant="{tvariant}", stage="mono"),
+        features=lambda w: expand(paths.FEATURES_PARA, pair=RUN.scope_pairs(w.scope)),
     output:
-        directory("results/models/{tvariant}/{scope}/seed{seed}/para"),
+        directory(artifact(paths.MODEL, variant="{tvariant}", stage="para")),
     log:
         "logs/pretrain/{tvariant}/{scope}/seed{seed}/para.log",
     benchmark:
@@ -187,7 +183,7 @@ rule pretrain_para:
                 "pretrain_para", scope=w.scope, tvariant=w.tvariant, seed=w.seed
             )
         ),
-        checkpoints="results/checkpoints/{tvariant}/{scope}/seed{seed}/para",
+        checkpoints=artifact(paths.CHECKPOINTS, variant="{tvariant}", stage="para"),
     shell:
         "lem pretrain continue --stage para --init {input.init:q} --features {input.features:q} "
         "--settings '{params.settings}' --checkpoints {params.checkpoints:q} "

@@ -5,14 +5,14 @@ rule report:
         curation=RUN.curation_outputs(),
         nmt=RUN.nmt_outputs(),
         annotation=RUN.annotation_eval_outputs(),
-        coverage="results/annotate/coverage.json",
+        coverage=COVERAGE,
         para_stats=(
             [f"results/corpus/para/{p}.stats.json" for p in PAIRS]
             if config["corpus"]["source"] == "files"
             else []
         ),
         news_stats=[
-            f"results/eval/clean/{e}/{p}/stats.json"
+            artifact(paths.CLEAN, evalset=e, pair=p, name="stats.json")
             for e, spec in config["mining"]["evalsets"].items()
             for p in spec["pairs"]
         ],

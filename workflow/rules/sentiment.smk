@@ -6,12 +6,12 @@ rule sentiment:
         model=lambda w: RUN.model_for(
             w.variant, config["sentiment"]["datasets"][w.dataset]["pair"], w.seed
         ),
-        train="results/eval/prepared/sentiment/{dataset}/train.tsv",
-        valid="results/eval/prepared/sentiment/{dataset}/valid.tsv",
-        test="results/eval/prepared/sentiment/{dataset}/test.tsv",
+        train=artifact(paths.PREPARED_SENTIMENT, name="train.tsv"),
+        valid=artifact(paths.PREPARED_SENTIMENT, name="valid.tsv"),
+        test=artifact(paths.PREPARED_SENTIMENT, name="test.tsv"),
         checked=lambda w: RUN.leakage_checked("sentiment", w.dataset),
     output:
-        "results/sentiment/{variant}/seed{seed}/{dataset}/finetune{fseed}/metrics.json",
+        paths.SENTIMENT,
     log:
         "logs/sentiment/{variant}/seed{seed}/{dataset}/finetune{fseed}.log",
     benchmark:

@@ -1,0 +1,199 @@
+"""The config as Snakemake reads it: `{data_root}` expanded, `enabled: false` switching a task off, the schema's
+defaults filled and a schema refusal in one line naming the key (`schema_refusal`)."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from lem.config_check.errors import ConfigError, _one_line, _short
+
+DATA_ROOT = "{data_root}"
+DATA_ROOT_FORBIDDEN = set("{}")  # Snakemake reads braces in an input or output path as a wildcard
+
+
+def expand_data_root(config: dict[str, Any]) -> dict[str, Any]:
+    """Every string of `config` holding `{data_root}`, with the value of the key `data_root` in its place
+    (in place; returned): a config of local files names their folder once. A config that uses the
+    placeholder without setting `data_root` raises ConfigError naming the first key that does."""
+    root = config.get("data_root") or ""
+    if not isinstance(root, str):
+        raise ConfigError(f"data_root: {_short(root)}: expected a folder path (a string)")
+    bad = sorted({c for c in root if c in DATA_ROOT_FORBIDDEN or not c.isprintable()})
+    if bad:
+        raise ConfigError(
+            f"data_root: {_short(root)}: expected a folder path without {' '.join(map(repr, bad))} (Snakemake "
+            "reads braces in a path as wildcards; a control character is no file name's): move or link the "
+            "folder to a plain path"
+        )
+
+    def walk(node: Any, path: str) -> Any:
+        if isinstance(node, dict):
+            return {k: walk(v, f"{path}.{k}" if path else str(k)) for k, v in node.items()}
+        if isinstance(node, list):
+            return [walk(v, f"{path}[{i}]") for i, v in enumerate(node)]
+        if isinstance(node, str) and DATA_ROOT in node:
+            if not root:
+                raise ConfigError(f"{path}: {node!r} uses {DATA_ROOT} but data_root is not set")
+            return node.replace(DATA_ROOT, str(root).rstrip("/"))
+        return node
+
+    expanded = walk({k: v for k, v in config.items() if k != "data_root"}, "")
+    config.update(expanded)
+    return config
+
+
+# --- the schema, in one line ------------------------------------------------------------------------------
+
+
+def _key_path(segments: Any) -> str:
+    return ".".join(str(s) if not isinstance(s, int) else f"[{s}]" for s in segments).replace(".[", "[")
+
+
+# the schema's patterns in words (workflow/schemas/config.schema.yaml)
+PATTERN_WORDS = {
+    "^[a-z]{2,3}$": "a language code of 2-3 lower-case letters (en, si, ta, or any code of the config's own)",
+    "^[a-z]{2,3}-[a-z]{2,3}$": "a pair 'src-tgt' of two language codes of 2-3 lower-case letters (si-en)",
+    "^[0-9a-f]{64}$": "a sha256: 64 lower-case hex digits",
+    "^(https?|file)://": "a URL starting with https://, http:// or file://",
+    "^(auto|cpu|cuda(:[0-9]+)?)$": "auto, cpu, cuda or cuda:N",
+}
+
+
+def _expected(schema: Any) -> str:
+    """What a schema node asks for, in a few words."""
+    if not isinstance(schema, dict):
+        return "a valid value"
+    if "enum" in schema:
+        return f"one of {', '.join(map(str, schema['enum']))}"
+    kinds = schema.get("type")
+    words = {
+        "integer": "an integer",
+        "number": "a number",
+        "string": "a string",
+        "boolean": "true or false",
+        "array": "a list",
+        "object": "a mapping",
+        "null": "null",
+    }
+    text = (
+        " or ".join(words.get(k, k) for k in (kinds if isinstance(kinds, list) else [kinds])) if kinds else ""
+    )
+    bounds = [
+        f"{op} {schema[key]}"
+        for key, op in (
+            ("minimum", ">="),
+            ("exclusiveMinimum", ">"),
+            ("maximum", "<="),
+            ("exclusiveMaximum", "<"),
+        )
+        if key in schema
+    ]
+    if "pattern" in schema:
+        words_for = PATTERN_WORDS.get(schema["pattern"])
+        if words_for:
+            return words_for
+        bounds.append(f"matching {schema['pattern']}")
+    if "minItems" in schema:
+        bounds.append(f"of at least {schema['minItems']} item(s)")
+    if "minLength" in schema:
+        bounds.append(f"of at least {schema['minLength']} character(s)")
+    return " ".join([text or "a value", *bounds]).strip()
+
+
+def schema_refusal(err: BaseException) -> str:
+    """One line for a refusal of the JSON schema (a jsonschema ValidationError, or Snakemake's WorkflowError
+    around one): the key as the user wrote it, what was expected and the fix, never the schema or the
+    config that Snakemake's message prints (1,500 lines for a top-level typo)."""
+    from jsonschema.exceptions import ValidationError
+
+    chain = (err, err.__cause__, err.__context__, *getattr(err, "args", ()))  # Snakemake's wraps it
+    inner = next((a for a in chain if isinstance(a, ValidationError)), None)
+    if inner is None:
+        return _one_line(err)[:300]
+    path = _key_path(inner.absolute_path)
+    at = f"{path}." if path else ""
+    node = inner.schema if isinstance(inner.schema, dict) else {}
+    if inner.validator == "additionalProperties":
+        known = sorted(node.get("properties") or {})
+        given = inner.instance if isinstance(inner.instance, dict) else {}
+        extra = sorted((str(k) for k in given if k not in known), key=str)
+        hint = f"known: {', '.join(known)}" if known else "this mapping takes no other keys"
+        return f"{at}{extra[0] if extra else '?'}: unknown key; {hint} (a typo? config/README.md lists every key)"
+    if inner.validator == "required":
+        given = inner.instance if isinstance(inner.instance, dict) else {}
+        missing = [k for k in inner.validator_value if k not in given]
+        where = f"section {path}" if path else "the config"
+        return (
+            f"{at}{missing[0] if missing else '?'}: missing: {where} requires it (config/README.md; "
+            "config/config.yaml has an example)"
+        )
+    if inner.validator in ("oneOf", "anyOf"):
+        options = " or ".join(_expected(s) for s in inner.validator_value)
+        return f"{path or 'config'}: {_short(inner.instance)}: expected {options}"
+    return f"{path or 'config'}: {_short(inner.instance)}: expected {_expected(node)}"
+
+
+SWITCHED = ("sentiment", "curation")  # the task sections an `enabled: false` switches off
+
+
+def switch_off(config: dict[str, Any]) -> dict[str, Any]:
+    """Each task section of SWITCHED whose `enabled` is false replaced by nothing (its schema defaults: no job),
+    and `enabled` taken out of the others. An overlay (`--configfile config/config.yaml config/ablation.yaml`)
+    switches a task off this way: Snakemake's merge of config files cannot remove what the file it overlays
+    sets. Called before the schema check; `config` is changed in place and returned."""
+    for section in SWITCHED:
+        spec = config.get(section)
+        if isinstance(spec, dict) and "enabled" in spec:
+            enabled = spec.pop("enabled")
+            if enabled is False:
+                config[section] = {}
+            elif enabled is not True:
+                raise ConfigError(f"{section}.enabled: {_short(enabled)}: expected true or false")
+    return config
+
+
+def written_config(config: dict[str, Any]) -> dict[str, Any]:
+    """A copy of the config as the user wrote it, before the schema fills its defaults in (`check_config`'s
+    `written`: a message then says when a value is a default)."""
+    return copy.deepcopy(config)
+
+
+_VALIDATORS: dict[tuple[str, float], Any] = {}
+
+
+def _schema_validator(schema_path: str | Path) -> Any:
+    """A jsonschema validator of the schema file that fills in defaults as it validates, as Snakemake's
+    `validate(..., set_default=True)` does (the jsonschema FAQ's recipe), each default a copy; built once
+    per file and version (Snakemake's loads and builds it on every call: 0.26 s)."""
+    import yaml
+    from jsonschema import Draft202012Validator, validators
+
+    path = Path(schema_path).resolve()
+    key = (str(path), path.stat().st_mtime)
+    if key not in _VALIDATORS:
+        schema = yaml.safe_load(path.read_text(encoding="utf-8"))
+        properties = Draft202012Validator.VALIDATORS["properties"]
+
+        def set_defaults(validator: Any, props: dict, instance: Any, node: dict) -> Iterator[Any]:
+            if isinstance(instance, dict):
+                for name, sub in props.items():
+                    if isinstance(sub, dict) and "default" in sub:
+                        instance.setdefault(name, copy.deepcopy(sub["default"]))
+            yield from properties(validator, props, instance, node)
+
+        cls = validators.extend(Draft202012Validator, {"properties": set_defaults})
+        _VALIDATORS[key] = cls(schema)
+    return _VALIDATORS[key]
+
+
+def validate_config(config: dict[str, Any], schema_path: str | Path) -> dict[str, Any]:
+    """The schema check of `lem plan cost` and `check_workflow_config`: `config` validated against the
+    schema with its defaults filled in (in place; returned), as workflow/rules/common.smk does with
+    Snakemake's `validate`; the first refusal one line naming the key (`schema_refusal`) instead of
+    Snakemake's dump of the schema and the config."""
+    for err in _schema_validator(schema_path).iter_errors(config):
+        raise ConfigError(schema_refusal(err))
+    return config
