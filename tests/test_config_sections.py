@@ -15,7 +15,7 @@ import pytest
 import yaml
 from dag import snakemake
 
-from lem.config_check import SECTIONS, ConfigError, check_workflow_config
+from lem.config_check import SECTION, SECTIONS, ConfigError, check_workflow_config
 from lem.config_check.provenance import _uses
 from lem.run import Run
 from lem.run.settings import SETTINGS, Add
@@ -279,7 +279,7 @@ def test_the_settings_table_drives_the_rules_settings_and_the_check(monkeypatch)
     """One table of settings merges (lem.run.settings.SETTINGS): `Run.settings_for` builds a rule's settings
     from its row, and the config check (lem.config_check.provenance) builds every checked section with the
     same merges from the same row, naming where each merged value comes from; a merge added to a row reaches
-    both."""
+    both, and the keys the check refuses in a section (the rule sets them: SECTIONS' `overridden`) come from it."""
     config = copy.deepcopy(CONFIGS["config.yaml"])
     check_workflow_config(config, SCHEMA)
     run = Run(config)
@@ -306,6 +306,8 @@ def test_the_settings_table_drives_the_rules_settings_and_the_check(monkeypatch)
     assert run.settings_for("mine") == {"seed": config["seed"], **config["mining"]["settings"]}
     use = next(u for u in _uses(config) if u.section == "mining.settings")
     assert use.before == {"seed": config["seed"]} and use.sources == {"seed": "seed"}
+    assert SECTION["mining.settings"].injected == {"seed": "seed"}  # what the check says the rule sets
+    assert SECTION["curation.settings"].overridden == {"mining": "mining.settings"}
 
 
 # --- the real thing, twice: snakemake -n on a config with a typo ------------------------------------------

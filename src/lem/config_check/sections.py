@@ -7,11 +7,12 @@ import copy
 import dataclasses
 import importlib
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from lem.config_check.errors import ConfigError, _one_line
 from lem.core.settings import describe, field_hints, misfit, type_ok
+from lem.run.settings import section_merges
 
 
 @dataclass(frozen=True)
@@ -20,13 +21,20 @@ class Section:
 
     `injected`: keys the rule adds before the section's own keys (the section may override them) ->
     where their value comes from; `overridden`: keys the rule sets after them (so the section must not set
-    them) -> where their value comes from."""
+    them) -> where their value comes from: both read from the rules' table of merges
+    (lem.run.settings.SETTINGS)."""
 
     path: str
     settings: str  # "module:Class", the public import path
     verb: str
-    injected: dict[str, str] = field(default_factory=dict)
-    overridden: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def injected(self) -> dict[str, str]:
+        return section_merges(self.path)[0]
+
+    @property
+    def overridden(self) -> dict[str, str]:
+        return section_merges(self.path)[1]
 
     @property
     def cls(self) -> type:
@@ -42,48 +50,20 @@ TRAINING = "lem.pretrain:TrainSettings"
 ANNOTATE = "lem.annotate.settings:AnnotateSettings"
 
 SECTIONS: tuple[Section, ...] = (
-    Section(
-        "corpus.generate", "lem.corpus.generate:GenerateSettings", "lem corpus generate", {"seed": "seed"}
-    ),
+    Section("corpus.generate", "lem.corpus.generate:GenerateSettings", "lem corpus generate"),
     Section("annotation.<lang>", ANNOTATE, "lem annotate run"),
     Section("annotation_eval.annotators.<name>", ANNOTATE, "lem annotate run"),
-    Section(
-        "annotation_coverage",
-        "lem.annotate.coverage:CoverageSettings",
-        "lem annotate coverage",
-        {"seed": "seed"},
-    ),
+    Section("annotation_coverage", "lem.annotate.coverage:CoverageSettings", "lem annotate coverage"),
     Section("leakage", "lem.data.leakage:LeakageSettings", "lem data leakage"),
     Section(
         "mining.evalsets.<name>.leakage", "lem.data.leakage:EvalLeakageSettings", "lem data leakage-items"
     ),
-    Section(
-        "ner_model.settings",
-        "lem.annotate.hf_ner:TrainNERSettings",
-        "lem annotate train-ner",
-        {"seed": "seed"},
-    ),
-    Section(
-        "sources.madlad.settings",
-        "lem.data.madlad:MadladSettings",
-        "lem data madlad",
-        overridden={"size": "sources.madlad.sizes.<lang>"},
-    ),
+    Section("ner_model.settings", "lem.annotate.hf_ner:TrainNERSettings", "lem annotate train-ner"),
+    Section("sources.madlad.settings", "lem.data.madlad:MadladSettings", "lem data madlad"),
     Section("sources.multiner.settings", "lem.data.ner:MultinerSettings", "lem data multiner"),
-    Section(
-        "base_model.model",
-        "lem.pretrain:ModelSettings",
-        "lem pretrain base",
-        overridden={"max_length": "pretrain.max_length"},
-    ),
-    Section("base_model.training", TRAINING, "lem pretrain base", {"seed": "seed"}),
-    Section(
-        "pretrain.stages.<stage>.training",
-        TRAINING,
-        "lem pretrain continue",
-        {"seed": "seed"},
-        {"epochs": "pretrain.stages.<stage>.epochs"},
-    ),
+    Section("base_model.model", "lem.pretrain:ModelSettings", "lem pretrain base"),
+    Section("base_model.training", TRAINING, "lem pretrain base"),
+    Section("pretrain.stages.<stage>.training", TRAINING, "lem pretrain continue"),
     Section("pretrain.variants.<name>", "lem.masking.collate:MaskingSettings", "lem pretrain continue"),
     Section("embedding", "lem.embed:EmbedSettings", "lem embed encode"),
     Section("mining.settings", "lem.mine:MineSettings", "lem mine run"),
@@ -92,12 +72,7 @@ SECTIONS: tuple[Section, ...] = (
     ),
     Section("sentiment.training", "lem.sentiment:SentimentSettings", "lem sentiment finetune"),
     Section("curation.filters", "lem.data.webmined:FilterSettings", "lem curate prepare"),
-    Section(
-        "curation.settings",
-        "lem.curate:CurationSettings",
-        "lem curate rank",
-        overridden={"mining": "mining.settings"},
-    ),
+    Section("curation.settings", "lem.curate:CurationSettings", "lem curate rank"),
     Section("reference_encoders.<name>.settings", "lem.reference:RefEncoderSettings", "lem reference encode"),
     Section("curation.nmt.settings", "lem.nmt.settings:NMTSettings", "lem nmt run"),
 )

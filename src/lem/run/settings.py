@@ -9,6 +9,7 @@ to lem.config_check.SECTIONS).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from itertools import product
 from typing import Any, NamedTuple
@@ -257,6 +258,26 @@ def part_value(run: Any, part: Part, w: dict[str, Any]) -> Any:
     after = {add.key: value(add) for add in part.after}
     out = _merged(part, data, before, after)
     return part.finish(run, w, out) if part.finish else out
+
+
+def section_merges(section: str) -> tuple[dict[str, str], dict[str, str]]:
+    """(injected, overridden) of checked section `section` (a lem.config_check.SECTIONS path): the keys its
+    rule merges before / after the section's own keys -> the config key each comes from, the job's wildcards
+    written as the section's `<...>` (lem.config_check names them in its messages)."""
+    for parts in SETTINGS.values():
+        for part in parts:
+            if part.section != section:
+                continue
+            named = {p: s for p, s in zip(part.path.split("."), section.split("."), strict=False) if p != s}
+            before = {add.key: _named_key(add.source, named) for add in part.before if add.key != "*"}
+            return before, {add.key: _named_key(add.source, named) for add in part.after}
+    return {}, {}
+
+
+def _named_key(source: str, named: dict[str, str]) -> str:
+    """Config key `source` as a section names it: a segment its path fixes (a stage) or a `{wildcard}` as
+    `<...>`."""
+    return ".".join(named.get(s, re.sub(r"\{(\w+)\}", r"<\1>", s)) for s in source.split("."))
 
 
 class Use(NamedTuple):
