@@ -303,29 +303,29 @@ def test_free_text_with_single_quotes_reaches_the_commands_unchanged(tmp_path):
 
 
 def test_a_hub_model_is_checked_by_a_job_before_any_training(tmp_path, model, capsys):
-    """On the run that fetches a hub model, its facts are not known at planning: `lem data check-model`
+    """On the run that fetches a hub model, its facts are not known at planning: `lem plan check-model`
     (rule check_base_model) checks them, and the first training jobs wait for it."""
     from lem.cli import command
 
-    data_main = command("data")
+    plan_main = command("plan")
     cfg = copy.deepcopy(CONFIGS["paper.yaml"])
     cfg["base_model"] = {"source": "pretrained", "path": str(model)}
     out = tmp_path / "check.json"
     args = ["check-model", "--config-json", json.dumps(cfg), "--out", str(out)]
-    assert data_main(args) == 0
+    assert plan_main(args) == 0
     assert json.loads(out.read_text()) == {
         "model": str(model), "layers": 12, "hidden": 768, "heads": 12, "where": str(model / "config.json"),
         "tokens": 512,
     }  # fmt: skip
     cfg["embedding"]["layer"] = 13
     assert (
-        data_main(["check-model", "--config-json", json.dumps(cfg), "--out", str(tmp_path / "bad.json")]) == 1
+        plan_main(["check-model", "--config-json", json.dumps(cfg), "--out", str(tmp_path / "bad.json")]) == 1
     )
     err = capsys.readouterr().err.strip().splitlines()[-1]
-    assert err.startswith("lem data check-model: embedding.layer: 13: the base model has 12 layers")
+    assert err.startswith("lem plan check-model: embedding.layer: 13: the base model has 12 layers")
     cfg["base_model"]["path"] = str(tmp_path / "not-there")
     assert (
-        data_main(["check-model", "--config-json", json.dumps(cfg), "--out", str(tmp_path / "bad.json")]) == 1
+        plan_main(["check-model", "--config-json", json.dumps(cfg), "--out", str(tmp_path / "bad.json")]) == 1
     )
     assert "not-there/config.json: expected a model config" in capsys.readouterr().err
     assert not (tmp_path / "bad.json").exists()

@@ -151,11 +151,6 @@ def test_evidence_imports_no_stage():
     assert not outside, outside
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="`lem data check-model` (rule check_base_model) still calls lem.config_check.check_base_model: the "
-    "base model's checks belong in a module below the stages, out of the config check being split",
-)
 def test_no_stage_verb_calls_the_config_checker():
     callers = sorted(
         m for m, ts in GRAPH.items() if is_cli(m) and m not in ENTRY and any("config_check" in t for t in ts)

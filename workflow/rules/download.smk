@@ -206,4 +206,4 @@ if (
         params:
             config=as_json(RUN.settings_for("check_base_model")),
         shell:
-            "lem data check-model --config-json '{params.config}' --out {output:q} > {log:q} 2>&1"
+            "lem plan check-model --config-json '{params.config}' --out {output:q} > {log:q} 2>&1"

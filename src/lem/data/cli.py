@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from lem.core.stage import Stage, UsageError, Verb, arg, json_object
+from lem.core.stage import Stage, UsageError, Verb, arg
 
 
 def cmd_news(a: argparse.Namespace) -> None:
@@ -134,13 +134,6 @@ def cmd_leakage_items(a: argparse.Namespace) -> None:
     drop_leaked_items(a.name, a.pair, a.prepared, a.out_dir, a.train, a.guard_report, settings)
 
 
-def cmd_check_model(a: argparse.Namespace) -> None:
-    from lem.config_check import check_base_model
-    from lem.core.files import write_json
-
-    write_json(a.out, check_base_model(a.config_json))
-
-
 DOWNLOAD_ERRORS = ("lem.data.download:FetchError", "lem.data.download:UnpinnedError")
 LANG = arg("--lang", required=True, choices=["en", "si", "ta"])
 SEED = arg("--seed", type=int, default=13)
@@ -213,10 +206,6 @@ STAGE = Stage(
             arg("--include", nargs="*", default=None, help="allow patterns (e.g. '*.json' '*.safetensors')"),
             arg("--allow-unpinned", action="store_true", help="accept a branch or tag (its commit is recorded)"),
         ), errors=DOWNLOAD_ERRORS),
-        Verb("check-model", "check the config against the fetched base model, before any training", cmd_check_model, (
-            arg("--config-json", type=json_object, required=True, help="the run's config (as the workflow has it)"),
-            arg("--out", required=True, help="JSON record: the model's layers, hidden size, heads, tokens"),
-        ), errors=("lem.config_check:ConfigError",)),
         Verb("madlad", "MADLAD-400 sentence extraction with the paper's filters", cmd_madlad, (
             LANG,
             arg("--out", required=True),

@@ -107,6 +107,15 @@ def cmd_power(a: argparse.Namespace) -> None:
     run_power(a, raw)
 
 
+def cmd_check_model(a: argparse.Namespace) -> None:
+    """`lem plan check-model`: the config's checks that need the base model's files, on the run that fetches
+    it (rule check_base_model, between the fetch and the first training job)."""
+    from lem.config_check import check_base_model
+    from lem.core.files import write_json
+
+    write_json(a.out, check_base_model(a.config_json))
+
+
 def cmd_cost(a: argparse.Namespace) -> int:
     from lem.config_check import ConfigError, check_workflow_config
 
@@ -153,6 +162,10 @@ STAGE = Stage(
             arg("--alpha", type=float, default=None,
                 help="family-wise level, in (0, 1) (default: the config's evidence.alpha, 0.05)"),
         ), errors=(PowerError,)),
+        Verb("check-model", "check the config against the fetched base model, before any training", cmd_check_model, (
+            arg("--config-json", type=json_object, required=True, help="the run's config (as the workflow has it)"),
+            arg("--out", required=True, help="JSON record: the model's layers, hidden size, heads, tokens"),
+        ), errors=("lem.config_check:ConfigError",)),
     ),
 )  # fmt: skip
 
