@@ -150,7 +150,7 @@ def _check_evidence(config: dict[str, Any]) -> None:
 
 def check_base_model(config: dict[str, Any]) -> dict[str, Any]:
     """The checks of the settings that depend on the base model (`_check_lengths`, `_check_model_shape`),
-    for a model fetched after planning (a hub model: `lem data check-model`, the job between its fetch and
+    for a model fetched after planning (a hub model: `lem plan check-model`, the job between its fetch and
     any training). Returns what was read; raises ConfigError naming the key, or the model's config.json
     when it cannot be read."""
     folder = base_model_folder(config)
