@@ -12,7 +12,7 @@ the other language's prefix (Newsfirst si-en `en_4439030_0<TAB>en_4439030_0`) or
 are repaired only when the repair is provably right (`repair_link`: the right-language sentence exists and no
 other gold line names it), each repair listed with its line (`gold_repairs`), else the link is dropped as
 `ambiguous`; links to no sentence and repeated links are dropped, per reason (`gold_dropped`); links across
-documents are kept and counted (a per-document miner cannot reach them: `lem.evidence.chance.mining_ceiling`).
+documents are kept and counted (a per-document miner cannot reach them: `lem.mine.chance.mining_ceiling`).
 `gold_counts_markdown` turns `stats.json` files into the report's table of gold counts and drops. What cannot be repaired fails in one
 line naming the file (and line) or the folder, site and pair (`lem.core.inputs.InputError`): text that is not
 UTF-8 or holds a NUL byte, a document file whose name is not UTF-8 (its name is the document id written to the
