@@ -118,7 +118,14 @@ def small_config() -> dict:
     return cfg
 
 
-def scontrol_job(jobid: str) -> str:
+def scontrol_job(jobid: str, workdir: Path) -> str:
+    """`scontrol --details show job` of a job of the run: as saved when the run ended (the controller forgets
+    a finished job after MinJobAge, 300 s by default, and the run may end long before these tests), else now."""
+    saved = workdir / f"slurm-job-{jobid}.txt"
+    if saved.exists():
+        text = saved.read_text()
+        assert f"JobId={jobid} " in text, f"scontrol show job {jobid} when the run ended: {text}"
+        return text
     proc = run("scontrol", "--details", "show", "job", jobid)
     assert proc.returncode == 0, f"scontrol show job {jobid}: {proc.stderr}"
     return proc.stdout
@@ -135,7 +142,12 @@ def start_run(workdir: Path) -> Background:
     args += ["--slurm-init-seconds-before-status-checks", "6", "--seconds-between-status-checks", "3"]
     args += ["--show-failed-logs", TARGET]
     cmd = ["timeout", "-s", "INT", "-k", "30", str(TIMEOUT_S), *snakemake_cmd(workdir, *args)]
-    return Background(workdir, cmd)
+    # then each submitted job's record, saved while the controller still has it (see scontrol_job)
+    save = (
+        '"$@"; rc=$?; for id in $(sed -n "s/.* has been submitted with SLURM jobid \\([0-9]*\\) .*/\\1/p" '
+        'snakemake.out); do scontrol --details show job "$id" > "slurm-job-$id.txt" 2>&1; done; exit $rc'
+    )
+    return Background(workdir, ["bash", "-c", save, "bash", *cmd])
 
 
 STARTED: dict[str, Background] = {}
@@ -190,7 +202,7 @@ def test_every_job_went_through_slurm(slurm_run):
         log_path = Path(log)
         assert log_path.is_relative_to(workdir / ".snakemake" / "slurm_logs"), log
         assert log_path.is_file(), f"SLURM log {log} of job {jobid} is missing"
-        info = scontrol_job(jobid)
+        info = scontrol_job(jobid, workdir)
         assert "JobState=COMPLETED" in info, info
         assert "NodeList=" in info and "ExitCode=0:0" in info, info
     # Nothing left to do: Snakemake's metadata agrees with what the SLURM jobs wrote.
@@ -210,7 +222,7 @@ def test_gpu_job_was_scheduled_on_the_gpu(slurm_run, cluster: str):
             pytest.skip(f"target {TARGET} runs none of the profile's GPU rules {sorted(gpu_rules())}")
         pytest.fail(f"no job of a GPU rule {sorted(gpu_rules())} ran for {TARGET}")
     for rule, jobid, log in gpu_jobs:
-        info = scontrol_job(jobid)
+        info = scontrol_job(jobid, workdir)
         # SLURM allocated the node's GPU to the job (JOB_GRES is what was granted, not just asked).
         assert re.search(r"JOB_GRES=gpu:1\b", info), f"{rule} job {jobid} got no GPU:\n{info}"
         assert f"NodeList={cluster}" in info, info
