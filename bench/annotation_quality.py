@@ -58,30 +58,10 @@ def build_tiny_xlmr(
     out: Path, texts: list[str], vocab_size: int = 8000, hidden: int = 128, layers: int = 2
 ) -> None:
     """A random-initialised tiny XLM-R and a Unigram fast tokenizer with XLM-R's special tokens."""
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
-    from transformers import PreTrainedTokenizerFast, XLMRobertaConfig, XLMRobertaForMaskedLM
+    from lem.stand_in import save_tiny_xlmr
 
-    specials = ["<s>", "<pad>", "</s>", "<unk>"]
-    tok = Tokenizer(models.Unigram())
-    tok.pre_tokenizer = pre_tokenizers.Metaspace()
-    tok.decoder = decoders.Metaspace()
-    tok.train_from_iterator(
-        texts, trainers.UnigramTrainer(vocab_size=vocab_size, special_tokens=specials, unk_token="<unk>")
-    )
-    tok.add_special_tokens(["<mask>"])
-    tok.post_processor = processors.TemplateProcessing(
-        single="<s> $A </s>", pair="<s> $A </s> </s> $B </s>", special_tokens=[("<s>", 0), ("</s>", 2)]
-    )
-    fast = PreTrainedTokenizerFast(
-        tokenizer_object=tok, bos_token="<s>", eos_token="</s>", unk_token="<unk>", pad_token="<pad>",
-        mask_token="<mask>", cls_token="<s>", sep_token="</s>",
-    )  # fmt: skip
-    fast.save_pretrained(out)
-    cfg = XLMRobertaConfig(
-        vocab_size=len(fast), hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=4,
-        intermediate_size=hidden * 4, max_position_embeddings=514, pad_token_id=1, bos_token_id=0, eos_token_id=2,
-    )  # fmt: skip
-    XLMRobertaForMaskedLM(cfg).save_pretrained(out)
+    save_tiny_xlmr(out, texts, vocab_size=vocab_size, hidden=hidden, layers=layers, heads=4,
+                   intermediate=hidden * 4, positions=514)  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -14,30 +14,9 @@ main = command("annotate")
 
 def tiny_xlmr(out, texts):
     """A random tiny XLM-R and a tiny fast Unigram tokenizer with XLM-R's special tokens."""
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
-    from transformers import PreTrainedTokenizerFast, XLMRobertaConfig, XLMRobertaForMaskedLM
+    from lem.stand_in import save_tiny_xlmr
 
-    tok = Tokenizer(models.Unigram())
-    tok.pre_tokenizer = pre_tokenizers.Metaspace()
-    tok.decoder = decoders.Metaspace()
-    trainer = trainers.UnigramTrainer(
-        vocab_size=60, special_tokens=["<s>", "<pad>", "</s>", "<unk>"], unk_token="<unk>"
-    )
-    tok.train_from_iterator(texts, trainer)
-    tok.add_special_tokens(["<mask>"])
-    tok.post_processor = processors.TemplateProcessing(
-        single="<s> $A </s>", pair="<s> $A </s> </s> $B </s>", special_tokens=[("<s>", 0), ("</s>", 2)]
-    )
-    fast = PreTrainedTokenizerFast(
-        tokenizer_object=tok, bos_token="<s>", eos_token="</s>", unk_token="<unk>", pad_token="<pad>",
-        mask_token="<mask>", cls_token="<s>", sep_token="</s>",
-    )  # fmt: skip
-    fast.save_pretrained(out)
-    cfg = XLMRobertaConfig(
-        vocab_size=len(fast), hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=64,
-        max_position_embeddings=64, pad_token_id=1, bos_token_id=0, eos_token_id=2,
-    )  # fmt: skip
-    XLMRobertaForMaskedLM(cfg).save_pretrained(out)
+    save_tiny_xlmr(out, texts)
 
 
 def test_train_ner_then_annotate(tmp_path):

@@ -26,19 +26,16 @@ SENTS = ["the cat sat on the mat", "a dog ran", "big red dog ran far fast", "cat
 @pytest.fixture(scope="module")
 def model_dir(tmp_path_factory):
     import torch
-    from tokenizers import Tokenizer, models, pre_tokenizers, processors
-    from transformers import PreTrainedTokenizerFast, XLMRobertaConfig, XLMRobertaModel
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import XLMRobertaConfig, XLMRobertaModel
+
+    from lem.stand_in import xlmr_fast_tokenizer, xlmr_template
 
     vocab = {t: i for i, t in enumerate(["<s>", "<pad>", "</s>", "<unk>", *WORDS, "<mask>"])}
     tok = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
     tok.pre_tokenizer = pre_tokenizers.Whitespace()
-    tok.post_processor = processors.TemplateProcessing(
-        single="<s> $A </s>", pair="<s> $A </s> </s> $B </s>", special_tokens=[("<s>", 0), ("</s>", 2)]
-    )
-    fast = PreTrainedTokenizerFast(
-        tokenizer_object=tok, bos_token="<s>", eos_token="</s>", unk_token="<unk>", pad_token="<pad>",
-        mask_token="<mask>", cls_token="<s>", sep_token="</s>",
-    )  # fmt: skip
+    xlmr_template(tok)
+    fast = xlmr_fast_tokenizer(tok)
     torch.manual_seed(0)
     cfg = XLMRobertaConfig(
         vocab_size=len(vocab), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,

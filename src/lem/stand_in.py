@@ -158,18 +158,65 @@ def build_stand_in(
 XLMR_SPECIALS = {"<s>": 0, "<pad>": 1, "</s>": 2, "<unk>": 3}  # and <mask>, the last id
 
 
+def xlmr_fast_tokenizer(tokenizer_object):
+    """A `tokenizers.Tokenizer` wrapped as a transformers fast tokenizer with XLM-R's special tokens."""
+    from transformers import PreTrainedTokenizerFast
+
+    return PreTrainedTokenizerFast(
+        tokenizer_object=tokenizer_object, bos_token="<s>", eos_token="</s>", unk_token="<unk>", pad_token="<pad>",
+        mask_token="<mask>", cls_token="<s>", sep_token="</s>",
+    )  # fmt: skip
+
+
+def xlmr_template(tok) -> None:
+    """XLM-R's `<s> A </s>` and `<s> A </s> </s> B </s>` templates on a `tokenizers.Tokenizer`."""
+    from tokenizers import processors
+
+    tok.post_processor = processors.TemplateProcessing(
+        single="<s> $A </s>", pair="<s> $A </s> </s> $B </s>", special_tokens=[("<s>", 0), ("</s>", 2)]
+    )
+
+
+def unigram_tokenizer(texts: Sequence[str], vocab_size: int):
+    """A fast Unigram tokenizer trained on `texts` with XLM-R's special tokens (`<mask>` the last id) and
+    templates: for stages that segment real text (annotation, embedding) in tests and benches."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+
+    tok = Tokenizer(models.Unigram())
+    tok.pre_tokenizer = pre_tokenizers.Metaspace()
+    tok.decoder = decoders.Metaspace()
+    tok.train_from_iterator(
+        texts,
+        trainers.UnigramTrainer(vocab_size=vocab_size, special_tokens=list(XLMR_SPECIALS), unk_token="<unk>"),
+    )
+    tok.add_special_tokens(["<mask>"])
+    xlmr_template(tok)
+    return xlmr_fast_tokenizer(tok)
+
+
+def save_tiny_xlmr(out, texts: Sequence[str], *, vocab_size: int = 60, hidden: int = 32, layers: int = 1,
+                   heads: int = 2, intermediate: int | None = None, positions: int = 64) -> None:  # fmt: skip
+    """A random tiny XLM-R masked LM and its Unigram tokenizer (`unigram_tokenizer`) saved to `out`."""
+    from transformers import XLMRobertaConfig, XLMRobertaForMaskedLM
+
+    fast = unigram_tokenizer(texts, vocab_size)
+    fast.save_pretrained(out)
+    cfg = XLMRobertaConfig(
+        vocab_size=len(fast), hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=heads,
+        intermediate_size=intermediate or hidden * 2, max_position_embeddings=positions, pad_token_id=1,
+        bos_token_id=0, eos_token_id=2,
+    )  # fmt: skip
+    XLMRobertaForMaskedLM(cfg).save_pretrained(out)
+
+
 def word_level_tokenizer(vocab_size: int):
     """A fast tokenizer of `vocab_size` ids with XLM-R's special tokens (`XLMR_SPECIALS`, `<mask>` the last
     id) and the words `t4`, `t5`, ...: for feature rows whose ids are drawn directly (`random_feature_rows`),
     where masking and collation need a tokenizer's special ids and size, not its segmentation."""
     from tokenizers import Tokenizer, models
-    from transformers import PreTrainedTokenizerFast
 
     vocab = {**XLMR_SPECIALS, **{f"t{i}": i for i in range(4, vocab_size - 1)}, "<mask>": vocab_size - 1}
-    return PreTrainedTokenizerFast(
-        tokenizer_object=Tokenizer(models.WordLevel(vocab, unk_token="<unk>")), bos_token="<s>", eos_token="</s>",
-        pad_token="<pad>", unk_token="<unk>", mask_token="<mask>", cls_token="<s>", sep_token="</s>",
-    )  # fmt: skip
+    return xlmr_fast_tokenizer(Tokenizer(models.WordLevel(vocab, unk_token="<unk>")))
 
 
 def random_feature_rows(n: int, lo: int, hi: int, seed: int, vocab_size: int,
