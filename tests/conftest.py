@@ -185,6 +185,16 @@ DAG_TESTS = {
     "test_plan.py::test_plan_rule_runs_alone",
     "test_refenc.py::test_enabled_without_models_the_run_stops_at_the_first_reference_job_with_its_message",
 }
+# Whole training processes (killed and resumed, torchrun, a subprocess per kernel level) and the evaluation
+# chain end to end: 15-30 s each, so they run with the `dag` tier and the fast tiers stay under 5 minutes.
+DAG_TESTS |= {
+    "test_controls.py::test_positive_verdict_proves_the_chain",
+    "test_pretrain.py::test_checkpoints_of_an_upstream_model_that_changed_are_not_resumed",
+    "test_pretrain.py::test_killed_run_resumes_to_the_uninterrupted_result",
+    "test_pretrain.py::test_sigint_saves_a_checkpoint_stops_promptly_and_resumes_to_the_same_result",
+    "test_pretrain.py::test_weights_and_metrics_do_not_depend_on_the_callers_kernel_dispatch",
+    "test_training.py::test_torchrun_two_processes_train_as_one",
+}
 DAG_FIXTURES = {"dag_reference"}
 SLURM_FILES = {"test_slurm.py"}
 REALDATA_FIXTURES = {"shared_data"}
