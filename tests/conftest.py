@@ -186,8 +186,9 @@ DAG_TESTS = {
     "test_refenc.py::test_enabled_without_models_the_run_stops_at_the_first_reference_job_with_its_message",
 }
 # Whole training processes (killed and resumed, torchrun, a subprocess per kernel level) and the evaluation
-# chain end to end: 15-30 s each, so they run with the `dag` tier and the fast tiers stay under 5 minutes.
-DAG_TESTS |= {
+# chain end to end: 15-30 s each, so they are in the `dag` tier and the fast tiers stay under 5 minutes; under
+# `--all` they run among the fast tiers (`tier_rank`), while the shared DAG is made in the background.
+PROCESS_TESTS = {
     "test_controls.py::test_positive_verdict_proves_the_chain",
     "test_pretrain.py::test_checkpoints_of_an_upstream_model_that_changed_are_not_resumed",
     "test_pretrain.py::test_killed_run_resumes_to_the_uninterrupted_result",
@@ -195,6 +196,7 @@ DAG_TESTS |= {
     "test_pretrain.py::test_weights_and_metrics_do_not_depend_on_the_callers_kernel_dispatch",
     "test_training.py::test_torchrun_two_processes_train_as_one",
 }
+DAG_TESTS |= PROCESS_TESTS
 DAG_FIXTURES = {"dag_reference"}
 SLURM_FILES = {"test_slurm.py"}
 REALDATA_FIXTURES = {"shared_data"}
@@ -212,10 +214,14 @@ def pytest_addoption(parser):
     )
 
 
+def _name(item) -> str:
+    return f"{item.path.name}::{getattr(item, 'originalname', item.name)}"
+
+
 def item_tiers(item) -> frozenset[str]:
     """A test's tiers, from its file, its name, its fixtures and the markers its file gives it."""
     file = item.path.name
-    name = f"{file}::{getattr(item, 'originalname', item.name)}"
+    name = _name(item)
     fixtures = set(getattr(item, "fixturenames", ()))
     tiers = {m.name for m in item.iter_markers() if m.name in FAST_TIERS + SLOW_TIERS}
     if fixtures & DAG_FIXTURES or name in DAG_TESTS:
@@ -261,8 +267,8 @@ def tier_rank(item) -> int:
     tests that do not read the shared DAG (it is made in the background meanwhile), then those that read it,
     SLURM's last (their run, started in the background at the first test, is long over by then)."""
     tiers = item.stash[TIERS_KEY]
-    if not tiers & set(SLOW_TIERS):
-        return 0
+    if not tiers & set(SLOW_TIERS) or _name(item) in PROCESS_TESTS:
+        return 0  # the whole training processes too: they need no DAG, so they run while it is made
     if "slurm" in tiers:
         return 3
     return 2 if set(getattr(item, "fixturenames", ())) & DAG_FIXTURES else 1
