@@ -43,18 +43,6 @@ def sha256_arg(spec: dict) -> list[str]:
     return ["--sha256", spec["sha256"]] if spec.get("sha256") else []
 
 
-def curation_mining(mining: dict[str, Any]) -> dict[str, Any]:
-    """What curation takes from `mining.settings`: the margin (k, margin, neighbourhood) alone, so that a
-    change of mining's retrieval, threshold or index does not rerun curation and NMT; the device only where
-    not cpu (the runs made before it existed keep their params)."""
-    if not isinstance(mining, dict):
-        return {}  # not a mapping: the check of mining.settings says so
-    out = {key: mining[key] for key in MARGIN_KEYS if key in mining}
-    if mining.get("device", "cpu") != "cpu":
-        out["device"] = mining["device"]
-    return out
-
-
 def file_args(input_files: Sequence[str], output_files: Sequence[str], langs: Sequence[str] | None = None):
     """`--sentences S [--lang L] --out E` for every file of an embed job, in order (a list: `:q` quotes each)."""
     out = []
