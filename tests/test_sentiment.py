@@ -69,6 +69,38 @@ def test_finetune_keeps_the_best_epoch_and_is_reproducible(data, tmp_path):
         assert b[key] == a[key], key
 
 
+def test_one_job_runs_every_fine_tuning_seed_as_separate_runs_would(data, tmp_path, capsys):
+    """`--seed 2 1 --out A B`: one process, one file per seed, each with its `finetune_seed` key and the
+    metrics of that seed run alone (the seeds reset every random choice; the order does not matter)."""
+    flat = {"epochs": 2, "batch_size": 16, "learning_rate": 0.002, "max_length": 40}
+    paths = [str(data[k]) for k in ("model", "train", "valid", "test")]
+    alone = {seed: finetune(*paths, SentimentSettings.from_dict(flat), seed=seed) for seed in (1, 2)}
+    outs = [tmp_path / "f2" / "metrics.json", tmp_path / "f1" / "metrics.json"]
+    keys = {"dataset": "d", "pair": "si-en", "seed": "13", "task": "sentiment", "variant": "lem"}
+    argv = ["finetune", "--model", paths[0], "--train", paths[1], "--valid", paths[2], "--test", paths[3],
+            "--seed", "2", "1", "--threads", "1", "--settings", json.dumps(flat), "--keys", json.dumps(keys),
+            "--out", *map(str, outs)]  # fmt: skip
+    assert command("sentiment")(argv) == 0
+    for seed, out in zip((2, 1), outs, strict=True):
+        got = json.loads(out.read_text())
+        assert got["keys"] == {**keys, "finetune_seed": str(seed)} and list(got["keys"]) == sorted(
+            got["keys"]
+        )
+        for key in ("macro_f1", "valid_macro_f1_per_epoch", "best_epoch", "test_pred", "seed"):
+            assert got[key] == alone[seed][key], (seed, key)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["f1", "f2"]  # no checkpoint folder left
+    capsys.readouterr()
+    for seeds, outs_, message in (
+        (["1", "2"], ["a.json"], "2 seeds but 1 output files"),
+        (["1", "1"], ["a.json", "b.json"], "repeats a seed"),
+        (["1", "2"], ["a.json", "a.json"], "an output file named twice"),
+    ):
+        bad = [*argv[: argv.index("--seed")], "--seed", *seeds, "--out", *(str(tmp_path / o) for o in outs_)]
+        assert command("sentiment")(bad) == 1
+        assert message in capsys.readouterr().err.strip().splitlines()[-1]
+        assert not (tmp_path / "a.json").exists()
+
+
 def test_early_stopping_ends_when_validation_macro_f1_stalls(data):
     """A learning rate too small to change any prediction: validation macro-F1 never rises after epoch 1,
     so training stops `patience` epochs later, keeps epoch 1 and says so; without patience it runs all."""

@@ -45,6 +45,7 @@ class SentimentSettings(TrainingSettings):
     max_length: int | None = None  # None: 128, or the model's positions when fewer; a set value must fit
     patience: int | None = 3  # epochs without a higher validation macro-F1 before stopping; None: all epochs
     class_weights: str = "none"  # none | balanced: each class's loss weighted by n / (classes x its count)
+    group_by_length: bool = False  # batches of similar lengths (less padding; changes batch composition)
 
     def validate(self) -> None:
         super().validate()
@@ -131,10 +132,10 @@ def read_splits(train_tsv: str, valid_tsv: str, test_tsv: str) -> tuple[dict, li
     return splits, names
 
 
-def max_length_of(settings: SentimentSettings, model, model_dir: str) -> int:
-    """Tokens per example: `settings.max_length`, else 128 or the model's positions when fewer; a set value
-    longer than the model's positions fails."""
-    positions = model.config.max_position_embeddings - 2
+def max_length_of(settings: SentimentSettings, config, model_dir: str) -> int:
+    """Tokens per example: `settings.max_length`, else 128 or the model's positions when fewer (`config`: the
+    model's configuration); a set value longer than the model's positions fails."""
+    positions = config.max_position_embeddings - 2
     if settings.max_length is None:
         return min(DEFAULT_MAX_LENGTH, positions)
     if settings.max_length > positions:
@@ -143,6 +144,16 @@ def max_length_of(settings: SentimentSettings, model, model_dir: str) -> int:
             f"{positions} tokens of {model_dir} (max_position_embeddings - 2); at most {positions}"
         )
     return settings.max_length
+
+
+def without_batch_key(collate):
+    """`collate` of rows that may carry the length-grouped sampler's batch index (`BATCH_KEY`), left out."""
+    from lem.core.training import BATCH_KEY
+
+    def call(rows: list[dict]) -> dict:
+        return collate([{k: v for k, v in r.items() if k != BATCH_KEY} for r in rows])
+
+    return call
 
 
 def train_and_predict(model, tokenizer, data: dict, names: list[str], weights: list[float] | None,
@@ -184,10 +195,16 @@ def train_and_predict(model, tokenizer, data: dict, names: list[str], weights: l
         args=args,
         train_dataset=data["train"],
         eval_dataset=data["valid"],
-        data_collator=DataCollatorWithPadding(tokenizer),
+        data_collator=without_batch_key(DataCollatorWithPadding(tokenizer)),
         tokenizer=tokenizer,
         compute_metrics=metrics,
         callbacks=callbacks,
+        # by length: the Trainer's shuffle per epoch (seeded `seed + epoch`), cut into megabatches sorted by length
+        train_batches=training.BatchIndexSampler(
+            len(data["train"]), settings.batch_size, seed, lengths=training.row_lengths(data["train"])
+        )
+        if settings.group_by_length
+        else None,
     )
     if weights is not None:
         trainer.compute_loss_func = weighted_loss(weights)
@@ -207,33 +224,29 @@ def fresh_work_folder(work_dir: str | Path | None) -> Path:
     return work
 
 
-def finetune(
-    model_dir: str,
-    train_tsv: str,
-    valid_tsv: str,
-    test_tsv: str,
-    settings: SentimentSettings,
-    seed: int,
-    work_dir: str | Path | None = None,
-) -> dict:
-    from datasets import Dataset
-    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+@dataclass
+class Prepared:
+    """What every fine-tuning seed of one job shares: the splits read and encoded once, the class names."""
 
-    from lem.core import training
+    model_dir: str
+    splits: dict
+    names: list[str]
+    tokenizer: Any
+    data: dict
+    weights: list[float] | None
+
+
+def prepare(
+    model_dir: str, train_tsv: str, valid_tsv: str, test_tsv: str, settings: SentimentSettings
+) -> Prepared:
+    """Read the three splits, check the model's positions, and encode them once for every seed."""
+    from datasets import Dataset
+    from transformers import AutoConfig, AutoTokenizer
 
     splits, names = read_splits(train_tsv, valid_tsv, test_tsv)
     index = {n: i for i, n in enumerate(names)}
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
-    training.seed_everything(seed)  # the new classification head's initialisation
-    model = AutoModelForSequenceClassification.from_pretrained(
-        model_dir,
-        num_labels=len(names),
-        id2label=dict(enumerate(names)),
-        label2id=index,
-        trust_remote_code=False,
-        attn_implementation="sdpa",
-    )
-    max_length = max_length_of(settings, model, model_dir)
+    max_length = max_length_of(settings, AutoConfig.from_pretrained(model_dir), model_dir)
 
     def encode(texts, labels):
         enc = tokenizer(texts, truncation=True, max_length=max_length)
@@ -241,10 +254,33 @@ def finetune(
 
     data = {name: encode(*split) for name, split in splits.items()}
     weights = class_weights(splits["train"][1], names, settings.class_weights)
+    return Prepared(str(model_dir), splits, names, tokenizer, data, weights)
+
+
+def finetune_prepared(
+    prep: Prepared, settings: SentimentSettings, seed: int, work_dir: str | Path | None = None
+) -> dict:
+    """One fine-tuning run of `seed` on the prepared splits: a fresh head, the best epoch kept, the test
+    split scored once; every random choice from `seed`, so a run gives the same metrics alone or after
+    other seeds in the same process."""
+    from transformers import AutoModelForSequenceClassification
+
+    from lem.core import training
+
+    names, model_dir = prep.names, prep.model_dir
+    training.seed_everything(seed)  # the new classification head's initialisation
+    model = AutoModelForSequenceClassification.from_pretrained(
+        model_dir,
+        num_labels=len(names),
+        id2label=dict(enumerate(names)),
+        label2id={n: i for i, n in enumerate(names)},
+        trust_remote_code=False,
+        attn_implementation="sdpa",
+    )
     work = fresh_work_folder(work_dir)
     try:
         pred, best_valid, per_epoch = train_and_predict(
-            model, tokenizer, data, names, weights, settings, seed, work
+            model, prep.tokenizer, prep.data, names, prep.weights, settings, seed, work
         )
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -253,7 +289,7 @@ def finetune(
     report = macro_f1_report(gold_ids, pred_ids, names)
     # the Trainer keeps the first epoch of the highest validation macro-F1 (a later tie is no improvement)
     best_epoch = 1 + per_epoch.index(max(per_epoch))
-    counts = {name: {n: int(lbls.count(n)) for n in names} for name, (_, lbls) in splits.items()}
+    counts = {name: {n: int(lbls.count(n)) for n in names} for name, (_, lbls) in prep.splits.items()}
     report.update(
         {
             "valid_macro_f1": best_valid,  # of the epoch kept (lem.core.training.CheckpointPolicy.best_epoch)
@@ -268,9 +304,9 @@ def finetune(
             # per test example, in file order (label indices): the report's paired significance test
             "test_gold": gold_ids,
             "test_pred": pred_ids,
-            "chance": classification_chance(splits["test"][1], names),  # the best input-blind classifier
+            "chance": classification_chance(prep.splits["test"][1], names),  # the best input-blind classifier
             "seed": seed,
-            "model": str(model_dir),
+            "model": model_dir,
         }
     )
     log.info(
@@ -285,6 +321,20 @@ def finetune(
     return report
 
 
+def finetune(
+    model_dir: str,
+    train_tsv: str,
+    valid_tsv: str,
+    test_tsv: str,
+    settings: SentimentSettings,
+    seed: int,
+    work_dir: str | Path | None = None,
+) -> dict:
+    """One fine-tuning run (`prepare`, then `finetune_prepared`)."""
+    prep = prepare(model_dir, train_tsv, valid_tsv, test_tsv, settings)
+    return finetune_prepared(prep, settings, seed, work_dir)
+
+
 def work_folder(out: str | Path) -> Path:
     """The checkpoints' folder of the job that writes `out`: hidden beside it, not in the system's temporary
     folder, where a killed job's checkpoints stayed; the rerun of the job removes it first."""
@@ -293,8 +343,20 @@ def work_folder(out: str | Path) -> Path:
 
 
 def cmd_finetune(a: argparse.Namespace) -> None:
-    report = finetune(a.model, a.train, a.valid, a.test, a.settings, a.seed, work_folder(a.out))
-    write_json(a.out, with_keys(report, a.keys))
+    """Every `--seed` in one process (the splits read and encoded once, one interpreter start-up), each
+    seed's metrics written to its `--out` as soon as it is done; `--keys` gains `finetune_seed` per file."""
+    seeds, outs = list(a.seed), list(a.out)
+    if len(seeds) != len(outs):
+        raise UsageError(f"--seed and --out: {len(seeds)} seeds but {len(outs)} output files (one per seed)")
+    if len(set(seeds)) != len(seeds):
+        raise UsageError(f"--seed: {seeds} repeats a seed (each fine-tuning seed once)")
+    if len(set(map(str, outs))) != len(outs):
+        raise UsageError("--out: an output file named twice")
+    prep = prepare(a.model, a.train, a.valid, a.test, a.settings)
+    for seed, out in zip(seeds, outs, strict=True):
+        report = finetune_prepared(prep, a.settings, seed, work_folder(out))
+        keys = None if a.keys is None else dict(sorted({**a.keys, "finetune_seed": str(seed)}.items()))
+        write_json(out, with_keys(report, keys))
 
 
 STAGE = Stage(
@@ -306,8 +368,8 @@ STAGE = Stage(
             arg("--train", required=True),
             arg("--valid", required=True),
             arg("--test", required=True),
-            arg("--seed", type=int, required=True),
-            arg("--out", required=True, help="metrics.json"),
+            arg("--seed", type=int, nargs="+", required=True, help="fine-tuning seeds, run one after another"),
+            arg("--out", nargs="+", required=True, help="metrics.json per seed, in --seed's order"),
         ), settings=SentimentSettings, keys=True, threads=True),
     ),
 )  # fmt: skip

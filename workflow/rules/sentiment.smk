@@ -11,11 +11,12 @@ rule sentiment:
         test=artifact(paths.PREPARED_SENTIMENT, name="test.tsv"),
         checked=lambda w: RUN.leakage_checked("sentiment", w.dataset),
     output:
-        paths.SENTIMENT,
+        # every fine-tuning seed of one pre-training seed in one job: one interpreter start-up, one encoding
+        expand(paths.SENTIMENT, fseed=config["sentiment"]["seeds"], allow_missing=True),
     log:
-        "logs/sentiment/{variant}/seed{seed}/{dataset}/finetune{fseed}.log",
+        "logs/sentiment/{variant}/seed{seed}/{dataset}/finetune.log",
     benchmark:
-        "benchmarks/sentiment/{variant}/seed{seed}/{dataset}/finetune{fseed}.tsv"
+        "benchmarks/sentiment/{variant}/seed{seed}/{dataset}/finetune.tsv"
     conda:
         "../../envs/train.yaml"
     threads: 1
@@ -29,9 +30,9 @@ rule sentiment:
             dataset=w.dataset,
             pair=config["sentiment"]["datasets"][w.dataset]["pair"],
             seed=w.seed,
-            finetune_seed=w.fseed,
-        ),
+        ),  # lem sentiment finetune adds each file's finetune_seed
+        fseeds=" ".join(str(f) for f in config["sentiment"]["seeds"]),
     shell:
         "lem sentiment finetune --model {input.model:q} --train {input.train:q} --valid {input.valid:q} "
-        "--test {input.test:q} --seed {wildcards.fseed} --settings '{params.settings}' "
+        "--test {input.test:q} --seed {params.fseeds} --settings '{params.settings}' "
         "--threads {threads} --keys '{params.keys_json}' --out {output:q} > {log:q} 2>&1"

@@ -131,14 +131,16 @@ class OtherJobs(TaskCounts):
         sent = self.config.get("sentiment") or {}
         t = SentimentSettings.from_dict(sent.get("training"))
         per = min(self.sps + 2, t.max_length or 128)
-        jobs = sum(self.row_seeds(v) for v in self.config["variants"]) * len(sent.get("seeds") or [1, 2, 3])
+        # one job per row and pre-training seed runs every fine-tuning seed (`sentiment.seeds`) in turn
+        jobs = sum(self.row_seeds(v) for v in self.config["variants"])
+        runs = jobs * len(sent.get("seeds") or [1, 2, 3])
         out = []
         for name in sent.get("datasets") or {}:
             gen = None if self.gen is None else 0.8 * self.gen["sentiment_examples"]
             n, counts = self.sentences(
                 fill(paths.PREPARED_SENTIMENT, dataset=name, name="train.tsv"), gen, "sentiment_examples"
             )
-            tokens = jobs * n * float(t.epochs) * per
+            tokens = runs * n * float(t.epochs) * per
             out.append(self.task("sentiment", f"sentiment/{name}", jobs, n, "examples", tokens, 0, counts))
         return out
 
