@@ -55,6 +55,7 @@ def small_config(reference_model: Path | None = None) -> dict:
     cfg["controls"]["random_seeds"] = 1  # one random draw (its pooling over draws: tests/test_report.py)
     cfg["curation"]["corpora"] = {"si-en": cfg["curation"]["corpora"]["si-en"]}  # the NMT pair
     cfg["curation"]["settings"]["keep_fractions"] = [0.5]
+    cfg["curation"]["nmt"]["pairs"] = ["si-en"]  # as config/nmt.yaml: the embedded default runs no NMT
     cfg["curation"]["nmt"]["no_filter"] = True  # its wiring (the embedded default leaves the run out)
     cfg["curation"]["nmt"]["settings"].update(  # NMT: the wiring, not the translation quality
         vocab_size=300, hidden=32, heads=2, ffn=64, max_steps=6, evaluations=1, bootstrap_samples=50

@@ -61,21 +61,48 @@ def test_embedded_default_plans_the_whole_dag(tmp_path):
     assert jobs["generate_corpus"] == 1 and jobs["pretrain_base"] == seeds and jobs["report"] == 1
     trained = len(cfg["variants"]) - 1
     assert jobs["pretrain_mono"] == jobs["pretrain_para"] == trained * seeds
-    # curation and NMT on every pre-training seed, with NMT's oracle and random controls per seed
+    # curation on every pre-training seed; NMT only with config/nmt.yaml (the next test)
     cur = cfg["curation"]
     rows = len(cfg["variants"]) + len(cfg["reference_encoders"])
-    assert jobs["curate"] == rows * seeds * len(cur["corpora"]) and cur["nmt"]["oracle"]
-    assert jobs["curate_control"] == 2 * seeds * len(cur["nmt"]["pairs"])  # random and oracle, for NMT
-    shares = len(cur["settings"]["keep_fractions"])
-    no_filter = int(cur["nmt"].get("no_filter", True))  # every pair, share 1: once per seed where asked
-    assert jobs["nmt_run"] == len(cur["nmt"]["pairs"]) * seeds * ((rows + 2) * shares + no_filter)
+    assert jobs["curate"] == rows * seeds * len(cur["corpora"]) and cur["nmt"]["pairs"] == []
+    assert not {"nmt_run", "nmt_select", "curate_control"} & set(jobs)
     # the lexical control once, the random control once per pre-training seed (controls.random_seeds: null)
     rows = len(cfg["variants"]) * seeds + 1 + seeds
     assert jobs["mine"] == rows * len(cfg["pairs"])
     assert "fetch_file" not in jobs and "madlad" not in jobs  # offline
-    # sentiment replicated within each pre-training seed: several fine-tuning seeds, one job each
-    fseeds = len(cfg["sentiment"]["seeds"])
-    assert fseeds >= 3 and jobs["sentiment"] == len(cfg["variants"]) * seeds * fseeds
+    # sentiment replicated within each pre-training seed: several fine-tuning seeds, one job runs them all
+    assert len(cfg["sentiment"]["seeds"]) >= 3 and jobs["sentiment"] == len(cfg["variants"]) * seeds
+
+
+def test_nmt_overlay_adds_the_replicated_nmt_runs_and_nothing_else(tmp_path):
+    """config/nmt.yaml over the embedded default: NMT on si-en for every row, the random ranking and the
+    oracle (its positive control), on every pre-training seed; every other job as in the default."""
+    from snakemake.utils import update_config
+
+    overlay = yaml.safe_load((REPO / "config" / "nmt.yaml").read_text())
+    assert overlay == {"curation": {"nmt": {"pairs": ["si-en"]}}}
+    cfg = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    update_config(cfg, overlay)
+    cur = cfg["curation"]
+    assert (
+        cur["nmt"]["oracle"] and cur["nmt"]["valid"] and cur["settings"]["keep_fractions"]
+    )  # kept by the merge
+    plain = dry_run(tmp_path / "plain", REPO / "config" / "config.yaml")
+    jobs = dry_run(tmp_path / "nmt", [REPO / "config" / "config.yaml", REPO / "config" / "nmt.yaml"])
+    seeds, rows = len(cfg["pretrain"]["seeds"]), len(cfg["variants"])
+    shares = len(cur["settings"]["keep_fractions"])
+    no_filter = int(cur["nmt"].get("no_filter", True))  # every pair, share 1: once per seed where asked
+    assert jobs["nmt_run"] == seeds * ((rows + 2) * shares + no_filter) == 15
+    assert jobs["curate_control"] == 2 * seeds  # random and oracle rankings, per seed
+    added = {r: n - plain.get(r, 0) for r, n in jobs.items() if n != plain.get(r, 0)}
+    assert set(added) == {
+        "nmt_run",
+        "nmt_select",
+        "curate_control",
+        "nmt_heldout",
+        "leakage_check",
+        "total",
+    }, added
 
 
 def test_local_config_plans_the_whole_dag_on_the_data_on_disk(tmp_path):

@@ -40,11 +40,12 @@ module lem_pipeline:
 use rule * from lem_pipeline
 """
 
-# The user's overlay of five keys: their rows and seed, no sentiment, a LASER reference encoder (its rule
-# runs the workflow's own script), and a small generated world.
+# The user's overlay of six keys: their rows and seed, no sentiment, NMT on si-en (config/nmt.yaml's key), a
+# LASER reference encoder (its rule runs the workflow's own script), and a small generated world.
 OVERLAY = """variants: [base, lem]
 pretrain: {seeds: [7]}
 sentiment: {enabled: false}
+curation: {nmt: {pairs: [si-en]}}
 reference_encoders: {laser: {settings: {backend: laser}}}
 corpus:
   generate: {mono_sentences: 40, para_train: 20, para_valid: 5, news_documents: 2, sentiment_examples: 20,
@@ -83,10 +84,10 @@ def deployed(tmp_path) -> Path:
 
 def test_a_module_plans_with_the_users_overlay_and_imports_no_heavy_stack(deployed, tmp_path):
     """A dry run in the deploying folder (Snakemake finds workflow/Snakefile there, as the catalog's usage
-    says): the overlay's five keys merged over the embedded default by Snakemake (its rows and seed planned,
+    says): the overlay's six keys merged over the embedded default by Snakemake (its rows and seed planned,
     sentiment switched off), the LASER rule runs the module's own script, no path points into the deploying
     folder's workflow/ or envs/, and torch, transformers and faiss are never imported."""
-    assert len(yaml.safe_load(OVERLAY)) == 5
+    assert len(yaml.safe_load(OVERLAY)) == 6
     (tmp_path / "imports.py").write_text(IMPORTS)
     modules = tmp_path / "modules.json"
     proc = subprocess.run([sys.executable, str(tmp_path / "imports.py"), str(modules), "-n", "-p"],
@@ -96,7 +97,7 @@ def test_a_module_plans_with_the_users_overlay_and_imports_no_heavy_stack(deploy
     assert "Job stats:" in out and "\nrule report:" in out
     assert "results/models/lem/tri/seed7/para" in out and "results/models/mlm_tlm" not in out
     assert "results/embeddings/ref_laser/seed7/" in out and "\nrule sentiment:" not in out
-    assert "\nrule mine:" in out and "\nrule nmt_run:" in out  # the default's tasks the overlay keeps
+    assert "\nrule mine:" in out and "\nrule nmt_run:" in out  # the default's tasks the overlay keeps or adds
     laser = [line for line in out.splitlines() if "laser_encode.py" in line]
     script = REPO / "workflow" / "scripts" / "laser_encode.py"
     assert laser and all(line.startswith(f"Shell command: python {script} ") for line in laser)
