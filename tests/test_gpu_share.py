@@ -35,9 +35,10 @@ def test_one_gpu_per_job_unless_shared():
 
 
 def dry_run_resources(tmp_path: Path, overlay: str) -> dict[str, set[str]]:
-    """rule -> the distinct `resources:` lines of its jobs in a dry run of the embedded default + overlay."""
+    """rule -> the distinct `resources:` lines of its jobs in a dry run of the embedded default with its NMT
+    (config/nmt.yaml) + overlay."""
     (tmp_path / "overlay.yaml").write_text(overlay)
-    configs = [REPO / "config" / "config.yaml", tmp_path / "overlay.yaml"]
+    configs = [REPO / "config" / "config.yaml", REPO / "config" / "nmt.yaml", tmp_path / "overlay.yaml"]
     proc = snakemake(tmp_path / "run", "-n", "--cores", "2", config=configs, cwd=REPO)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     found: dict[str, set[str]] = {}
@@ -51,7 +52,8 @@ def dry_run_resources(tmp_path: Path, overlay: str) -> dict[str, set[str]]:
 
 def test_every_training_rule_asks_for_a_slot_when_shared(tmp_path):
     found = dry_run_resources(tmp_path, "resources: {gpu_training: 1, gpu_share: 3, threads_training: 1}\n")
-    assert TRAINING_RULES <= set(found), sorted(TRAINING_RULES - set(found))  # all in the embedded default
+    # every training rule is in the embedded default with its NMT
+    assert TRAINING_RULES <= set(found), sorted(TRAINING_RULES - set(found))
     for rule, lines in found.items():
         for line in lines:
             if rule in TRAINING_RULES:

@@ -57,6 +57,7 @@ SWAPPED = {
 SWAPPED_TAGSETS = {**SWAPPED, "annotation.si.pos.tagset": "upos", "annotation.ta.pos.tagset": "ucsc"}
 NOISY = f"{TMP}/noisy.tsv"
 ORACLE = {"curation.corpora.si-en": NOISY}
+NMT_ON = {"curation.nmt.pairs": ["si-en"]}  # config/nmt.yaml's key: the oracle ranks for NMT only
 TAMIL = "தமிழ் மொழி ஒரு செம்மொழி ஆகும் இது இந்தியா இலங்கை சிங்கப்பூர் நாடுகளில் பேசப்படுகிறது\n"
 
 
@@ -101,8 +102,8 @@ BAD = [
     # accepted before, probably wrong; or refused only at job time
     Bad("swapped-tagset", SWAPPED, "annotation.si.pos.tagset", "holds ta's upos tags (si is the generated ta"),
     Bad("swapped-script", SWAPPED_TAGSETS, "corpus.generate.languages", "code 'si' holds the generated ta (TAMIL script), but curation.filters.scripts expects SINHALA"),
-    Bad("oracle-unlabelled", ORACLE, "curation.nmt.oracle", "true needs labels", files={"noisy.tsv": "src\ttgt\na\tb\n"}),
-    Bad("oracle-line-aligned", {"curation.corpora.si-en": {"src": "a.si", "tgt": "a.en"}}, "curation.nmt.oracle", "two line-aligned files"),
+    Bad("oracle-unlabelled", {**ORACLE, **NMT_ON}, "curation.nmt.oracle", "true needs labels", files={"noisy.tsv": "src\ttgt\na\tb\n"}),
+    Bad("oracle-line-aligned", {"curation.corpora.si-en": {"src": "a.si", "tgt": "a.en"}, **NMT_ON}, "curation.nmt.oracle", "two line-aligned files"),
     Bad("labels-good-bad", ORACLE, "curation.corpora.si-en", "no pair is labelled exactly 'clean'; labels: 'bad', 'good'", files={"noisy.tsv": "src\ttgt\tlabel\na\tb\tgood\nc\td\tbad\n"}),
     Bad("labels-case", ORACLE, "curation.corpora.si-en", "('Clean' differs from it in case or spaces)", files={"noisy.tsv": "src\ttgt\tlabel\na\tb\tClean\nc\td\tnoisy\n"}),
     Bad("mono-zero", {"corpus.generate.mono_sentences": 0}, "corpus.generate.mono_sentences", "expected an integer count in 1..1,000,000 (pre-training needs text), got 0"),

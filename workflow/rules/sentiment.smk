@@ -30,7 +30,8 @@ rule sentiment:
             dataset=w.dataset,
             pair=config["sentiment"]["datasets"][w.dataset]["pair"],
             seed=w.seed,
-        ),  # lem sentiment finetune adds each file's finetune_seed
+        ),
+        # lem sentiment finetune adds each file's finetune_seed
         fseeds=" ".join(str(f) for f in config["sentiment"]["seeds"]),
     shell:
         "lem sentiment finetune --model {input.model:q} --train {input.train:q} --valid {input.valid:q} "
