@@ -308,7 +308,9 @@ def long_runs_in_background(request, tmp_path_factory):
     """At the first test, the session's long runs start in the background when a selected test needs them:
     the shared DAG (`dag_reference_run`, at a lower CPU priority: it takes the CPU the fast tests leave idle)
     and what a selected test module's `start_in_background(tmp_path_factory)` starts (tests/test_slurm.py:
-    the SLURM run, which mostly waits for the scheduler). The tests that read a run wait for it to end."""
+    the SLURM run, which mostly waits for the scheduler; tests/test_gpu_smoke.py and tests/test_local_data.py:
+    their whole DAGs, at a still lower priority than the shared DAG's). The tests that read a run wait for it
+    to end."""
     items = request.session.items
     if any(set(getattr(item, "fixturenames", ())) & DAG_FIXTURES for item in items):
         request.getfixturevalue("dag_reference_run")

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import atexit
 import json
 import subprocess
 import sys
@@ -11,7 +12,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-from dag import check, snakemake
+from dag import CORES, Background, snakemake_cmd
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -41,12 +42,28 @@ def cpu_config() -> dict:
     return cfg
 
 
-@pytest.fixture(scope="module")
-def run_dir(tmp_path_factory) -> Path:
+STARTED: dict[str, Background] = {}
+
+
+def start_run(tmp_path_factory) -> Background:
+    """The shrunken gpu-smoke DAG from scratch, in the background, at a lower CPU priority than the shared
+    DAG's (tests/conftest.py): it takes the CPU that the other tests leave idle."""
     workdir = tmp_path_factory.mktemp("gpu_smoke")
     (workdir / "config.yaml").write_text(yaml.safe_dump(cpu_config()))
-    check(snakemake(workdir, "--cores", "2"), workdir)
-    return workdir
+    return Background(workdir, snakemake_cmd(workdir, "--cores", CORES), nice=15)
+
+
+def start_in_background(tmp_path_factory) -> None:
+    """Called by tests/conftest.py at the session's first test when a test here is selected."""
+    STARTED["run"] = start_run(tmp_path_factory)
+    atexit.register(STARTED["run"].stop)  # when no test of here waits for it (pytest -x)
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory) -> Path:
+    """The finished run (started at the session's first test, or now)."""
+    run = STARTED.pop("run", None) or start_run(tmp_path_factory)
+    return run.finish()[0]
 
 
 def test_the_gpu_smoke_config_is_paper_shaped():

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import atexit
+import os
 from pathlib import Path
 
 import yaml
-from dag import CORES, check, snakemake
+from conftest import SHARED_DATA
+from dag import CORES, Background, snakemake_cmd
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -46,9 +49,28 @@ def shrunken_local_config(data_root: Path) -> dict:
     return cfg
 
 
+STARTED: dict[str, Background] = {}
+
+
+def start_run(workdir: Path, data_root: Path) -> Background:
+    """The shrunken real-data DAG from scratch in `workdir`, in the background, at a lower CPU priority than
+    the shared DAG's (tests/conftest.py): it takes the CPU that the other tests leave idle."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    (workdir / "config.yaml").write_text(yaml.safe_dump(shrunken_local_config(data_root.resolve())))
+    return Background(workdir, snakemake_cmd(workdir, "--cores", CORES), nice=15)
+
+
+def start_in_background(tmp_path_factory) -> None:
+    """Called by tests/conftest.py at the session's first test when a test here is selected: the run starts
+    then when the real data is there (the test skips, saying why, when it is not)."""
+    if SHARED_DATA.is_dir() and os.access(SHARED_DATA, os.R_OK):
+        STARTED["run"] = start_run(tmp_path_factory.mktemp("local"), SHARED_DATA)
+        atexit.register(STARTED["run"].stop)  # when no test of here waits for it (pytest -x)
+
+
 def test_local_config_runs_on_the_real_data_and_reports_every_table(shared_data: Path, tmp_path: Path):
-    (tmp_path / "config.yaml").write_text(yaml.safe_dump(shrunken_local_config(shared_data.resolve())))
-    check(snakemake(tmp_path, "--cores", CORES), tmp_path)
+    run = STARTED.pop("run", None) or start_run(tmp_path, shared_data)
+    tmp_path = run.finish()[0]
     summary = (tmp_path / "results" / "report" / "summary.md").read_text()
     headings = [line for line in summary.splitlines() if line.startswith("#")]
     for table in (
