@@ -137,14 +137,53 @@ def t_test(mean: Any, var: Any, df: Any, margin: float = 0.0) -> dict[str, np.nd
     return {"t": t, "p": p, "p_tost": tost, "se": se}
 
 
-def minimum_detectable(se: float, df: float, alpha: float, power: float = 0.8) -> float:
-    """The smallest true difference a two-sided t-test at level `alpha` detects with probability `power`
-    (normal-shift approximation with t quantiles): (t_{1-alpha/2} + t_power) se on df degrees of freedom."""
+def power_at(delta: float, se: float, df: float, alpha: float) -> float:
+    """Power of the two-sided t-test at level `alpha` on `df` degrees of freedom to detect a true difference
+    `delta` whose estimate has standard error `se`: P(|T'| > t_crit), T' = (Z + ncp) / sqrt(V / df), V
+    chi-square on df, ncp = |delta| / se: the non-central t integrated over its chi-square part (scipy's nct
+    loses precision for few degrees of freedom and a large ncp; this does not)."""
+    from scipy import integrate
+    from scipy.stats import chi2, norm
     from scipy.stats import t as student_t
 
-    if not (math.isfinite(se) and math.isfinite(df)) or df <= 0:
+    if not (math.isfinite(df) and df > 0 and math.isfinite(se)):
         return float("nan")
-    return float((student_t.ppf(1 - alpha / 2, df) + student_t.ppf(power, df)) * se)
+    if se <= 0:
+        return 1.0 if delta != 0 else alpha
+    crit = float(student_t.ppf(1 - alpha / 2, df))
+    ncp = abs(delta) / se
+
+    def at(v: float) -> float:
+        c = crit * math.sqrt(v / df)
+        return (norm.cdf(ncp - c) + norm.cdf(-ncp - c)) * chi2.pdf(v, df)
+
+    # split at the chi-square's bulk so that quad sees its mass for every df (1 to thousands)
+    mid = float(chi2.ppf(0.5, df))
+    value = sum(integrate.quad(at, lo, hi, limit=200)[0] for lo, hi in ((0, mid), (mid, np.inf)))
+    return float(min(1.0, max(0.0, value)))
+
+
+def minimum_detectable(se: float, df: float, alpha: float, power: float = 0.8) -> float:
+    """The smallest true difference a two-sided t-test at level `alpha` on `df` degrees of freedom detects
+    with probability `power` when its estimate has standard error `se`: the root of `power_at(delta) = power`
+    (the exact non-central t power; the normal-shift shortcut (t_{1-alpha/2} + t_power) se understates it
+    with few degrees of freedom: power 0.69-0.72 instead of 0.80 at 2 df)."""
+    from scipy.optimize import brentq
+    from scipy.stats import t as student_t
+
+    if not (math.isfinite(se) and math.isfinite(df)) or df <= 0 or se < 0:
+        return float("nan")
+    if se == 0:
+        return 0.0
+    if not 0 < alpha < 1 or not alpha < power < 1:
+        raise ValueError(
+            f"minimum_detectable: expected 0 < alpha < power < 1, got alpha {alpha}, power {power}"
+        )
+    shortcut = float((student_t.ppf(1 - alpha / 2, df) + student_t.ppf(power, df)) * se)
+    hi = shortcut
+    while power_at(hi, se, df, alpha) < power:
+        hi *= 2
+    return float(brentq(lambda d: power_at(d, se, df, alpha) - power, 0.0, hi, xtol=1e-12 * se, rtol=1e-10))
 
 
 def _per_seed(runs: Mapping[str, Sequence[np.ndarray]], statistic: Statistic) -> dict[str, tuple[float, Any]]:

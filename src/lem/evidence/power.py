@@ -33,27 +33,9 @@ class PowerError(ValueError):
     """No comparison to size, or an argument out of its range."""
 
 
-def power_at(delta: float, se: float, df: float, alpha: float) -> float:
-    """Power of the two-sided t-test at level `alpha` on `df` degrees of freedom to detect a true difference
-    `delta` whose estimate has standard error `se`: P(|T'| > t_crit), T' = (Z + ncp) / sqrt(V / df), V
-    chi-square on df (scipy's nct loses precision for few degrees of freedom and a large ncp; this does not)."""
-    from scipy import integrate
-    from scipy.stats import chi2, norm
-    from scipy.stats import t as student_t
-
-    if not (math.isfinite(df) and df > 0 and math.isfinite(se)):
-        return float("nan")
-    if se <= 0:
-        return 1.0 if delta != 0 else alpha
-    crit = float(student_t.ppf(1 - alpha / 2, df))
-    ncp = abs(delta) / se
-
-    def at(v: float) -> float:
-        c = crit * math.sqrt(v / df)
-        return (norm.cdf(ncp - c) + norm.cdf(-ncp - c)) * chi2.pdf(v, df)
-
-    value, _ = integrate.quad(at, 0, np.inf, limit=200)
-    return float(min(1.0, max(0.0, value)))
+power_at = (
+    crossed.power_at
+)  # the two-level test's exact power (lem.evidence.crossed): planning reads it there
 
 
 def power_of(delta: float, sd_diff: float, seeds: int, alpha: float = 0.05) -> float:
