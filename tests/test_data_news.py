@@ -12,6 +12,7 @@ import pytest
 from lem.cli import command
 from lem.core.inputs import InputError
 from lem.data.news import (
+    REPAIR_RULES,
     find_dir,
     find_gold,
     gold_counts_markdown,
@@ -125,12 +126,12 @@ def test_real_archive_layout_and_quirks(tmp_path: Path) -> None:
     assert ta.stats["defects"]["gold_crlf"] == 1 and ta.stats["gold_lines"] == 4
     assert ta.stats["gold_cross_document_links"] == 1 and ta.stats["gold_repaired"]["multi_id_expanded"] == 1
     assert ta.stats["doc_pairs_used"] == 3  # 49143 holds a cross-document link's target
-    si = load_news(tmp_path, "Newsfirst", "si-en")
+    si = load_news(tmp_path, "Newsfirst", "si-en", repairs=REPAIR_RULES)
     assert si.gold == [("si_4439030_0", "en_4439030_0"), ("si_4439030_1", "en_4439030_1")]
     assert si.stats["gold_repaired"]["src_other_language_prefix_repaired"] == 1
     assert si.stats["gold_repaired"]["swapped_repaired"] == 1
     assert si.stats["gold_dropped"]["missing_src_id"] == 1  # en_4439030_9: no si_4439030_9 to repair it to
-    st = load_news(tmp_path, "ArmyNews", "si-ta")
+    st = load_news(tmp_path, "ArmyNews", "si-ta", repairs=REPAIR_RULES)
     assert st.gold == [("si_32668_6", "ta_32668_5"), ("si_32668_0", "ta_32668_0")]
     for b in (ta, si, st):  # every link read is kept or dropped for one counted reason
         dropped = b.stats["gold_dropped"]
@@ -163,7 +164,8 @@ def test_gold_file_missing_or_ambiguous_names_the_folder(tmp_path: Path) -> None
 def test_gold_counts_markdown(tmp_path: Path) -> None:
     make_archive(tmp_path / "raw")
     for site, pair in (("Army_News", "ta-en"), ("Newsfirst", "si-en")):
-        write_news(load_news(tmp_path / "raw", site, pair), tmp_path / "prepared" / f"news_{site}" / pair)
+        bench = load_news(tmp_path / "raw", site, pair, repairs=REPAIR_RULES)
+        write_news(bench, tmp_path / "prepared" / f"news_{site}" / pair)
     files = sorted((tmp_path / "prepared").glob("*/*/stats.json"))
     lines = gold_counts_markdown(files)
     assert lines[0].startswith("| evaluation set | pair | site |") and len(lines) == 4
@@ -222,7 +224,7 @@ def test_every_site_and_pair_of_the_real_archive_matches_an_independent_count(sh
     sites = archive_sites(root)
     assert len(sites) >= 3
     for site, pair in sites:
-        b = load_news(root, site, pair)
+        b = load_news(root, site, pair, repairs=REPAIR_RULES)
         src, tgt = pair.split("-")
         folder = find_dir(find_dir(root, f"{language_folder(src)}-{language_folder(tgt)}"), site)
         expected = independent_count(folder, pair)
@@ -241,7 +243,7 @@ def test_prefix_repair_only_when_provably_right(tmp_path: Path) -> None:
     sentence (unambiguous), dropped and counted `ambiguous` when one does (the issue's false gold link);
     each repair listed with its gold line number."""
     make_archive(tmp_path / "clear")
-    st = load_news(tmp_path / "clear", "ArmyNews", "si-ta")
+    st = load_news(tmp_path / "clear", "ArmyNews", "si-ta", repairs=["other_language_prefix"])
     assert st.gold == [("si_32668_6", "ta_32668_5"), ("si_32668_0", "ta_32668_0")]
     assert st.stats["gold_repairs"] == [
         {"line": 1, "from": ["ta_32668_6", "ta_32668_5"], "to": ["si_32668_6", "ta_32668_5"],
@@ -250,7 +252,7 @@ def test_prefix_repair_only_when_provably_right(tmp_path: Path) -> None:
     make_archive(tmp_path / "ambiguous")
     gold = tmp_path / "ambiguous" / "Sinhala-Tamil" / "Army_news" / "ArmyNews.si-ta"
     gold.write_text(gold.read_text() + "si_32668_6\tta_32668_4\nsi_32668_4\tta_32668_5\n")
-    amb = load_news(tmp_path / "ambiguous", "ArmyNews", "si-ta")
+    amb = load_news(tmp_path / "ambiguous", "ArmyNews", "si-ta", repairs=REPAIR_RULES)
     assert ("si_32668_6", "ta_32668_5") not in amb.gold
     assert amb.gold == [
         ("si_32668_0", "ta_32668_0"),
@@ -259,7 +261,9 @@ def test_prefix_repair_only_when_provably_right(tmp_path: Path) -> None:
     ]
     assert amb.stats["gold_dropped"]["ambiguous_repair"] == 1
     assert amb.stats["gold_repairs"] == []
-    assert amb.stats["gold_ambiguous"] == [{"line": 1, "link": ["ta_32668_6", "ta_32668_5"]}]
+    assert amb.stats["gold_ambiguous"] == [
+        {"file": str(gold), "line": 1, "link": ["ta_32668_6", "ta_32668_5"], "reason": "ambiguous_repair"}
+    ]
     assert amb.stats["gold_links_read"] == amb.stats["gold_links"] + sum(
         v for k, v in amb.stats["gold_dropped"].items() if k != "malformed_lines"
     )
@@ -295,3 +299,31 @@ def test_non_utf8_document_file_name_refused_naming_it(tmp_path: Path) -> None:
         pytest.skip("this file system refuses a non-UTF-8 file name")
     with pytest.raises(InputError, match=r"bad\\udcff: expected a document file name in UTF-8"):
         load_news(tmp_path, "Army_News", "ta-en")
+
+
+def test_gold_links_needing_a_rewrite_are_dropped_by_default_with_their_file_and_line(tmp_path: Path) -> None:
+    """Army si-ta's `ta_32668_6<TAB>ta_32668_5` (a Tamil id in the Sinhala column; `si_32668_6` is about six
+    suspects, `ta_32668_5` about a school programme: no translation) is dropped and counted, not guessed;
+    so are Newsfirst's other-prefix and swapped links; a case-only prefix fix is still made."""
+    make_archive(tmp_path)
+    st = load_news(tmp_path, "ArmyNews", "si-ta")
+    gold = tmp_path / "Sinhala-Tamil" / "Army_news" / "ArmyNews.si-ta"
+    assert st.gold == [("si_32668_0", "ta_32668_0")]
+    assert st.stats["gold_ambiguous"] == [
+        {"file": str(gold), "line": 1, "link": ["ta_32668_6", "ta_32668_5"], "reason": "ambiguous_id"}
+    ]
+    assert st.stats["gold_dropped"]["ambiguous_id"] == 1 and st.stats["gold_repairs"] == []
+    assert st.stats["gold_repair_rules"] == []
+    with pytest.raises(InputError, match=r"Newsfirst.si-en: .*3 links, none naming .*needing a rewrite: 3"):
+        load_news(tmp_path, "Newsfirst", "si-en")  # its three links all need a rewrite: nothing to score
+    with pytest.raises(ValueError, match="no repair rule"):
+        load_news(tmp_path, "ArmyNews", "si-ta", repairs=["guess"])
+
+
+def test_news_cli_opts_into_repair_rules_by_name(tmp_path: Path) -> None:
+    make_archive(tmp_path)
+    for repairs, links in (([], 1), (["other_language_prefix"], 2)):
+        out = tmp_path / f"out{len(repairs)}"
+        main(["news", "--root", str(tmp_path), "--site", "ArmyNews", "--pair", "si-ta",
+                 "--out-dir", str(out), "--gold-repairs", *repairs])  # fmt: skip
+        assert json.loads((out / "stats.json").read_text())["gold_links"] == links

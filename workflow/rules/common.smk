@@ -1,3 +1,4 @@
+import importlib.util
 import os
 import re
 import shutil
@@ -8,10 +9,19 @@ from snakemake.exceptions import WorkflowError
 from snakemake.sourcecache import HostingProviderFile, LocalGitFile, LocalSourceFile
 from snakemake.utils import validate
 
+# Planning needs only Snakemake: when no `lem` package is installed, the workflow's own source tree (src/ of
+# the folder that holds workflow/, also when it is a local module of another workflow) is imported.
+if importlib.util.find_spec("lem") is None and isinstance(
+    workflow.current_basedir, LocalSourceFile
+):
+    _rules_dir = Path(workflow.current_basedir.get_path_or_uri(secret_free=True))
+    sys.path.insert(0, str(_rules_dir.resolve().parents[1] / "src"))
+
 from lem.config_check import (
     ConfigError,
     check_config,
     expand_data_root,
+    refuse_yte,
     schema_refusal,
     switch_off,
     written_config,
@@ -22,6 +32,8 @@ from lem.config_check import (
 # section is built into the settings dataclass of the `lem` verb that reads it, merged as the rules pass it,
 # and what joins the sections is checked: a problem stops here in one line naming the key.
 try:
+    # a config file that is a YTE template ran Python when Snakemake loaded it: no job unless LEM_ALLOW_YTE=1
+    refuse_yte(workflow.configfiles)
     # an overlay's `sentiment: {enabled: false}` or `curation: {enabled: false}`: no job of that task
     switch_off(config)
     _written = written_config(config)
@@ -109,6 +121,7 @@ from lem.run import (
     as_json,
     file_args,
     metrics_keys,
+    names_regex,
     pair_source,
     reference_args,
     sentence_files,

@@ -82,6 +82,8 @@ rule prepare_news:
         stats=artifact(paths.PREPARED_FILE, pair="{src}-{tgt}", name="stats.json"),
     log:
         "logs/eval/prepare_{evalset}_{src}-{tgt}.log",
+    wildcard_constraints:
+        evalset=names_regex(RUN.mining_sets("news")),
     conda:
         "../../envs/core.yaml"
     threads: 1
@@ -91,9 +93,35 @@ rule prepare_news:
         doc_pairs=lambda w: config["mining"]["evalsets"][w.evalset].get(
             "doc_pairs", "gold"
         ),
+        repairs=lambda w: config["mining"]["evalsets"][w.evalset].get(
+            "gold_repairs", []
+        ),
     shell:
         "lem data news --root {params.root:q} --site {params.site:q} --pair {wildcards.src}-{wildcards.tgt} "
-        '--doc-pairs {params.doc_pairs:q} --out-dir "$(dirname {output.gold:q})" > {log:q} 2>&1'
+        '--doc-pairs {params.doc_pairs:q} --gold-repairs {params.repairs:q} --out-dir "$(dirname {output.gold:q})" > {log:q} 2>&1'
+
+
+# A line-aligned test set (mining.evalsets.<name>.format: parallel): each sentence's translation retrieved
+# among all the set's sentences, written in the news layout (lem.data.retrieval).
+rule prepare_retrieval:
+    input:
+        src=lambda w: source_dep(RUN.retrieval_files(w.evalset, f"{w.src}-{w.tgt}")[0]),
+        tgt=lambda w: source_dep(RUN.retrieval_files(w.evalset, f"{w.src}-{w.tgt}")[1]),
+    output:
+        src=artifact(paths.PREPARED_FILE, pair="{src}-{tgt}", name="{src}.tsv"),
+        tgt=artifact(paths.PREPARED_FILE, pair="{src}-{tgt}", name="{tgt}.tsv"),
+        gold=artifact(paths.PREPARED_FILE, pair="{src}-{tgt}", name="gold.tsv"),
+        stats=artifact(paths.PREPARED_FILE, pair="{src}-{tgt}", name="stats.json"),
+    log:
+        "logs/eval/prepare_{evalset}_{src}-{tgt}.log",
+    wildcard_constraints:
+        evalset=names_regex(RUN.mining_sets("parallel")),
+    conda:
+        "../../envs/core.yaml"
+    threads: 1
+    shell:
+        "lem data retrieval --src {input.src:q} --tgt {input.tgt:q} --pair {wildcards.src}-{wildcards.tgt} "
+        '--out-dir "$(dirname {output.gold:q})" > {log:q} 2>&1'
 
 
 rule prepare_sentiment:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from lem.config_check.errors import ConfigError, _short
@@ -138,6 +139,16 @@ def _check_pair_uses(config: dict[str, Any]) -> None:
                 raise ConfigError(
                     f"mining.evalsets.{name}.pairs: {pair!r} is listed twice: expected distinct pairs"
                 )
+        if (spec or {}).get("format") == "parallel":
+            files = (spec or {}).get("files") or {}
+            for pair in listed:
+                missing = [lang for lang in str(pair).split("-") if lang not in files]
+                if missing:
+                    raise ConfigError(
+                        f"mining.evalsets.{name}.files: no file for {', '.join(missing)} (pair {pair}): expected "
+                        f"a line-aligned sentence file for each language of the set's pairs, got "
+                        f"{', '.join(files) or 'none'}"
+                    )
     for name, spec in ((config.get("sentiment") or {}).get("datasets") or {}).items():
         pair = (spec or {}).get("pair")
         if pair not in pairs:
@@ -287,6 +298,9 @@ def _check_source_refs(config: dict[str, Any]) -> None:
             raise ConfigError(f"{key}: {value!r}: no source {name!r} in sources.files (configured: {known})")
 
 
+RUN_FOLDERS = ("results/", "resources/")  # what the workflow's own rules write (downloads, pairs, corpora)
+
+
 def _check_controls(config: dict[str, Any]) -> None:
     """`controls.lexical`: `generated` (the generated corpus only) or {pair: dictionary file} naming mined
     pairs only (a mined pair without one is marked "no dictionary", lem.evidence.controls.lexical_dictionaries);
@@ -312,6 +326,12 @@ def _check_controls(config: dict[str, Any]) -> None:
                 f"controls.lexical: {', '.join(map(repr, unknown))} is no mined pair (mining.evalsets mine "
                 f"{', '.join(mined) or 'none'}); key each src<TAB>tgt dictionary file by its pair as mined"
             )
+        for pair, path in lexical.items():  # a user's file: there now (the run makes results/, resources/)
+            if isinstance(path, str) and not path.startswith(RUN_FOLDERS) and not Path(path).exists():
+                raise ConfigError(
+                    f"controls.lexical.{pair}: {path!r}: no such file; expected a src<TAB>tgt dictionary file "
+                    "that exists (or one the run writes under results/ or resources/)"
+                )
     lift = controls.get("positive_lift")
     evalsets = (config.get("mining") or {}).get("evalsets") or {}
     if isinstance(lift, dict) and [e for e in lift if e not in evalsets]:

@@ -14,7 +14,18 @@ def cmd_news(a: argparse.Namespace) -> None:
         pair_languages(a.pair)  # any two language codes: folders and ids name them (lem.data.news)
     except ValueError as e:
         raise UsageError(f"--pair: {e}") from None
-    write_news(load_news(a.root, a.site, a.pair, a.doc_pairs), a.out_dir)
+    write_news(load_news(a.root, a.site, a.pair, a.doc_pairs, a.gold_repairs), a.out_dir)
+
+
+def cmd_retrieval(a: argparse.Namespace) -> None:
+    from lem.data.news import pair_languages, write_news
+    from lem.data.retrieval import load_retrieval
+
+    try:
+        pair_languages(a.pair)
+    except ValueError as e:
+        raise UsageError(f"--pair: {e}") from None
+    write_news(load_retrieval(a.src, a.tgt, a.pair), a.out_dir)
 
 
 def cmd_sentiment(a: argparse.Namespace) -> None:
@@ -148,6 +159,15 @@ STAGE = Stage(
             arg("--site", required=True),
             arg("--pair", required=True, help="src-tgt: two language codes (folders: lem.data.news.language_folder)"),
             arg("--doc-pairs", default="gold", choices=["gold", "all"]),
+            arg("--gold-repairs", nargs="*", default=[], choices=["swapped", "other_language_prefix"],
+                help="rewrites of a gold id to make (lem.data.news.REPAIR_RULES); none: such a link is dropped"),
+            arg("--out-dir", required=True),
+        )),
+        Verb("retrieval", "line-aligned test sentences as a retrieval set (each sentence's translation among all)",
+             cmd_retrieval, (
+            arg("--src", required=True, help="the source language's sentences, one per line"),
+            arg("--tgt", required=True, help="their translations, line k of one the translation of line k"),
+            arg("--pair", required=True, help="src-tgt: two language codes"),
             arg("--out-dir", required=True),
         )),
         Verb("sentiment", "labelled CSV/TSV into stratified train/valid/test", cmd_sentiment, (

@@ -9,9 +9,12 @@ gold lines `<srcID>\\t<tgtID>`. Every defect of the real files is repaired or dr
 `stats.json` (a line of more than `lem.core.inputs.MAX_LINE_CHARS` characters is dropped and counted too): wrong-case
 prefixes (`Si_`), one-to-two links (`ta_311285_6,7`, and the range `ta_311285_6-7`), CRLF; a gold id written with
 the other language's prefix (Newsfirst si-en `en_4439030_0<TAB>en_4439030_0`) or the two ids of a link swapped
-are repaired only when the repair is provably right (`repair_link`: the right-language sentence exists and no
-other gold line names it), each repair listed with its line (`gold_repairs`), else the link is dropped as
-`ambiguous`; links to no sentence and repeated links are dropped, per reason (`gold_dropped`); links across
+is a slip of unknown kind (Army si-ta `ta_32668_6<TAB>ta_32668_5` would become `si_32668_6`, a sentence about
+something else): by default such a link is dropped as `ambiguous`, listed with its gold file and line
+(`gold_ambiguous`), and counted; a set opts into a named repair rule (`REPAIR_RULES`, the evaluation set's
+`gold_repairs`), which then repairs only where the repair is consistent (`repair_link`: the right-language
+sentence exists and no other gold line names it), each repair listed with its line (`gold_repairs`), else the
+link is dropped as `ambiguous`; links to no sentence and repeated links are dropped, per reason (`gold_dropped`); links across
 documents are kept and counted (a per-document miner cannot reach them: `lem.mine.chance.mining_ceiling`).
 `gold_counts_markdown` turns `stats.json` files into the report's table of gold counts and drops. What cannot be repaired fails in one
 line naming the file (and line) or the folder, site and pair (`lem.core.inputs.InputError`): text that is not
@@ -45,6 +48,10 @@ ID_RE = re.compile(r"^([A-Za-z]{2,3})_(\w+?)_(\d+(?:,\d+)*)$")
 RANGE_RE = re.compile(r"^([A-Za-z]{2,3})_(\w+?)_(\d+)-(\d+)$")  # `ta_311285_6-7`: sentences 6 to 7
 MAX_RANGE = 20  # a longer (or descending) range is no slip we can read: the link is dropped as malformed
 PAIR_RE = re.compile(r"([a-z]{2,3})-([a-z]{2,3})")
+# the rewrites of a gold id a set may opt into (`mining.evalsets.<name>.gold_repairs`; none by default): the
+# two ids of a link exchanged; one id's language prefix replaced by its side's. Case-only prefix fixes
+# (`Si_` -> `si_`) are always made: they name one sentence and no other reading exists.
+REPAIR_RULES = ("swapped", "other_language_prefix")
 
 
 def language_folder(lang: str) -> str:
@@ -212,15 +219,19 @@ def repair_link(
     index: dict[str, dict[str, Any]],
     counts: Counter[str],
     claimed: Callable[[str], bool] = lambda sid: False,
+    rules: Iterable[str] = (),
 ) -> tuple[str, str] | None:
-    """A gold link with a known id slip repaired where the repair is provably right, each counted: the two
-    ids swapped (`en_1_0<TAB>si_1_2` in si-en: each id names a sentence of the other side only, so the
-    exchanged link is the only reading and no id is invented), or one id written with the other language's
-    prefix (Newsfirst si-en `en_4439030_0<TAB>en_4439030_0`) when the sentence with the right prefix exists
-    and no other gold line names that id (`claimed(id)`; the id is a guess otherwise): Army si-ta `ta_32668_6<TAB>ta_32668_5` would become `si_32668_6`, which another
-    line already links, so the slip could be anywhere; such a link is not repaired: None (dropped, counted
-    `gold_ambiguous_repair`). A link that needs no repair, or that no rule applies to, is returned unchanged."""
+    """A gold link whose ids need a rewrite to resolve: repaired by a rule of `rules` (`REPAIR_RULES`) the set
+    opted into, else None (dropped, counted `gold_ambiguous_id`: the slip is of unknown kind). The rules: the
+    two ids swapped (`en_1_0<TAB>si_1_2` in si-en: each id names a sentence of the other side only), and one id
+    written with the other language's prefix (Newsfirst si-en `en_4439030_0<TAB>en_4439030_0`) when the
+    sentence with the right prefix exists and no other gold line names it (`claimed(id)`; else None, counted
+    `gold_ambiguous_repair`). A link that needs no rewrite, or names an id of no side, is returned unchanged."""
+    rules = frozenset(rules)
     if s not in index[src] and t not in index[tgt] and s in index[tgt] and t in index[src]:
+        if "swapped" not in rules:
+            counts["gold_ambiguous_id"] += 1
+            return None
         counts["gold_swapped_repaired"] += (
             1  # the one reading: each id names a sentence of the other side only
         )
@@ -228,6 +239,9 @@ def repair_link(
     for side, (lang, other) in (("src", (src, tgt)), ("tgt", (tgt, src))):
         sid = s if side == "src" else t
         if sid not in index[lang] and sid.startswith(other + "_"):
+            if "other_language_prefix" not in rules:
+                counts["gold_ambiguous_id"] += 1
+                return None
             fixed = lang + sid[len(other) :]
             if fixed in index[lang]:
                 if claimed(fixed):
@@ -278,9 +292,18 @@ def sentence_index(docs, common: list[str], src: str, tgt: str, counts: Counter[
     return index
 
 
-def gold_links(raw_links: list[tuple[str, str, int]], src: str, tgt: str, index: dict, counts: Counter[str]):
-    """The gold links kept (repaired where a repair is proven right), the repairs made and the links dropped as
-    ambiguous, each with its gold line number; what is dropped is counted in `counts`."""
+def gold_links(
+    raw_links: list[tuple[str, str, int]],
+    src: str,
+    tgt: str,
+    index: dict,
+    counts: Counter[str],
+    rules: Iterable[str] = (),
+    gold_file: str | os.PathLike = "",
+):
+    """The gold links kept (repaired by the opted-in `rules` where the repair is consistent), the repairs made
+    and the links dropped as ambiguous, each with its gold file and line; what is dropped is counted in
+    `counts`."""
     lines_naming: dict[str, set[int]] = {}
     for s, t, lineno in raw_links:
         lines_naming.setdefault(s, set()).add(lineno)
@@ -292,10 +315,26 @@ def gold_links(raw_links: list[tuple[str, str, int]], src: str, tgt: str, index:
     for s0, t0, lineno in raw_links:
         before = Counter(counts)
         fixed = repair_link(
-            s0, t0, src, tgt, index, counts, lambda sid, n=lineno: bool(lines_naming.get(sid, set()) - {n})
+            s0,
+            t0,
+            src,
+            tgt,
+            index,
+            counts,
+            lambda sid, n=lineno: bool(lines_naming.get(sid, set()) - {n}),
+            rules,
         )
         if fixed is None:
-            ambiguous.append({"line": lineno, "link": [s0, t0]})
+            reason = next(k for k in ("gold_ambiguous_id", "gold_ambiguous_repair") if counts[k] > before[k])
+            ambiguous.append(
+                {
+                    "file": str(gold_file),
+                    "line": lineno,
+                    "link": [s0, t0],
+                    "reason": reason.removeprefix("gold_"),
+                }
+            )
+            log.warning("%s:%d: %s<TAB>%s dropped (%s)", gold_file, lineno, s0, t0, GOLD_DROPPED[reason])
             continue
         s, t = fixed
         if (s, t) != (s0, t0):
@@ -318,11 +357,18 @@ def gold_links(raw_links: list[tuple[str, str, int]], src: str, tgt: str, index:
     return gold, repairs, ambiguous
 
 
-def load_news(root: str | os.PathLike, site: str, pair: str, doc_pairs: str = "gold") -> NewsBenchmark:
-    """Load one site and pair; `doc_pairs` = `gold` (document pairs covered by gold, the paper) or `all`."""
+def load_news(
+    root: str | os.PathLike, site: str, pair: str, doc_pairs: str = "gold", repairs: Iterable[str] = ()
+) -> NewsBenchmark:
+    """Load one site and pair; `doc_pairs` = `gold` (document pairs covered by gold, the paper) or `all`;
+    `repairs`: the rules of `REPAIR_RULES` the set opts into (none: a link needing a rewrite is dropped)."""
     src, tgt = pair_languages(pair)
     if doc_pairs not in ("gold", "all"):
         raise ValueError(f"doc_pairs must be 'gold' or 'all', got {doc_pairs!r}")
+    repairs = tuple(repairs)
+    unknown = [r for r in repairs if r not in REPAIR_RULES]
+    if unknown:
+        raise ValueError(f"gold repairs: {unknown} are no repair rule; expected some of {list(REPAIR_RULES)}")
     started = time.monotonic()
     src_lang_name, tgt_lang_name = language_folder(src), language_folder(tgt)
     folder = f"{src_lang_name}-{tgt_lang_name}"
@@ -336,7 +382,7 @@ def load_news(root: str | os.PathLike, site: str, pair: str, doc_pairs: str = "g
     index = sentence_index(docs, common, src, tgt, counts)
     gold_file = find_gold(site_dir, pair)
     raw_links = read_gold(gold_file, counts)
-    gold, repairs, ambiguous = gold_links(raw_links, src, tgt, index, counts)
+    gold, repaired, ambiguous = gold_links(raw_links, src, tgt, index, counts, repairs, gold_file)
 
     for lang, name in ((src, src_lang_name), (tgt, tgt_lang_name)):
         if not index[lang]:
@@ -348,7 +394,9 @@ def load_news(root: str | os.PathLike, site: str, pair: str, doc_pairs: str = "g
     if not gold:
         got = (
             f"{len(raw_links)} links, none naming a sentence of both sides (missing {src} ids: "
-            f"{counts['gold_missing_src_id']}, missing {tgt} ids: {counts['gold_missing_tgt_id']})"
+            f"{counts['gold_missing_src_id']}, missing {tgt} ids: {counts['gold_missing_tgt_id']}, "
+            f"needing a rewrite: {counts['gold_ambiguous_id'] + counts['gold_ambiguous_repair']}; the set's "
+            f"gold_repairs: {list(repairs) or 'none'})"
             if raw_links
             else "no link"
         )
@@ -378,8 +426,9 @@ def load_news(root: str | os.PathLike, site: str, pair: str, doc_pairs: str = "g
         "gold_links_read": len(raw_links),
         **gold_summary(counts),
         "gold_file": str(gold_file),
-        "gold_repairs": repairs,  # each repair with its gold line number
-        "gold_ambiguous": ambiguous,  # links a repair could not prove right: dropped
+        "gold_repair_rules": list(repairs),  # the rules the set opted into
+        "gold_repairs": repaired,  # each repair with its gold line number
+        "gold_ambiguous": ambiguous,  # links needing a rewrite no rule made (or could not make): dropped
     }
     log.info(
         "news %s %s: %d/%d doc pairs (%s), %d+%d sentences, %d gold links from %d lines; defects %s; %.1fs",
@@ -404,8 +453,14 @@ GOLD_DROPPED = {
     "gold_missing_src_id": "source id in no shared document",
     "gold_missing_tgt_id": "target id in no shared document",
     "gold_duplicate_links": "repeated links",
+    "gold_ambiguous_id": "an id to rewrite (other language's prefix or swapped; no repair rule set)",
     "gold_ambiguous_repair": "ambiguous repair (the repaired id is named by another line)",
     "gold_dropped_leakage": "a sentence equal to pre-training text",  # lem.data.leakage.drop_leaked_items
+    # a line-aligned retrieval set (lem.data.retrieval): lines that are no unambiguous pair
+    "gold_empty_line": "a line empty on either side",
+    "gold_long_line": "a line too long",
+    "gold_repeated_src_text": "a source text repeated in the set",
+    "gold_repeated_tgt_text": "a target text repeated in the set",
 }
 GOLD_REPAIRED = {
     "gold_id_prefix_case_fixed": "id prefix case",

@@ -85,6 +85,16 @@ class EvalSets(Rows):
         variants = self.config["pretrain"]["variants"]
         return list(enabled_entity_types({v: variants[v] for v in self.trained}))
 
+    def mining_sets(self, fmt: str) -> list[str]:
+        """The mining evaluation sets of one format (`news` or `parallel`: lem.data.news, lem.data.retrieval)."""
+        sets = self.config["mining"].get("evalsets") or {}
+        return [name for name, spec in sets.items() if spec.get("format", "news") == fmt]
+
+    def retrieval_files(self, name: str, pair: str) -> list[str]:
+        """A parallel mining set's two line-aligned files of `pair` (source, target)."""
+        files = self.config["mining"]["evalsets"][name]["files"]
+        return [files[lang] for lang in src_tgt(pair)]
+
     def evalsets(self) -> list[tuple[str, str]]:
         """Every evaluation set as (kind, name): mining sets, sentiment sets, curation corpora, NMT sets."""
         c = self.config

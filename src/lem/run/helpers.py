@@ -26,6 +26,12 @@ def metrics_keys(task: str, **keys: Any) -> str:
     return as_json({"task": task, **{k: str(v) for k, v in keys.items()}})
 
 
+def names_regex(names: Sequence[str]) -> str:
+    """A wildcard constraint matching exactly `names` (each escaped); none matches nothing (`(?!)`), so that a
+    rule for a kind of set the config has none of never claims a file."""
+    return "|".join(re.escape(n) for n in names) if names else "(?!)"
+
+
 def src_tgt(pair: str) -> list[str]:
     return pair.split("-")
 
