@@ -21,8 +21,9 @@ from lem.annotate.run import annotate_file
 from lem.annotate.settings import AnnotateSettings
 from lem.core.numerics import cpu_flags, is_x86
 from lem.core.training import steps_per_epoch, training_schedule
+from lem.core.training.checkpoints import fingerprint, prepare_checkpoint_dir
 from lem.features import build_pair_features
-from lem.pretrain import ModelSettings, TrainSettings, fingerprint, new_model, prepare_checkpoint_dir
+from lem.pretrain import ModelSettings, TrainSettings, new_model
 
 
 @pytest.fixture(scope="module")

@@ -23,7 +23,7 @@ STAGES: dict[str, tuple[str, str]] = {
     "tokenizer": ("lem.tokenizer", "train a SentencePiece tokenizer in XLM-R format"),
     "features": ("lem.features", "tokenize annotated text into training features with entity flags"),
     "masking": ("lem.masking.cli", "masking statistics of a collator over a features dataset"),
-    "pretrain": ("lem.pretrain", "base-model pre-training and continual pre-training (mono, para)"),
+    "pretrain": ("lem.pretrain.cli", "base-model pre-training and continual pre-training (mono, para)"),
     "stand-in": ("lem.stand_in", "a random XLM-R-architecture model + tokenizer for smoke tests"),
     "plan": ("lem.plan", "what a config's training jobs cost: steps, evaluations, disk, GPU-hours"),
     "embed": ("lem.embed", "sentence embeddings of one or more sentence files (one model load)"),
