@@ -15,6 +15,7 @@ import yaml
 
 from lem.cli import main as lem
 from lem.config_check import ConfigError, check_workflow_config
+from lem.report.readme import README_BEGIN, README_END
 
 REPO = Path(__file__).resolve().parents[1]
 SCHEMA = REPO / "workflow" / "schemas" / "config.schema.yaml"
@@ -58,6 +59,7 @@ SWAPPED_TAGSETS = {**SWAPPED, "annotation.si.pos.tagset": "upos", "annotation.ta
 NOISY = f"{TMP}/noisy.tsv"
 ORACLE = {"curation.corpora.si-en": NOISY}
 NMT_ON = {"curation.nmt.pairs": ["si-en"]}  # config/nmt.yaml's key: the oracle ranks for NMT only
+NAN, INF = float("nan"), float("inf")
 TAMIL = "தமிழ் மொழி ஒரு செம்மொழி ஆகும் இது இந்தியா இலங்கை சிங்கப்பூர் நாடுகளில் பேசப்படுகிறது\n"
 
 
@@ -110,6 +112,20 @@ BAD = [
     Bad("evidence-two-families", {"evidence": {"families": {"primary": [{"a": "lem*", "b": "mlm_tlm", "tasks": ["mining"]}], "exploratory": [{"a": "lem", "b": "mlm_tlm", "tasks": ["mining"]}]}}}, "evidence.families", "lem vs mlm_tlm on mining is declared in primary and in exploratory"),
     Bad("evidence-margin", {"evidence": {"margin": {"nmt": 500}}}, "evidence.margin.nmt", "500"),
     Bad("files-in-another-script", {"data_root": TMP, "corpus.files.mono.si": f"{TMP}/si.txt"}, "corpus.files.mono.si", "0% of the letters of its first 200 lines are SINHALA", "local.yaml", {"si.txt": TAMIL * 20}),
+    # issue 45: numbers the schema's ranges let through (NaN fails no comparison), seeds, control files, YTE
+    Bad("sentiment-lr-nan", {"sentiment.training.learning_rate": NAN}, "sentiment.training.learning_rate", "nan: expected a finite number"),
+    Bad("sentiment-lr-inf", {"sentiment.training.learning_rate": INF}, "sentiment.training.learning_rate", "inf: expected a finite number"),
+    Bad("sentiment-seed-negative", {"sentiment.seeds": [-1]}, "sentiment.seeds", "expected a non-empty list of distinct integers >= 0"),
+    Bad("sentiment-seed-2^32", {"sentiment.seeds": [1, 2**32]}, "sentiment.seeds", "4294967296: expected an integer seed in 0..4294967295"),
+    Bad("set-lift-nan", {"mining.evalsets.news_gen.controls.positive_lift": NAN}, "mining.evalsets.news_gen.controls.positive_lift", "nan: expected a finite number"),
+    Bad("set-pair-lift-nan", {"mining.evalsets.news_gen.controls.positive_lift": {"si-en": NAN}}, "mining.evalsets.news_gen.controls.positive_lift.si-en", "nan: expected a finite number"),
+    Bad("set-lift-two", {"mining.evalsets.news_gen.controls.positive_lift": 2}, "mining.evalsets.news_gen.controls.positive_lift", "2: expected a number or a mapping >= 0 <= 1"),
+    Bad("set-alpha-zero", {"mining.evalsets.news_gen.controls.positive_alpha": 0}, "mining.evalsets.news_gen.controls.positive_alpha", "0: expected a number or a mapping > 0 <= 1"),
+    Bad("set-alpha-inf", {"mining.evalsets.news_gen.controls.negative_alpha": {"si-ta": INF}}, "mining.evalsets.news_gen.controls.negative_alpha.si-ta", "inf: expected a number > 0 <= 1"),
+    Bad("set-lexical-string", {"mining.evalsets.news_gen.controls.lexical": "x.tsv"}, "mining.evalsets.news_gen.controls.lexical", "expected true or false or a mapping"),
+    Bad("lift-nan", {"controls.positive_lift": NAN}, "controls.positive_lift", "nan: expected a finite number"),
+    Bad("lexical-file-missing", {"controls.lexical": {"si-en": f"{TMP}/none.tsv"}}, "controls.lexical.si-en", "no such file; expected a src<TAB>tgt dictionary file that exists"),
+    Bad("yte-template", {"__use_yte__": True}, "__use_yte__", "a YTE template (its values run Python when Snakemake loads it)"),
 ]
 # fmt: on
 
@@ -167,7 +183,7 @@ class Cli(NamedTuple):
     argv: list[str]
     status: int
     words: str  # a piece of the one line after `lem <stage> <verb>: `
-    files: dict[str, str] = {}
+    files: dict[str, str | bytes] = {}  # written under the test's folder first; left byte-identical
 
 
 def bad_config(**changes: Any) -> str:
@@ -179,6 +195,10 @@ def bad_config(**changes: Any) -> str:
             cfg[key] = value
     return yaml.safe_dump(cfg)
 
+
+FINETUNE = ["sentiment", "finetune", "--model", "m", "--train", "a", "--valid", "b", "--test", "c"]
+README = ["report", "readme", "--readme", f"{TMP}/page.md", "--summary", f"{TMP}/summary.md"]
+SUMMARY = {"summary.md": "# Report\n\n## Verdicts\n\nNo comparison is conclusive.\n"}
 
 # fmt: off
 CLI = [
@@ -196,6 +216,18 @@ CLI = [
     Cli("annotate-renamed-no-backend", ["annotate", "run", "--lang", "xx", "--input", f"{TMP}/t.txt", "--out", f"{TMP}/o.parquet", "--settings", "{}"], 1, "expected a POS backend that names its tag set", {"t.txt": "a word\n"}),
     Cli("oracle-good-bad", ["curate", "control", "--pairs", f"{TMP}/n.tsv", "--kind", "oracle", "--out", f"{TMP}/r.tsv"], 1, "an oracle ranking needs pairs labelled exactly 'clean' (any other label is noisy); labels: 'bad', 'good'", {"n.tsv": "src\ttgt\tlabel\na\tb\tgood\nc\td\tbad\n"}),
     Cli("labels-in-two-cases", ["data", "sentiment", "--input", f"{TMP}/s.csv", "--out-dir", f"{TMP}/out"], 1, "s.csv:4: label 'positive' differs from 'Positive' (line 2) only in case", {"s.csv": "Sentence,Sentiment\na,Positive\nb,Negative\nc,positive\nd,Negative\n"}),
+    Cli("finetune-seed-negative", [*FINETUNE, "--seed", "-1", "--out", "o"], 2, "--seed -1: expected an integer seed in 0..4294967295"),
+    Cli("finetune-seed-2^32", [*FINETUNE, "--seed", "1", str(2**32), "--out", "o", "p"], 2, "--seed 4294967296: expected an integer seed in 0..4294967295"),
+    Cli("finetune-seed-2^70", [*FINETUNE, "--seed", str(2**70), "--out", "o"], 2, f"--seed {2**70}: expected an integer seed"),
+    Cli("finetune-lr-nan", [*FINETUNE, "--seed", "1", "--out", "o", "--settings", '{"learning_rate": NaN}'], 2, "--settings: sentiment settings: learning_rate=nan: expected a finite number"),
+    Cli("finetune-lr-inf", [*FINETUNE, "--seed", "1", "--out", "o", "--settings", '{"learning_rate": Infinity}'], 2, "learning_rate=inf: expected a finite number"),
+    Cli("readme-swapped-markers", [*README], 1, "page.md:2: the results block's end marker comes before its begin marker (line 4;", {"page.md": f"# A page\n{README_END}\nold\n{README_BEGIN}\n", **SUMMARY}),
+    Cli("readme-no-end-marker", [*README], 1, "page.md: no results block: its end marker is missing", {"page.md": f"# A page\n{README_BEGIN}\nold\n", **SUMMARY}),
+    Cli("readme-two-blocks", [*README], 1, "page.md:5: a second results marker", {"page.md": f"{README_BEGIN}\nold\n{README_END}\n\n{README_BEGIN}\nx\n{README_END}\n", **SUMMARY}),
+    Cli("readme-binary", [*README], 1, "page.md:3: expected text, got a NUL byte (a binary file?)", {"page.md": b"\x89PNG\r\n\x1a\n\x00\x00", **SUMMARY}),
+    Cli("readme-latin-1", [*README], 1, "page.md:3: expected UTF-8 text, got byte 0xe9", {"page.md": f"# A page\n{README_BEGIN}\ncaf\xe9\n{README_END}\n".encode("latin-1"), **SUMMARY}),
+    Cli("readme-summary-latin-1", [*README], 1, "summary.md:4: expected UTF-8 text, got byte 0xe9", {"page.md": f"{README_BEGIN}\n{README_END}\n", "summary.md": "# Report\n\n## Verdicts\ncaf\xe9\n".encode("latin-1")}),
+    Cli("readme-summary-binary", [*README], 1, "summary.md:1: expected text, got a NUL byte", {"page.md": f"{README_BEGIN}\n{README_END}\n", "summary.md": b"\x00\x01\x02"}),
     Cli("drop-label-case", ["data", "sentiment", "--input", f"{TMP}/s.csv", "--out-dir", f"{TMP}/out", "--settings", '{"drop_labels": ["conflict"]}'], 1, "drop_labels has 'conflict', but the label is 'Conflict' (line 4)", {"s.csv": "Sentence,Sentiment\na,Positive\nb,Negative\nc,Conflict\n"}),
 ]
 # fmt: on
@@ -204,9 +236,12 @@ CLI = [
 @pytest.mark.parametrize("case", CLI, ids=[c.id for c in CLI])
 def test_a_bad_argument_or_file_is_one_line_naming_it(case, tmp_path, capsys):
     for name, text in case.files.items():
-        (tmp_path / name).write_text(text, encoding="utf-8")
+        data = text if isinstance(text, bytes) else text.encode("utf-8")
+        (tmp_path / name).write_bytes(data)
     argv = [a.replace(TMP, str(tmp_path)) for a in case.argv]
     assert lem(argv) == case.status
+    for name, text in case.files.items():  # nothing written over, nothing lost
+        assert (tmp_path / name).read_bytes() == (text if isinstance(text, bytes) else text.encode("utf-8"))
     err = [line for line in capsys.readouterr().err.splitlines() if " INFO " not in line]
     prog = f"lem {argv[0]} {argv[1]}: "
     assert len(err) == 1 and err[0].startswith(prog), err
@@ -346,3 +381,28 @@ def test_a_full_disk_for_real(tmp_path):
         assert sorted(p.name for p in mount.iterdir()) == ["out.txt"]
     finally:
         subprocess.run(["umount", str(mount)], capture_output=True)
+
+
+def test_a_yte_template_stops_the_run_unless_allowed(tmp_path, monkeypatch):
+    """A config file is code (docs/troubleshooting.md): Snakemake renders `__use_yte__: true` with YTE at load;
+    the workflow's check (workflow/rules/common.smk: `refuse_yte(workflow.configfiles)`) then stops the run in
+    one line naming the file, unless LEM_ALLOW_YTE=1."""
+    from lem.config_check import ALLOW_YTE, refuse_yte
+
+    plain, template = tmp_path / "plain.yaml", tmp_path / "template.yaml"
+    plain.write_text("seed: 13\n__use_yte__: false\n", encoding="utf-8")
+    template.write_text("__use_yte__: true\nseed: ?6 + 7\n", encoding="utf-8")
+    monkeypatch.delenv(ALLOW_YTE, raising=False)
+    refuse_yte([plain, "config/none.yaml"])  # no template; an unreadable file is Snakemake's to report
+    with pytest.raises(ConfigError) as err:
+        refuse_yte([plain, template])
+    message = str(err.value)
+    assert message.startswith(f"{template}: __use_yte__: true: a YTE template") and "\n" not in message
+    assert f"{ALLOW_YTE}=1" in message and "docs/troubleshooting.md" in message
+    monkeypatch.setenv(ALLOW_YTE, "1")
+    refuse_yte([plain, template])
+    troubleshooting = (REPO / "docs" / "troubleshooting.md").read_text(encoding="utf-8")
+    assert "## A config file is code" in troubleshooting and f"`{ALLOW_YTE}=1`" in troubleshooting
+    assert "refuse_yte(workflow.configfiles)" in (REPO / "workflow" / "rules" / "common.smk").read_text(
+        encoding="utf-8"
+    )

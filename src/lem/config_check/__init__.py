@@ -85,9 +85,14 @@ from lem.config_check.names import (
 )
 from lem.config_check.provenance import Use, _uses
 from lem.config_check.schema import (
+    ALLOW_YTE,
     DATA_ROOT,
     SWITCHED,
+    YTE_KEY,
+    _check_finite,
+    _check_yte_key,
     expand_data_root,
+    refuse_yte,
     schema_refusal,
     switch_off,
     validate_config,
@@ -110,6 +115,7 @@ def check_config(config: dict[str, Any], written: dict[str, Any] | None = None) 
     rules pass it, and check what joins the sections (names, pairs, languages, lengths); raise ConfigError
     in one line naming the config key on the first problem. `written`: the config before the schema's
     defaults, so that a message says when a value is a default the user never wrote."""
+    _check_finite(config)
     _check_names(config)
     _check_pairs(config)
     _check_annotation_langs(config)
@@ -171,6 +177,7 @@ def check_workflow_config(config: dict[str, Any], schema_path: str | Path) -> di
     `lem plan cost` call it: the sections an overlay switched off (`switch_off`), the schema (its defaults
     filled in), `{data_root}` expanded, `check_config`.
     `config` is changed in place and returned; ConfigError in one line naming the key."""
+    _check_yte_key(config)
     switch_off(config)
     written = written_config(config)
     validate_config(config, schema_path)
@@ -180,6 +187,7 @@ def check_workflow_config(config: dict[str, Any], schema_path: str | Path) -> di
 
 
 __all__ = [
+    "ALLOW_YTE",
     "ANNOTATE",
     "DATA_ROOT",
     "LASER_DIM",
@@ -194,6 +202,7 @@ __all__ = [
     "SWITCHED",
     "TRAINING",
     "WARN_ONLY",
+    "YTE_KEY",
     "ConfigError",
     "ModelShape",
     "Section",
@@ -206,6 +215,7 @@ __all__ = [
     "expand_data_root",
     "model_positions",
     "model_shape",
+    "refuse_yte",
     "schema_refusal",
     "switch_off",
     "type_problems",

@@ -4,6 +4,8 @@ defaults filled and a schema refusal in one line naming the key (`schema_refusal
 from __future__ import annotations
 
 import copy
+import math
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -197,3 +199,75 @@ def validate_config(config: dict[str, Any], schema_path: str | Path) -> dict[str
     for err in _schema_validator(schema_path).iter_errors(config):
         raise ConfigError(schema_refusal(err))
     return config
+
+
+def non_finite_value(config: Any, path: str = "") -> tuple[str, float] | None:
+    """The first NaN or infinite number of the config (YAML's `.nan`, `.inf`) and its key: the schema's
+    ranges let NaN through (every comparison with it is false), and no key takes one."""
+    if isinstance(config, float) and not math.isfinite(config):
+        return path, config
+    if isinstance(config, dict):
+        items = [(f"{path}.{k}" if path else str(k), v) for k, v in config.items()]
+    elif isinstance(config, list):
+        items = [(f"{path}[{i}]", v) for i, v in enumerate(config)]
+    else:
+        return None
+    for key, value in items:
+        found = non_finite_value(value, key)
+        if found is not None:
+            return found
+    return None
+
+
+def _check_finite(config: dict[str, Any]) -> None:
+    found = non_finite_value(config)
+    if found is not None:
+        raise ConfigError(f"{found[0]}: {found[1]}: expected a finite number")
+
+
+# --- a config file is code: YTE templates -------------------------------------------------------------------
+
+YTE_KEY = "__use_yte__"  # Snakemake renders such a config with YTE when it loads it: its values run Python
+ALLOW_YTE = "LEM_ALLOW_YTE"  # =1: the user has read the template and runs it (docs/troubleshooting.md)
+
+
+def yte_allowed() -> bool:
+    return os.environ.get(ALLOW_YTE, "") == "1"
+
+
+def yte_templates(configfiles: Any) -> list[str]:
+    """The config files (of those Snakemake loaded) that ask for YTE templating (`__use_yte__: true` at the
+    top level): Snakemake has rendered them, running their Python, before the workflow could check them."""
+    import yaml
+
+    found = []
+    for path in configfiles or ():
+        try:
+            data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+        except (OSError, ValueError, yaml.YAMLError):
+            continue  # Snakemake read it; this check only looks for the key
+        if isinstance(data, dict) and data.get(YTE_KEY):
+            found.append(str(path))
+    return found
+
+
+def refuse_yte(configfiles: Any) -> None:
+    """Stop the run before any job when a config file is a YTE template, unless LEM_ALLOW_YTE=1: a config
+    received from someone else is code, like a Snakefile (docs/troubleshooting.md, "A config file is code")."""
+    templates = yte_templates(configfiles)
+    if templates and not yte_allowed():
+        raise ConfigError(
+            f"{templates[0]}: {YTE_KEY}: true: a YTE template, whose values run Python when Snakemake loads "
+            f"it (its code has run once already, at load); no job is started: read it, then rerun with "
+            f"{ALLOW_YTE}=1 to accept templates (docs/troubleshooting.md, 'A config file is code')"
+        )
+
+
+def _check_yte_key(config: dict[str, Any]) -> None:
+    """`__use_yte__` in a config read as plain YAML (`lem plan`, which never renders a template)."""
+    if YTE_KEY in config:
+        raise ConfigError(
+            f"{YTE_KEY}: a YTE template (its values run Python when Snakemake loads it); `lem plan` reads "
+            "a config as plain YAML and renders none: plan a rendered copy (`yte < in.yaml > out.yaml`, after "
+            f"reading it), or run Snakemake with {ALLOW_YTE}=1 (docs/troubleshooting.md)"
+        )

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import math
 import sys
 import types
 import typing
@@ -288,7 +289,29 @@ def typed(value: Any, hint: Any, where: str, key: str) -> Any:
     if not type_ok(value, hint):
         suffix, got, expected = misfit(value, hint) or ("", value, describe(hint))
         raise SettingsError(f"{where}: {key}{suffix}={got!r}: expected {expected}")
+    bad = non_finite(value)
+    if bad is not None:  # NaN passes every `<=` check after it, inf every `>=`: refused once, here
+        raise SettingsError(f"{where}: {key}{bad[0]}={bad[1]!r}: expected a finite number")
     return value
+
+
+def non_finite(value: Any, at: str = "") -> tuple[str, float] | None:
+    """The first NaN or infinite float in `value` (in its lists, tuples and mappings) and where: no setting
+    takes one."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return at, value
+    items = (
+        value.items()
+        if isinstance(value, Mapping)
+        else enumerate(value)
+        if isinstance(value, (list, tuple))
+        else ()
+    )
+    for k, v in items:
+        found = non_finite(v, f"{at}.{k}" if isinstance(value, Mapping) else f"{at}[{k}]")
+        if found is not None:
+            return found
+    return None
 
 
 # --- command-line arguments ---------------------------------------------------------------------------------
@@ -338,17 +361,17 @@ def argument_problem(prog: str, args: Any) -> str | None:
     """The first parsed argument of command `prog` ("lem report build") that is out of its range, as
     '--flag value: expected ...' (a float that is not finite, a level outside (0, 1), a negative seed or
     count, ...); None when every one fits. `args` is argparse's namespace."""
-    import math
 
     if prog in OWN_ARGUMENT_CHECKS:
         return None
-    for dest, value in sorted(vars(args).items()):
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            continue
+    for dest, given in sorted(vars(args).items()):
         flag = "--" + dest.replace("_", "-")
-        if isinstance(value, float) and not math.isfinite(value):
-            return f"{flag} {value}: expected a finite number"
-        rule = ARG_RANGES.get(dest)
-        if rule is not None and not rule[0](value):
-            return f"{flag} {value}: expected {rule[1]}"
+        for value in given if isinstance(given, list) else [given]:  # nargs="+": each value (`--seed 1 2`)
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                continue
+            if isinstance(value, float) and not math.isfinite(value):
+                return f"{flag} {value}: expected a finite number"
+            rule = ARG_RANGES.get(dest)
+            if rule is not None and not rule[0](value):
+                return f"{flag} {value}: expected {rule[1]}"
     return None

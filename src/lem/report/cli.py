@@ -25,9 +25,9 @@ from lem.report.readme import update_readme
 
 
 def cmd_readme(a: argparse.Namespace) -> None:
-    update_readme(
-        Path(a.readme), Path(a.summary).read_text(encoding="utf-8"), a.note, a.block, tuple(a.sections or ())
-    )
+    from lem.core.inputs import read_text
+
+    update_readme(Path(a.readme), read_text(a.summary), a.note, a.block, tuple(a.sections or ()))
     print(f"{a.readme}: {a.block} block regenerated from {a.summary}")
 
 
