@@ -115,7 +115,7 @@ def worker(kind: str, xp: str, yp: str, block: int) -> dict:
         out = {"pass_s": t_pass, "n_max": len(mining.retrieve(best, "max"))}
     elif kind == "miner_all":  # the default settings: the authors' formula, every candidate
         from lem import mine as mining
-        from lem.mine import margin
+        from lem.mine import exact, margin
 
         st = mining.MineSettings()
         assert st.candidates == "all" and st.margin == "ratio" and st.neighbourhood == "pooled"
@@ -124,8 +124,10 @@ def worker(kind: str, xp: str, yp: str, block: int) -> dict:
         dx, dy = mining.neighbourhood_terms(fwd, bwd, K, st.neighbourhood)
         best = mining.best_over_all(x, y, dx, dy, st.margin, block, fwd, bwd)  # as mining.mine
         seconds = time.perf_counter() - t
-        rows = margin._settled(fwd, dx, dy, st.margin, len(y), margin._product_slack(x, y))[0]
-        cols = margin._settled(bwd, dy, dx, st.margin, len(x), margin._product_slack(y, x))[0]
+        near_r = margin._best_of_candidates(fwd, fwd.idx.shape[1], dx, dy, st.margin)[0]
+        near_c = margin._best_of_candidates(bwd, bwd.idx.shape[1], dy, dx, st.margin)[0]
+        rows = exact._settled(fwd, near_r, dx, dy, st.margin, len(y), exact._product_slack(x, y))
+        cols = exact._settled(bwd, near_c, dy, dx, st.margin, len(x), exact._product_slack(y, x))
         out = {"pass_s": t_pass, "pairs": digest(best.fwd_best, best.bwd_best), "seconds": seconds}
         out.update(settled_rows=float(rows.mean()), settled_cols=float(cols.mean()))
     elif kind == "numpy_all":

@@ -10,7 +10,7 @@ import pytest
 
 from lem import mine as mining
 from lem.cli import command
-from lem.mine import MineSettings
+from lem.mine import MineSettings, exact
 from lem.mine import margin as margin_mod
 
 # ---------------------------------------------------------------- the dense reference (written from the formulas)
@@ -241,7 +241,7 @@ def test_best_over_all_in_blocks_and_chunks_equals_dense(monkeypatch, kind, data
     x, y = make(rng, 37), make(rng, 23)
     fwd, bwd = mining.knn_both(x, y, 4)
     dx, dy = mining.neighbourhood_terms(fwd, bwd, 4, "pooled")
-    monkeypatch.setattr(margin_mod, "_SCORE_CHUNK", 8 * len(y) * chunk_rows)
+    monkeypatch.setattr(exact, "_SCORE_CHUNK", 8 * len(y) * chunk_rows)
     got = mining.best_over_all(x, y, dx, dy, kind, block)
     m = margin_mod.margin((x @ y.T).astype(np.float64), dx[:, None] + dy[None, :], kind)
     assert got.fwd_best.tolist() == m.argmax(axis=1).tolist()
@@ -262,8 +262,8 @@ def test_best_over_all_in_blocks_and_chunks_equals_dense(monkeypatch, kind, data
 def test_all_candidates_settled_from_neighbours_equal_reference(monkeypatch, margin, neighbourhood, data):
     # large problems settle most sources/targets from their k nearest neighbours (a bound on every other
     # candidate's margin) and rescore only the rest; forced here on small ones, against the dense reference
-    monkeypatch.setattr(margin_mod, "_SETTLE_MIN", 1)
-    monkeypatch.setattr(margin_mod, "_PAD", 1)  # so that the partial passes run on small problems too
+    monkeypatch.setattr(exact, "_SETTLE_MIN", 1)
+    monkeypatch.setattr(exact, "_PAD", 1)  # so that the partial passes run on small problems too
     rng = np.random.default_rng(11)
     make = (lambda r, n: unit(r, n, 16)) if data == "random" else (lambda r, n: tied(r, n, 16))
     for shape, k in itertools.product(SHAPES + [(60, 45), (45, 60)], [1, 2, 4]):
@@ -291,8 +291,10 @@ def test_best_over_all_settled_equals_whole_second_pass(kind):
     x[-1] = y[7] = hubs[0] / np.linalg.norm(hubs[0])  # the lone row: unsettled, and target 7's best
     fwd, bwd = mining.knn_both(x, y, 4)
     dx, dy = mining.neighbourhood_terms(fwd, bwd, 4, "pooled")
-    rows = margin_mod._settled(fwd, dx, dy, kind, len(y), margin_mod._product_slack(x, y))[0]
-    cols = margin_mod._settled(bwd, dy, dx, kind, len(x), margin_mod._product_slack(y, x))[0]
+    near_r = margin_mod._best_of_candidates(fwd, fwd.idx.shape[1], dx, dy, kind)[0]
+    near_c = margin_mod._best_of_candidates(bwd, bwd.idx.shape[1], dy, dx, kind)[0]
+    rows = exact._settled(fwd, near_r, dx, dy, kind, len(y), exact._product_slack(x, y))
+    cols = exact._settled(bwd, near_c, dy, dx, kind, len(x), exact._product_slack(y, x))
     got = mining.best_over_all(x, y, dx, dy, kind, 1024, fwd, bwd)
     whole = mining.best_over_all(x, y, dx, dy, kind, 1024)
     assert 0.7 < rows.mean() <= 1 and 0.7 < cols.mean() <= 1

@@ -3,6 +3,8 @@
 - `lem.mine.settings`: `MineSettings`, every choice of the method;
 - `lem.mine.knn`: nearest neighbours both ways (the exact one-pass engine, on the CPU or a GPU; FAISS indexes);
 - `lem.mine.margin`: margin scoring, best candidates, retrieval, mining per document (the method's page);
+- `lem.mine.exact`: the exact speed-up of `candidates: all` (float-error bounds settle most items from their
+  neighbours; the same results as a whole second pass);
 - `lem.mine.evaluate`: P/R/F1 against gold links, xsim, the gold file;
 - `lem.mine.cli`: `lem mine run`.
 """
