@@ -37,6 +37,12 @@ rule report:
             category="1. Results",
             labels={"what": "paired comparisons"},
         ),
+        forest=report(
+            "results/report/comparisons.png",
+            caption="../report/forest.rst",
+            category="2. Figures",
+            labels={"figure": "declared comparisons (forest)"},
+        ),
         png=report(
             "results/report/overview.png",
             caption="../report/overview.rst",

@@ -2,7 +2,8 @@
 
 Output: `summary.tsv` (long format, one row per variant x task x dataset x pair x metric, with mean, standard
 deviation and number of seeds), `summary.md` (one pivot table per task, variants as rows) and its HTML page,
-`comparisons.tsv`, `controls.json` and PNG figures.
+`comparisons.tsv`, `controls.json` and PNG figures (`comparisons.png`: the declared comparisons, a forest figure
+per family, shown in summary.html).
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ from lem.evidence.controls import lexical_control_lines, no_signal_cells
 from lem.report import figures
 from lem.report.comparisons import Items, compare
 from lem.report.controls import control_verdicts, write_verdicts
-from lem.report.markdown import markdown, para_markdown
+from lem.report.intervals import report_intervals
+from lem.report.markdown import FOREST_FILE, markdown, para_markdown
 from lem.report.tables import collect, summarise
 from lem.report.verdicts import marks
 
@@ -43,7 +45,7 @@ def build_report(
     para_stats: list[str] = (),
 ) -> pd.DataFrame:
     """Every output of the report in `out_dir`: summary.tsv / .md / .html, comparisons.tsv, the figures
-    (overview, mining, and with `models`: masking and training) and, with `config`, config.json (the run's
+    (comparisons, overview, mining, masking and training) and, with `config`, config.json (the run's
     configuration, for the Snakemake report)."""
     cov = json.loads(Path(coverage).read_text(encoding="utf-8")) if coverage else None
     items, control_metrics = Items(), {}
@@ -59,6 +61,7 @@ def build_report(
     for v in verdicts:
         (log.info if v.ok else log.warning)("controls: %s%s", "" if v.ok else "FAILED ", v.line)
     comparisons = compare(items, variants, sig["alpha"], no_signal=no_signal_cells(verdicts), evidence=ev)
+    summary = report_intervals(summary, items)  # 95 % intervals of the verdicts' kind, inside [0, 1]
     order = {v: i for i, v in enumerate(variants)}
     summary = summary.sort_values(
         ["task", "dataset", "pair", "metric", "variant"],
@@ -76,7 +79,10 @@ def build_report(
     md = markdown(summary, variants, cov, comparisons, sig["alpha"], news_stats, notes, verdicts)
     md += "\n".join(para_markdown(para_stats))
     write_text(out_dir / "summary.md", md)
-    write_text(out_dir / "summary.html", figures.markdown_html(md, "LEM pipeline: results"))
+    figures.comparisons_figure(
+        comparisons, ev["families"], out_dir / FOREST_FILE, ev["confidence"], ev["power"]
+    )
+    write_text(out_dir / "summary.html", figures.markdown_html(md, "LEM pipeline: results", out_dir))
     figures.overview_figure(summary, variants, out_dir / "overview.png")
     figures.mining_figure(summary, variants, out_dir / "mining.png", marks(comparisons))
     write_verdicts(verdicts, out_dir / "controls.json")

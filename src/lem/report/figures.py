@@ -1,5 +1,8 @@
-"""The report's figures: the overview, mining F1 with intervals, masking shares per entity type, loss curves per
-stage; and the HTML page of the markdown.
+"""The report's figures: the declared comparisons (a forest figure per family), the overview, mining F1 with
+intervals, masking shares per entity type, loss curves per variant and stage; and the HTML page of the markdown.
+
+Every error bar says what it is, one kind everywhere: the verdicts' two-level 95 % interval (of a
+difference, or of a system's mean on a tested metric: `lem.report.intervals`), inside [0, 1] for a share.
 
 Each figure is a PNG written atomically; every function takes the data it draws and an output path.
 Model folders are named to the report as `variant:stage:seed=path` (`parse_models`): the figures read their
@@ -10,15 +13,20 @@ losses), never paths for meaning.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
 from lem.core.files import atomic_path
+from lem.evidence import crossed
+from lem.evidence.compare import FAMILIES, TASKS
+from lem.report.intervals import KIND_WORDS, NONE, SEEDS, TWO_LEVEL
 
 STAGES = ("base", "mono", "para")
 PRIORITY = ("ne", "verb", "noun", "other")
+IMAGE = re.compile(r"^!\[([^\]]*)\]\(([^)\s]+)\)\s*$")  # a markdown image line: ![alt](name.png)
 
 
 @dataclass(frozen=True)
@@ -53,29 +61,64 @@ def _plt():
 
 
 def _save(fig, path: Path) -> None:
+    """The figure as a PNG, with everything drawn outside the axes (legends, verdict words) kept."""
     plt = _plt()
     fig.tight_layout()
     with atomic_path(path) as tmp:
-        fig.savefig(tmp, dpi=120, format="png")
+        fig.savefig(tmp, dpi=120, format="png", bbox_inches="tight")
     plt.close(fig)
 
 
+def _bars_say(part: pd.DataFrame) -> str:
+    """What the error bars of a figure's rows are (the summary's column `interval`, lem.report.intervals)."""
+    kinds = (
+        set(part["interval"]) if "interval" in part else {SEEDS if x else NONE for x in part["low"].notna()}
+    )
+    said = [KIND_WORDS[k] for k in (TWO_LEVEL, SEEDS) if k in kinds]
+    return "error bars: " + " or ".join(said) if said else "no error bars: one seed"
+
+
+def _errors(sub: pd.DataFrame, groups: list[str]) -> tuple[list[float], list[list[float]]]:
+    """Means of `sub` (indexed by group) and the error bars of their intervals (0 where a cell has none)."""
+    means = [float(sub["mean"].get(g, float("nan"))) for g in groups]
+    lows = [float(sub["low"].get(g, float("nan"))) for g in groups]
+    highs = [float(sub["high"].get(g, float("nan"))) for g in groups]
+    return means, [
+        [0.0 if pd.isna(lo) else m - lo for m, lo in zip(means, lows, strict=True)],
+        [0.0 if pd.isna(hi) else hi - m for m, hi in zip(means, highs, strict=True)],
+    ]
+
+
+def _legend_outside(ax, **kwargs) -> None:
+    """The legend right of the axes, where it covers no data."""
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, **kwargs)
+
+
+def _curation_metric(summary: pd.DataFrame) -> str | None:
+    """Curation's tested metric (the one with two-level intervals), else its first."""
+    part = summary[summary.task == "curation"]
+    if part.empty:
+        return None
+    if "interval" in part:
+        tested = sorted(part[part.interval == TWO_LEVEL].metric.unique())
+        if tested:
+            return tested[0]
+    return sorted(part.metric.unique())[0]
+
+
 def overview_figure(summary: pd.DataFrame, variants: list[str], path: Path) -> None:
-    """The overview: the headline metric of mining, sentiment and curation per variant and pair (bars: mean
-    and seed s.d.)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    """The overview: the tested metric of mining, sentiment and curation per variant and pair, the mean over
+    seeds with its 95 % interval (two-level where the metric is tested: `lem.report.intervals`)."""
+    plt = _plt()
     panels = [
         ("mining", "intersection_f1", "Mining F1 (intersection)"),
         ("sentiment", "macro_f1", "Sentiment macro-F1"),
     ]
-    cur = sorted(summary[summary.task == "curation"].metric.unique())
+    cur = _curation_metric(summary)
     if cur:
-        panels.append(("curation", cur[0], f"Curation {cur[0].replace('_', ' ')}"))
-    fig, axes = plt.subplots(1, len(panels), figsize=(5 * len(panels), 3.8), squeeze=False)
+        panels.append(("curation", cur, f"Curation {cur.replace('_', ' ')}"))
+    fig, axes = plt.subplots(1, len(panels), figsize=(5 * len(panels), 4.2), squeeze=False)
     for ax, (task, metric, title) in zip(axes[0], panels, strict=True):
         part = summary[(summary.task == task) & (summary.metric == metric)]
         groups = sorted((part.dataset + " " + part.pair).unique())
@@ -83,29 +126,35 @@ def overview_figure(summary: pd.DataFrame, variants: list[str], path: Path) -> N
         width = 0.8 / max(1, len(present))
         for j, v in enumerate(present):
             sub = part[part.variant == v].assign(g=lambda d: d.dataset + " " + d.pair).set_index("g")
+            means, err = _errors(sub, groups)
             xs = [i + j * width for i in range(len(groups))]
-            ax.bar(
-                xs,
-                [sub["mean"].get(g, 0.0) for g in groups],
-                width,
-                yerr=[sub["std"].get(g, 0.0) for g in groups],
-                label=v,
-            )
+            ax.bar(xs, means, width, yerr=err, capsize=2, label=v)
         ax.set_xticks([i + width * (len(present) - 1) / 2 for i in range(len(groups))])
         ax.set_xticklabels([g.split(" ", 1)[1] for g in groups], rotation=0)
-        ax.set_title(title)
-        ax.set_ylim(0, 1)
-    if axes[0][0].get_legend_handles_labels()[0]:
-        axes[0][0].legend(fontsize=8)
-    fig.tight_layout()
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, dpi=120, format="png")
-    plt.close(fig)
+        ax.set_title(f"{title}\n{_wrap(_bars_say(part), 48)}", fontsize=9)
+        ax.set_ylim(0, 1.02)
+        ax.set_ylabel("mean over seeds")
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    for ax in axes[0][1:]:  # every row of any panel, once
+        for h, label in zip(*ax.get_legend_handles_labels(), strict=True):
+            if label not in labels:
+                handles.append(h)
+                labels.append(label)
+    if handles:
+        axes[0][-1].legend(handles, labels, fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    _save(fig, path)
+
+
+def _wrap(text: str, width: int) -> str:
+    import textwrap
+
+    return "\n".join(textwrap.wrap(text, width))
 
 
 def mining_figure(summary: pd.DataFrame, variants: list[str], path: Path, marks: dict | None = None) -> None:
-    """Mining intersection F1 per pair (groups) and row (bars): mean over seeds with its 95 % interval,
-    chance (dashed) and ceiling (dotted) of each pair, ▲/▼ over significant comparisons."""
+    """Mining intersection F1 per pair (groups) and row (bars): mean over seeds with its 95 % interval (the
+    verdicts' two-level interval, `lem.report.intervals`), chance (dashed) and ceiling (dotted) of each pair,
+    the verdict's mark (▲/▼/≈) over a row with a declared comparison."""
     plt = _plt()
     part = summary[(summary.task == "mining") & (summary.metric == "intersection_f1")]
     part = part.assign(group=part.dataset + " " + part.pair)
@@ -116,20 +165,13 @@ def mining_figure(summary: pd.DataFrame, variants: list[str], path: Path, marks:
     for j, v in enumerate(rows):
         sub = part[part.variant == v].set_index("group")
         xs = [i + j * width for i in range(len(groups))]
-        means = [sub["mean"].get(g, float("nan")) for g in groups]
-        lows = [sub["low"].get(g, float("nan")) for g in groups]
-        highs = [sub["high"].get(g, float("nan")) for g in groups]
-        err = [
-            [0 if pd.isna(lo) else m - lo for m, lo in zip(means, lows, strict=True)],
-            [0 if pd.isna(hi) else hi - m for m, hi in zip(means, highs, strict=True)],
-        ]
+        means, err = _errors(sub, groups)
         ax.bar(xs, means, width, yerr=err, capsize=2, label=v)
-        for x, g, m, hi in zip(xs, groups, means, highs, strict=True):
+        for x, g, m, up in zip(xs, groups, means, err[1], strict=True):
             ds, pair = g.split(" ", 1)
             mark = (marks or {}).get(("mining", ds, pair, v))
             if mark and not pd.isna(m):  # above the interval, clear of its cap
-                top = m if pd.isna(hi) else max(m, hi)
-                ax.text(x, min(1.02, top + 0.02), mark, ha="center", va="bottom", fontsize=8)
+                ax.text(x, m + up + 0.01, mark, ha="center", va="bottom", fontsize=8)
     for i, g in enumerate(groups):
         ref = part[part.group == g]
         left, right = i - width / 2, i + width * (len(rows) - 0.5)
@@ -137,14 +179,139 @@ def mining_figure(summary: pd.DataFrame, variants: list[str], path: Path, marks:
         ax.hlines(ref["ceiling"].mean(), left, right, colors="grey", linestyles="dotted", linewidth=1)
     ax.set_xticks([i + width * (len(rows) - 1) / 2 for i in range(len(groups))])
     ax.set_xticklabels(groups)
-    ax.set_ylim(0, 1.2)
-    ax.set_ylabel("intersection F1")
+    ax.set_ylim(0, 1.08)
+    ax.set_ylabel("intersection F1, mean over seeds")
     ax.set_title(
-        "Bitext mining: mean over seeds, 95 % interval\ndashed: chance, dotted: ceiling", fontsize=10
+        f"Bitext mining: {_bars_say(part)}\ndashed: chance, dotted: ceiling; ▲ higher, ▼ lower, ≈ equivalent "
+        "(the row's verdict)",
+        fontsize=9,
     )
-    if rows:
-        ax.legend(fontsize=7, ncol=4, loc="upper center")
+    _legend_outside(ax, fontsize=7)
     _save(fig, path)
+
+
+# What the forest figure shows (its caption in summary.md and in workflow/report/forest.rst, checked to agree by
+# tests/test_report.py): every error bar is the interval of the verdict it sits beside.
+COMPARISONS_TEST = (
+    f"Each declared comparison (config `evidence.families`: {', '.join(FAMILIES)}) is a two-level test over "
+    f"pre-training seeds and test items ({crossed.METHOD}): seed s of a is paired with seed s of b, and the "
+    "seeds x items table of per-item (jackknife) differences is analysed by its mean squares. p is two-sided; "
+    "Holm's correction runs within each declared family (its size fixed by the config, untested comparisons "
+    "counted); TOST tests equivalence within the margin (`evidence.margin`); the MDE is the difference "
+    "detectable with the configured power at the family's first Holm threshold. Verdict: higher or lower "
+    "(Holm p below alpha), equivalent (TOST Holm p below alpha), else inconclusive."
+)
+FOREST_CAPTION = (
+    "Each declared comparison's paired difference a - b (point) with its 95 % two-level interval (bar: the "
+    "interval its verdict is read from), one block per declared family, one panel per task (its metric's "
+    "units); solid line: zero; grey band: the equivalence margin (+- `evidence.margin`); purple ticks: +- the "
+    "comparison's MDE; the verdict word beside each row. " + COMPARISONS_TEST
+)
+VERDICT_COLOUR = {"higher": "tab:green", "lower": "tab:red", "equivalent": "tab:blue", "inconclusive": "0.35"}
+
+
+def _forest_panels(comparisons: pd.DataFrame, families: dict) -> list[tuple[str, str | None, pd.DataFrame]]:
+    """(family, task, its rows) per panel: every declared family (config order of `FAMILIES`), a panel per
+    task it has rows of; a family without rows one empty panel (task None)."""
+    rows = pd.DataFrame() if comparisons.empty else comparisons[comparisons["role"] == "comparison"]
+    panels = []
+    for family in [f for f in FAMILIES if f in families]:
+        part = rows[rows["family"] == family] if not rows.empty else rows
+        tasks = [t for t in TASKS if not part.empty and t in set(part["task"])]
+        panels += [(family, t, part[part["task"] == t]) for t in tasks] or [(family, None, part)]
+    return panels
+
+
+def comparisons_figure(
+    comparisons: pd.DataFrame, families: dict, path: Path, confidence: float = 0.95, power: float = 0.8
+) -> None:
+    """The forest figure of the declared comparisons (`lem.report.comparisons`): per declared family (the
+    config's `evidence.families`) and task, each comparison's difference a - b with the interval its verdict
+    is read from, zero, the equivalence margin's band, +-MDE and the verdict word (`FOREST_CAPTION`)."""
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    plt = _plt()
+    panels = _forest_panels(comparisons, families)
+    heights = [0.9 + 0.32 * max(1, len(part)) for *_, part in panels] or [1.2]
+    fig, axes = plt.subplots(
+        max(1, len(panels)), 1, figsize=(8, sum(heights) + 1.0), squeeze=False,
+        gridspec_kw={"height_ratios": heights},
+    )  # fmt: skip
+    level = f"{confidence * 100:g} %"
+    if not panels:
+        _empty(axes[0][0], "no family of comparisons declared (config evidence.families)")
+    for ax, (family, task, part) in zip(axes[:, 0], panels, strict=False):  # no panel: one empty axes
+        if task is None:
+            ax.text(0.5, 0.5, f"{family} family: declared, but no comparison of it has data in this run",
+                    ha="center", va="center")  # fmt: skip
+            ax.set_yticks([])
+            ax.set_xticks([])
+            continue
+        _forest_panel(ax, family, task, part, level)
+    handles = [
+        Line2D([], [], color="0.35", marker="o", linestyle="-", label=f"a - b with its {level} two-level interval"),
+        Patch(color="0.88", label="equivalence margin (+- evidence.margin)"),
+        Line2D([], [], color="tab:purple", marker="|", markersize=10, linestyle="none",
+               label=f"+- MDE ({power * 100:g} % power at the family's first Holm threshold)"),
+    ]  # fmt: skip
+    fig.suptitle(
+        "Declared comparisons: paired difference a - b per family (Holm within each family)\n"
+        f"bars: {level} two-level interval over pre-training seeds and test items, as the verdicts",
+        fontsize=10,
+    )
+    fig.tight_layout()
+    fig.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=2, fontsize=8)
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=120, format="png", bbox_inches="tight")
+    plt.close(fig)
+
+
+def _forest_panel(ax, family: str, task: str, part: pd.DataFrame, level: str) -> None:
+    ys = list(range(len(part) - 1, -1, -1))  # the table's order, top down
+    for margin in sorted(set(part["margin"].dropna())):
+        ax.axvspan(-margin, margin, color="0.88", zorder=0)
+    ax.axvline(0.0, color="k", linewidth=0.8, zorder=1)
+    span = [0.0]
+    for y, r in zip(ys, part.itertuples(), strict=True):
+        colour = VERDICT_COLOUR.get(r.verdict, "0.35")
+        tested = not (pd.isna(r.low) or pd.isna(r.high))
+        if tested:
+            ax.errorbar(
+                r.diff,
+                y,
+                xerr=[[r.diff - r.low], [r.high - r.diff]],
+                fmt="o",
+                color=colour,
+                capsize=3,
+                zorder=3,
+            )
+            span += [r.low, r.high]
+        else:
+            ax.plot(r.diff, y, marker="o", markerfacecolor="white", color=colour, zorder=3)
+            span.append(r.diff)
+        if pd.notna(r.mde):
+            ax.plot([-r.mde, r.mde], [y, y], linestyle="none", marker="|", markersize=10, color="tab:purple",
+                    zorder=2)  # fmt: skip
+            span += [-r.mde, r.mde]
+        word = r.verdict if tested else f"{r.verdict} (untested)"
+        ax.annotate(word, xy=(1.01, y), xycoords=("axes fraction", "data"), va="center", fontsize=8,
+                    color=colour, annotation_clip=False)  # fmt: skip
+    span += [-m for m in part["margin"].dropna()] + list(part["margin"].dropna())
+    lo, hi = min(x for x in span if pd.notna(x)), max(x for x in span if pd.notna(x))
+    pad = 0.08 * (hi - lo or 1.0)
+    ax.set_xlim(lo - pad, hi + pad)
+    ax.set_ylim(-0.7, len(part) - 0.3)
+    ax.set_yticks(ys)
+    ax.set_yticklabels([f"{r.dataset} {r.pair}: {r.a} - {r.b}" for r in part.itertuples()], fontsize=8)
+    metrics = ", ".join(sorted(set(part["metric"].astype(str))))
+    ax.set_xlabel(f"a - b in {metrics} (bars: {level} two-level interval)", fontsize=8)
+    size = int(part["family_size"].max()) if "family_size" in part else len(part)
+    ax.set_title(
+        f"{family} family: {task}, {len(part)} of its {size} comparisons (Holm within the family)",
+        fontsize=9,
+        loc="left",
+    )
 
 
 def masking_shares(models: list[ModelRef]) -> pd.DataFrame:
@@ -194,7 +361,7 @@ def masking_figure(models: list[ModelRef], variants: list[str], path: Path) -> N
         ax.tick_params(axis="x", labelrotation=30)
     axes[0][0].set_ylabel("share of masked positions")
     if stages:
-        axes[0][-1].legend(fontsize=7)
+        _legend_outside(axes[0][-1], fontsize=7)
     _save(fig, path)
 
 
@@ -227,43 +394,65 @@ def _ref(m: ModelRef) -> dict[str, str]:
     return {"variant": m.variant, "stage": m.stage, "seed": m.seed}
 
 
+TRAINING_NOTE = (
+    "each variant's validation set is masked by its own collator (LEM's entity-first masking, standard MLM's "
+    "random masking), so a loss is comparable only within its panel, never across variants"
+)
+
+
 def training_figure(models: list[ModelRef], variants: list[str], path: Path) -> None:
-    """Loss curves per stage (base, mono, para): validation loss (solid, the checkpoint criterion) and
-    training loss (faint) per variant; every seed drawn."""
+    """Loss curves, one panel per stage (rows: base, mono, para) and variant (columns): validation loss (solid,
+    the checkpoint criterion) and training loss (faint) of every seed. A panel per variant because each
+    variant's validation set is masked by its own collator (`TRAINING_NOTE`): one axis would compare losses
+    on differently masked sets."""
     plt = _plt()
     curves = loss_curves(models)
     stages = [s for s in STAGES if s in set(curves.stage)]
-    fig, axes = plt.subplots(1, max(1, len(stages)), figsize=(5 * max(1, len(stages)), 3.6), squeeze=False)
-    colour = {v: f"C{i % 10}" for i, v in enumerate(variants)}
+    panels = {s: [v for v in variants if v in set(curves[curves.stage == s].variant)] for s in stages}
+    for s in stages:  # a model of a variant the run does not list: drawn after those it lists
+        panels[s] += sorted(set(curves[curves.stage == s].variant) - set(panels[s]))
+    cols = max([len(v) for v in panels.values()] or [1])
+    fig, axes = plt.subplots(
+        max(1, len(stages)), cols, figsize=(3.6 * cols, 2.8 * max(1, len(stages)) + 0.6), squeeze=False
+    )
+    for ax in axes.flat:
+        ax.set_axis_off()
     if not stages:
+        axes[0][0].set_axis_on()
         _empty(axes[0][0], "no model trained in this run: no loss curves to show")
-    for ax, stage in zip(axes[0], stages, strict=False):
-        part = curves[curves.stage == stage]
-        labelled = set()
-        for (variant, _seed, kind), c in part.groupby(["variant", "seed", "kind"], sort=True):
-            c = c.sort_values("step")
-            label = variant if (variant, kind) not in labelled and kind == "valid" else None
-            labelled.add((variant, kind))
-            ax.plot(
-                c.step,
-                c.loss,
-                color=colour.get(variant, "k"),
-                alpha=1.0 if kind == "valid" else 0.3,
-                linewidth=1.2 if kind == "valid" else 0.8,
-                label=label,
-            )
-        ax.set_title(f"{stage} stage: validation (solid) and training loss")
-        ax.set_xlabel("step")
-    axes[0][0].set_ylabel("masked-LM loss")
-    for ax in axes[0]:
-        if ax.get_legend_handles_labels()[0]:
-            ax.legend(fontsize=7)
+    for row, stage in enumerate(stages):
+        for col, variant in enumerate(panels[stage]):
+            ax = axes[row][col]
+            ax.set_axis_on()
+            part = curves[(curves.stage == stage) & (curves.variant == variant)]
+            for k, (seed, c) in enumerate(part.groupby("seed", sort=True)):
+                for kind, c_kind in c.groupby("kind"):
+                    c_kind = c_kind.sort_values("step")
+                    ax.plot(
+                        c_kind.step,
+                        c_kind.loss,
+                        color=f"C{k % 10}",
+                        alpha=1.0 if kind == "valid" else 0.3,
+                        linewidth=1.2 if kind == "valid" else 0.8,
+                        label=f"seed {seed}" if kind == "valid" or "valid" not in set(c.kind) else None,
+                    )
+            ax.set_title(f"{variant}, {stage} stage\n(its own masked validation set)", fontsize=9)
+            ax.set_xlabel("step", fontsize=8)
+            ax.set_ylabel("masked-LM loss", fontsize=8)
+            _legend_outside(ax, fontsize=7)
+    fig.suptitle(
+        "Loss curves, one panel per variant and stage: validation loss (solid, the checkpoint criterion), "
+        f"training loss (faint)\n{_wrap(TRAINING_NOTE, 110)}",
+        fontsize=9,
+    )
     _save(fig, path)
 
 
-def markdown_html(md: str, title: str) -> str:
-    """The report's markdown (headings, paragraphs, pipe tables) as one self-contained HTML page for the
-    Snakemake report: no markdown package needed, nothing fetched."""
+def markdown_html(md: str, title: str, images: Path | None = None) -> str:
+    """The report's markdown (headings, paragraphs, pipe tables, images) as one self-contained HTML page for
+    the Snakemake report: no markdown package needed, nothing fetched. An image line (`![alt](name.png)`) is
+    embedded from the folder `images` (as a data URL), or linked where it is not there."""
+    import base64
     import html
 
     out = [
@@ -289,6 +478,15 @@ def markdown_html(md: str, title: str) -> str:
                 out.append("<tr>" + "".join(f"<td>{_inline(c)}</td>" for c in row) + "</tr>")
             out.append("</table>")
             continue
+        elif IMAGE.match(line):
+            alt, name = IMAGE.match(line).groups()
+            png = images / name if images is not None else None
+            src = (
+                "data:image/png;base64," + base64.b64encode(png.read_bytes()).decode("ascii")
+                if png is not None and png.is_file()
+                else html.escape(name)
+            )
+            out.append(f"<p><img src='{src}' alt='{html.escape(alt)}' style='max-width:100%'></p>")
         elif line.strip():
             out.append(f"<p>{_inline(line)}</p>")
         i += 1
@@ -298,7 +496,6 @@ def markdown_html(md: str, title: str) -> str:
 
 def _inline(text: str) -> str:
     import html
-    import re
 
     text = html.escape(text)
     text = re.sub(r"`([^`]+)`", r"<code>\1</code>", text)

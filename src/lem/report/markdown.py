@@ -12,9 +12,14 @@ import pandas as pd
 from lem.data.news import gold_counts_markdown
 from lem.evidence.controls import ControlVerdict, failed_lines, no_signal_cells
 from lem.report.comparisons import HEADLINE
+from lem.report.figures import FOREST_CAPTION
+from lem.report.intervals import interval_note
 from lem.report.tables import COVERAGE_TYPES, NMT_CONTROLS, NMT_METRICS
 from lem.report.verdicts import comparisons_markdown
 from lem.report.verdicts import marks as comparison_marks
+
+FOREST_FILE = "comparisons.png"  # beside summary.md (lem.report.build writes both)
+FOREST_TITLE = "Figure: each declared comparison's difference, its interval and its verdict"
 
 
 def _pivot_markdown(
@@ -64,6 +69,12 @@ def _pivot_markdown(
                 f"| *{ref}* | " + " | ".join("-" if pd.isna(x) else f"{x:.3f}" for x in by_col) + " |"
             )
     return "\n".join(lines)
+
+
+def _interval_note(summary: pd.DataFrame, task: str, metric: str) -> str:
+    """What the brackets of one table are (`lem.report.intervals`), from the summary's `interval` column."""
+    part = summary[(summary.task == task) & (summary.metric == metric)]
+    return interval_note(set(part["interval"])) if "interval" in part else ""
 
 
 def para_markdown(paths: list[str]) -> list[str]:
@@ -139,7 +150,11 @@ def markdown(
         ]
     sections += [
         "Every value is measured by this run: the mean over seeds (pre-training seeds; for sentiment every "
-        "pre-training x fine-tuning seed) with its t-based 95 % interval in brackets where there are several. "
+        "pre-training x fine-tuning seed) with its 95 % interval in brackets where there are several: on a "
+        "task's tested metric (mining intersection F1, sentiment macro-F1, curation precision at the largest "
+        "kept share) the two-level interval over pre-training seeds and test items, the procedure of the "
+        "verdicts; on the other metrics (no per-item rows) the t-interval over seeds; every interval of a share "
+        "cut to [0, 1] (the line under each table says which). "
         "Under each table, *chance* is what a system that knows nothing scores on the same test set "
         "(analytic for mining, `lem.mine.chance`; the best input-blind classifier for sentiment and a random "
         "ranking for curation, `lem.evidence.chance`) and *ceiling* the best any system can reach under mining's candidate structure. "
@@ -164,6 +179,9 @@ def markdown(
         table = _pivot_markdown(summary, task, metric, variants, marks, tested, no_signal)
         if table:
             sections += [f"## {title}", "", table, ""]
+            note = _interval_note(summary, task, metric)
+            if note:
+                sections += [note, ""]
             if task == "mining" and metric == "intersection_f1" and control_notes:
                 sections += ["Positive control (`control_lexical`): " + "; ".join(control_notes) + ".", ""]
             if task == "mining" and metric == "intersection_f1" and verdicts:
@@ -184,6 +202,8 @@ def markdown(
         ]
     sections += nmt_markdown(summary, variants, comparisons, marks)
     sections += comparisons_markdown(comparisons, alpha)
+    if not comparisons.empty:
+        sections += [f"## {FOREST_TITLE}", "", f"![{FOREST_TITLE}]({FOREST_FILE})", "", FOREST_CAPTION, ""]
     ann = summary[summary.task == "annotation"]
     if not ann.empty:
         table = ann.pivot(index="dataset", columns=["pair", "metric"], values="mean").sort_index(axis=1)

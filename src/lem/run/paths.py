@@ -21,6 +21,7 @@ REPORT_OUTPUTS = (
     "results/report/summary.tsv",
     "results/report/summary.md",
     "results/report/summary.html",
+    "results/report/comparisons.png",
     "results/report/overview.png",
     "results/report/mining.png",
 )
