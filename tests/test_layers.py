@@ -20,7 +20,7 @@ Bottom to top:
 4. `lem.report`: reads every stage's metrics files, tests the declared comparisons (`lem.report.comparisons`,
    which knows how each task's score follows from its items: `lem.curate.kept_count`, `lem.nmt.bleu`) and
    writes the tables, verdicts and figures.
-5. The run's model and planning: `lem.run`, `lem.config_check`, `lem.plan_power`, `lem.plan`.
+5. The run's model and planning: `lem.run`, `lem.config_check`, `lem.plan` (`lem plan power` in `lem.plan.power`).
 6. The CLI modules: `lem.cli`, `lem.__main__` and every `lem.<stage>.cli` (`lem.report.cli` included). A CLI
    module may import anything below; no module imports a CLI module but `lem.cli` and `lem.__main__`
    (`lem.cli` imports a stage's module by name, when a command names it).
@@ -40,7 +40,7 @@ STAGE_ORDER = (
     "masking", "annotate", "data", "corpus", "tokenizer", "features", "pretrain", "stand_in", "embed",
     "reference", "mine", "curate", "nmt", "sentiment",
 )  # fmt: skip
-PLANNING_MODULES = ("run", "config_check", "plan_power", "plan")
+PLANNING_MODULES = ("run", "config_check", "plan")
 ENTRY = ("lem.cli", "lem.__main__")  # the only modules that may import a CLI module
 
 
@@ -106,7 +106,7 @@ def test_layer_checker_finds_planted_upward_imports(tmp_path):
         "lem.pretrain": {"lem.masking.cli"},  # a library -> a CLI module
         "lem.mine.cli": {"lem.nmt.cli"},  # a CLI module -> another
         "lem.curate": {"lem.report.tables"},  # a stage -> the report
-        "lem.report.tables": {"lem.plan_power"},  # the report -> planning
+        "lem.report.tables": {"lem.plan.power"},  # the report -> planning
         "lem.run": {"lem.cli"},
     }
     found = upward(planted)

@@ -77,6 +77,7 @@ from lem.plan.config import (
 from lem.plan.counts import Counter, Split, conll_sentences, count_lines, features_split
 from lem.plan.model import ModelSize, base_folder, model_size, safetensors_parameters, tokenizer_vocab
 from lem.plan.other import OtherJobs, Task
+from lem.plan.power import check_arguments, run_power
 from lem.plan.table import (
     COLUMNS,
     TASK_COLUMNS,
@@ -89,11 +90,10 @@ from lem.plan.table import (
     write_outputs,
 )
 from lem.plan.training import Job, make_plan, plan_job, training_rate
-from lem.plan_power import check_arguments, run_power
 
 
 def cmd_power(a: argparse.Namespace) -> None:
-    """`lem plan power` (lem.plan_power): the arguments checked first, then the config's `evidence` section."""
+    """`lem plan power` (lem.plan.power): the arguments checked first, then the config's `evidence` section."""
     from lem.config_check import ConfigError, check_workflow_config
 
     check_arguments(a)
