@@ -198,6 +198,9 @@ PROCESS_TESTS = {
 }
 DAG_TESTS |= PROCESS_TESTS
 DAG_FIXTURES = {"dag_reference"}
+# Fixtures that build an environment of their own (a fresh venv, pip from its cache: about a minute, once per
+# session; tests/test_planning_env.py): the `dag` tier.
+ENV_FIXTURES = {"bare_python"}
 SLURM_FILES = {"test_slurm.py"}
 REALDATA_FIXTURES = {"shared_data"}
 TIERS_KEY = pytest.StashKey[frozenset]()
@@ -224,7 +227,7 @@ def item_tiers(item) -> frozenset[str]:
     name = _name(item)
     fixtures = set(getattr(item, "fixturenames", ()))
     tiers = {m.name for m in item.iter_markers() if m.name in FAST_TIERS + SLOW_TIERS}
-    if fixtures & DAG_FIXTURES or name in DAG_TESTS:
+    if fixtures & (DAG_FIXTURES | ENV_FIXTURES) or name in DAG_TESTS:
         tiers.add("dag")
     if file in SLURM_FILES:
         tiers.add("slurm")

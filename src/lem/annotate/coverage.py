@@ -14,7 +14,6 @@ import random
 import time
 from dataclasses import dataclass
 
-from lem.annotate.run import Annotator, chunks, iter_sentences
 from lem.annotate.settings import AnnotateSettings
 from lem.core.entities import ENTITY_BITS, ENTITY_TYPES
 from lem.core.files import write_json
@@ -69,6 +68,8 @@ def sample_sentences(
 ) -> tuple[list[str], int]:
     """A seeded uniform sample of `n` non-empty lines (reservoir sampling: one streamed pass, memory for `n`
     lines), in file order; and the number of non-empty lines."""
+    from lem.annotate.run import iter_sentences  # pyarrow: not imported where the config is checked
+
     rng = random.Random(seed)
     reservoir: list[tuple[int, str]] = []
     seen = 0
@@ -89,6 +90,8 @@ def language_coverage(
     lang: str, path: str | os.PathLike, settings: AnnotateSettings, s: CoverageSettings
 ) -> dict:
     """Annotate a sample of `path` with `settings` and count words per entity type."""
+    from lem.annotate.run import Annotator, chunks
+
     texts, lines = sample_sentences(path, s.sample, s.seed, settings.on_error)
     annotator = Annotator(lang, settings)
     words = untagged = 0

@@ -131,15 +131,18 @@ def _check_sizes(s: NMTSettings) -> None:
     at_least("warmup", 0.0)
 
 
+# sacrebleu 2.6.0's BLEU.TOKENIZERS (tests/test_planning_env.py keeps them equal): planning imports no sacrebleu
+BLEU_TOKENIZERS = ("13a", "char", "flores101", "flores200", "intl", "ja-mecab", "ko-mecab", "none", "spBLEU-1K",
+                   "spm", "zh")  # fmt: skip
+
+
 def _check_metrics_and_hardware(s: NMTSettings) -> None:
     """The metrics' options (sacrebleu's), the checkpoint kept, the device and threads."""
     bad = s.refused
     if s.chrf_word_order not in (0, 1, 2):
         raise bad("chrf_word_order", "0 (chrF), 1 or 2 (chrF++)")
-    from sacrebleu.metrics import BLEU
-
-    if s.bleu_tokenize not in BLEU.TOKENIZERS:
-        raise bad("bleu_tokenize", f"one of sacrebleu's tokenizers {sorted(BLEU.TOKENIZERS)}")
+    if s.bleu_tokenize not in BLEU_TOKENIZERS:
+        raise bad("bleu_tokenize", f"one of sacrebleu's tokenizers {sorted(BLEU_TOKENIZERS)}")
     if s.select not in SELECTIONS:
         raise bad("select", f"one of {SELECTIONS}")
     if not re.match(r"^(auto|cpu|cuda(:\d+)?|mps)$", s.device):
