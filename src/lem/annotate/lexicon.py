@@ -7,7 +7,7 @@ import unicodedata
 
 from lem.annotate.readers import (
     Gazetteer,
-    Lexicon,
+    TagLexicon,
     gazetteer_from_conll,
     lexicon_from_sentences,
     read_conll_ner,
@@ -33,7 +33,7 @@ class LexiconPOS:
     """POS by dictionary: the exact word first, then its normalised form; unknown words get `""`. `tagset`:
     the tag set of the dictionary's tags (what the coarse mapping reads them as)."""
 
-    def __init__(self, lexicon: Lexicon, tagset: str = "") -> None:
+    def __init__(self, lexicon: TagLexicon, tagset: str = "") -> None:
         self.tagset = tagset
         self.exact = lexicon.tags
         self.folded: dict[str, str] = {}

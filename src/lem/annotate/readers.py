@@ -31,7 +31,7 @@ class ReaderError(InputError):
     """Malformed input: the message names the file, the 1-based line and what was expected."""
 
 
-class Sentences(list):
+class TaggedSentences(list):
     """A list of sentences, each a list of (token, tag); `skipped` counts dropped lines/sentences."""
 
     def __init__(self, *args, path: str = "") -> None:
@@ -45,7 +45,7 @@ class Sentences(list):
 
 
 @dataclass
-class Lexicon:
+class TagLexicon:
     """word -> most frequent tag; `skipped` counts malformed lines, `dropped_tags` junk tags ignored."""
 
     tags: dict[str, str] = field(default_factory=dict)
@@ -134,12 +134,12 @@ def valid_iob2(tag: str) -> bool:
 
 def read_conll_ner(
     path: str | os.PathLike, on_error: str = "raise", column: int = -1, min_columns: int = 2
-) -> Sentences:
+) -> TaggedSentences:
     """CoNLL NER: `token TAG` (space or tab separated; the tag is `column`, default last), blank line between
     sentences. Returns sentences of (token, IOB2 tag). A line with a wrong column count or a tag outside
     IOB2 over PER/LOC/ORG/MISC is malformed; an `I-X` that starts an entity is repaired to `B-X` (IOB1)."""
     check_on_error(on_error)
-    out = Sentences(path=str(path))
+    out = TaggedSentences(path=str(path))
     current: list[tuple[str, str]] = []
     ncols: int | None = None
     for lineno, line in _numbered(path, on_error, out.skip_reasons):
@@ -185,11 +185,11 @@ def _iob2(sent: list[tuple[str, str]]) -> list[tuple[str, str]]:
     return fixed
 
 
-def read_conll_columns(path: str | os.PathLike, ncols: int, on_error: str = "raise") -> Sentences:
+def read_conll_columns(path: str | os.PathLike, ncols: int, on_error: str = "raise") -> TaggedSentences:
     """Tab- or space-separated CoNLL with exactly `ncols` columns (e.g. gold `word\\tPOS\\tNER`);
     sentences of tuples of all columns."""
     check_on_error(on_error)
-    out = Sentences(path=str(path))
+    out = TaggedSentences(path=str(path))
     current: list[tuple[str, ...]] = []
     for lineno, line in _numbered(path, on_error, out.skip_reasons):
         if not line.strip():
@@ -209,13 +209,13 @@ def read_conll_columns(path: str | os.PathLike, ncols: int, on_error: str = "rai
     return out
 
 
-def read_conllu(path: str | os.PathLike, on_error: str = "raise", surface: bool = False) -> Sentences:
+def read_conllu(path: str | os.PathLike, on_error: str = "raise", surface: bool = False) -> TaggedSentences:
     """CoNLL-U: sentences of (FORM, UPOS). Empty nodes (`1.1`) are skipped. With `surface=False` multi-word
     token lines (`1-2`) are skipped and syntactic words returned (the UD view); with `surface=True` the
     surface token is returned instead of its parts, tagged with the UPOS of its first part (in Tamil the
     stem comes first and the suffixes after), which is what a tagger of whitespace-separated text sees."""
     check_on_error(on_error)
-    out = Sentences(path=str(path))
+    out = TaggedSentences(path=str(path))
     current: list[tuple[str, str]] = []
     skip_until = 0
     mwt: tuple[str, int] | None = None
@@ -258,11 +258,11 @@ def read_conllu(path: str | os.PathLike, on_error: str = "raise", surface: bool 
     return out
 
 
-def read_tnt_lex(path: str | os.PathLike, on_error: str = "raise") -> Lexicon:
+def read_tnt_lex(path: str | os.PathLike, on_error: str = "raise") -> TagLexicon:
     """TnT lexicon `word<TAB><TAB>count<TAB>tag1<TAB>n1<TAB>tag2<TAB>n2...`: most frequent non-junk tag per
     word. `%%` comments and `@` pseudo-entries (`@CARD`, ...) are skipped."""
     check_on_error(on_error)
-    lex = Lexicon(path=str(path))
+    lex = TagLexicon(path=str(path))
     for lineno, line in _numbered(path, on_error, lex.skip_reasons):
         if not line.strip() or line.startswith("%%") or line.startswith("@"):
             continue
@@ -291,10 +291,10 @@ def read_tnt_lex(path: str | os.PathLike, on_error: str = "raise") -> Lexicon:
     return lex
 
 
-def read_tsv_lexicon(path: str | os.PathLike, on_error: str = "raise") -> Lexicon:
+def read_tsv_lexicon(path: str | os.PathLike, on_error: str = "raise") -> TagLexicon:
     """Plain TSV lexicon `word<TAB>tag[<TAB>count]`: most frequent tag per word (count 1 when absent)."""
     check_on_error(on_error)
-    lex = Lexicon(path=str(path))
+    lex = TagLexicon(path=str(path))
     counts: dict[str, Counter[str]] = {}
     for lineno, line in _numbered(path, on_error, lex.skip_reasons):
         if not line.strip():
@@ -318,14 +318,14 @@ def read_tsv_lexicon(path: str | os.PathLike, on_error: str = "raise") -> Lexico
     return lex
 
 
-def lexicon_from_sentences(sentences: list[list[tuple[str, str]]], path: str = "") -> Lexicon:
+def lexicon_from_sentences(sentences: list[list[tuple[str, str]]], path: str = "") -> TagLexicon:
     """Most frequent tag per word of tagged sentences (CoNLL-U as a lexicon source)."""
     counts: dict[str, Counter[str]] = {}
     for sent in sentences:
         for word, tag in sent:
             if not is_junk_tag(tag):
                 counts.setdefault(word, Counter())[tag] += 1
-    return Lexicon(tags={w: c.most_common(1)[0][0] for w, c in counts.items()}, path=path)
+    return TagLexicon(tags={w: c.most_common(1)[0][0] for w, c in counts.items()}, path=path)
 
 
 def read_gazetteer_tsv(path: str | os.PathLike, on_error: str = "raise", normalize=None) -> Gazetteer:

@@ -53,12 +53,12 @@ from lem.run.paths import (
     source_file,
 )
 from lem.run.rows import CONTROL_KINDS
-from lem.run.settings import SETTINGS, Settings, curation_mining
+from lem.run.settings import SETTINGS, JobSettings, curation_mining
 
 
-class Run(Settings):
+class Run(JobSettings):
     """The model of one run of a config (see the package's docstring): its rows, evaluation sets, job grid
-    and settings (lem.run.rows.Rows < evalsets.EvalSets < grid.Grid < settings.Settings)."""
+    and settings (lem.run.rows.Rows < evalsets.EvalSets < grid.Grid < settings.JobSettings)."""
 
 
 __all__ = [

@@ -352,7 +352,7 @@ def _use(config: dict[str, Any], part: Part, w: dict[str, Any], data: Any) -> Us
     return Use(part.section, path, data, before, after, sources)
 
 
-class Settings(Grid):
+class JobSettings(Grid):
     """The settings of every job of a run's config."""
 
     def settings_for(self, rule: str, **wildcards: Any) -> Any:
