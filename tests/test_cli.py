@@ -159,6 +159,13 @@ def test_top_level_help_lists_every_stage(capsys):
     assert cli.main(["nope"]) == 2
 
 
+def test_version(capsys):
+    import lem
+
+    assert cli.main(["--version"]) == 0
+    assert capsys.readouterr().out == f"lem {lem.__version__} (lem-pipeline)\n"
+
+
 def test_a_rule_command_parses_with_its_real_arguments():
     """A rule's shell string, with placeholders filled, parses under the declared verb."""
     smk = (REPO / "workflow" / "rules" / "mine.smk").read_text(encoding="utf-8")

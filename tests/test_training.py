@@ -317,3 +317,31 @@ def test_precision_flags_and_checkpoint_policies():
         True,
     )
     assert training.CheckpointPolicy.final().arguments() == {"eval_strategy": "no", "save_strategy": "no"}
+
+
+def test_a_training_log_says_step_of_total_elapsed_tokens_per_second_and_time_left(
+    tiny, tmp_path, caplog, capfd
+):
+    """Every logging_steps a line `step 4/24 (17%), 0s elapsed, 1,234 tokens/s, about 1s left; loss ...`, an
+    evaluation in one line; no printed dicts of the Trainer, no progress bar at a save (issue 45)."""
+    import logging
+    import re
+
+    from lem.core.training.progress import duration, progress_line
+
+    assert duration(42.4) == "42s" and duration(186) == "3m 06s" and duration(3725) == "1h 02m"
+    assert (
+        progress_line(150, 600, 62, 5612.2, 186)
+        == "step 150/600 (25%), 1m 02s elapsed, 5,612 tokens/s, about 3m 06s left"
+    )
+    with caplog.at_level(logging.INFO, logger="lem.training"):
+        train_in_process(tiny, tmp_path / "run")
+    lines = [r.getMessage() for r in caplog.records if r.name == "lem.training"]
+    steps = [line for line in lines if line.startswith("step ")]
+    assert steps and all(
+        re.match(r"step \d+/24 \(\d+%\), \d+s elapsed, [\d,]+ tokens/s, about \d+s left; loss ", line)
+        for line in steps
+    ), steps
+    assert [line for line in lines if line.startswith("evaluation at step ")], lines
+    out = capfd.readouterr()  # (the harness loads the model before the Trainer exists: its bar may show)
+    assert "{'loss'" not in out.out and "Writing model shards" not in out.err

@@ -46,7 +46,8 @@ def stage(name: str) -> Stage:
 
 
 def usage() -> str:
-    lines = ["usage: lem <stage> <verb> [args...]   (lem <stage> --help lists its verbs)", "", "stages:"]
+    lines = ["usage: lem <stage> <verb> [args...]   (lem <stage> --help lists its verbs; lem --version)", "",
+             "stages:"]  # fmt: skip
     lines += [f"  {name:<10} {doc}" for name, (_, doc) in STAGES.items()]
     return "\n".join(lines)
 
@@ -75,6 +76,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if argv[0] == "--commands":
         sys.stdout.write(commands_markdown())
+        return 0
+    if argv[0] in {"--version", "-V"}:
+        from lem import __version__
+
+        print(f"lem {__version__} (lem-pipeline)")
         return 0
     name, rest = argv[0], argv[1:]
     if name not in STAGES:

@@ -169,7 +169,15 @@ def _trainer_class():
                      **kwargs):  # fmt: skip
             self.train_batches = train_batches
             self.rng_neutral_eval = rng_neutral_eval
+            self.tokens_seen = None  # input tokens of this process, a device tensor read at log lines only
             super().__init__(*args, **kwargs)
+
+        def training_step(self, model, inputs, *args, **kwargs):
+            mask = inputs.get("attention_mask") if isinstance(inputs, dict) else None
+            if mask is not None and getattr(mask, "dim", lambda: 0)() == 2:
+                n = mask.sum()  # added on the device: no host synchronisation per step
+                self.tokens_seen = n if self.tokens_seen is None else self.tokens_seen + n
+            return super().training_step(model, inputs, *args, **kwargs)
 
         def evaluate(self, *args, **kwargs):
             if not self.rng_neutral_eval:
@@ -256,6 +264,15 @@ def make_trainer(
         train_batches=train_batches,
         rng_neutral_eval=rng_neutral_eval,
     )
+    # the log: a progress line every logging_steps (step of total, elapsed, tokens/s, time left), no printed
+    # dicts, no progress bars (lem.core.training.progress)
+    from transformers.trainer_callback import PrinterCallback
+
+    from lem.core.training.progress import progress_callback, quiet_progress_bars
+
+    quiet_progress_bars()
+    trainer.remove_callback(PrinterCallback)
+    trainer.add_callback(progress_callback(trainer))
     # labelled: the loss is divided by the labelled positions of all accumulated batches of the step
     # (num_items_in_batch); all: each batch's own mean, which the Trainer divides by the accumulation steps
     trainer.model_accepts_loss_kwargs = labelled or trainer.model_accepts_loss_kwargs
@@ -269,6 +286,9 @@ def make_trainer(
 def save_model_dir(directory: str | Path, model, tokenizer, args=None) -> None:
     """Write a trained model into `directory`: weights as safetensors, config, tokenizer, and the training
     arguments as `training_args.json` (Trainer.save_model would add a pickled training_args.bin)."""
+    from lem.core.training.progress import quiet_progress_bars
+
+    quiet_progress_bars()  # no "Writing model shards" bar in the job's log
     directory = Path(directory)
     model = getattr(model, "module", model)  # DDP
     model = getattr(model, "_orig_mod", model)  # torch.compile
