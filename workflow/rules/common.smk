@@ -3,6 +3,7 @@ import os
 import re
 import shutil
 import sys
+import time
 from pathlib import Path
 
 from snakemake.exceptions import WorkflowError
@@ -199,3 +200,15 @@ def artifact(template, **values):
     of `values` set (a value, or a wildcard of another name, e.g. `pair="{src}-{tgt}"`) and the others left
     as wildcards."""
     return paths.fill(template, **values)
+
+
+# The run ends with one summary (lem.report.run_summary): where the report is, the declared comparisons'
+# verdicts by kind, the controls; it reads the report's files only and never fails the run. Not in a dry run,
+# nor in the jobs of a cluster run (Snakemake gives them --no-hooks).
+_RUN_STARTED = time.time()
+
+
+onsuccess:
+    from lem.report.run_summary import print_run_summary
+
+    print_run_summary("results/report", started=_RUN_STARTED)
