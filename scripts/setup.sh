@@ -30,7 +30,8 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   # 2.13.0+cpu is taken when pip can see it (a find-links folder, or the PyTorch CPU index as an extra
   # index: it sorts above 2.13.0); otherwise PyPI's 2.13.0, on Linux the CUDA build (it runs on CPU too).
   .venv/bin/python -m pip install --quiet "torch==2.13.0"
-  .venv/bin/python -m pip install --quiet -e ".[test]"
+  # the whole stack: the light base (planning, reports, data preparation) and its extras
+  .venv/bin/python -m pip install --quiet -e ".[train,workflow,test]"
   echo "$want" > "$stamp"
 fi
 echo "environment ready: $(pwd)/.venv"

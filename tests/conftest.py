@@ -23,9 +23,12 @@ SHARED_DATA = Path(os.environ.get("LEM_SHARED_DATA", REPO.parent / "shared" / "d
 
 
 def missing_required_packages(pyproject: Path = REPO / "pyproject.toml") -> list[str]:
-    """The requirements of `[project].dependencies` that are not installed (name only: versions may differ
+    """The requirements of `[project].dependencies` and its extras that are not installed (name only: versions may differ
     on a machine with its own preinstalled stack, e.g. a GPU image)."""
-    deps = tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]["dependencies"]
+    project = tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]
+    # the light base and every extra (the training stack, Snakemake, the tools): what the suite runs
+    extras = project.get("optional-dependencies", {}).values()
+    deps = project["dependencies"] + [req for extra in extras for req in extra]
     missing = []
     for req in deps:
         name = re.split(r"[\s<>=!~;\[]", req, maxsplit=1)[0]
@@ -169,6 +172,7 @@ PLANNING_FILES = {
     "test_module.py",
     "test_pins.py",
     "test_plan.py",
+    "test_planning_env.py",
     "test_refusals.py",
     "test_run_model.py",
 }

@@ -13,14 +13,18 @@ import yaml
 REPO = Path(__file__).resolve().parents[1]
 ENVS = sorted((REPO / "envs").glob("*.yaml"))
 PYPROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
-PACKAGE_LINE = "lem-pipeline @ ${LEM_PIPELINE_PACKAGE}"
+PACKAGE_LINE = "lem-pipeline @ ${LEM_PIPELINE_PACKAGE}"  # the light base (envs/core.yaml)
+TRAIN_LINE = "lem-pipeline[train] @ ${LEM_PIPELINE_PACKAGE}"  # with the training stack
+EXTRAS = PYPROJECT["optional-dependencies"]
+TRAINING_STACK = {"torch", "transformers", "faiss-cpu", "stanza", "sentence-transformers", "snakemake"}
 
 
 def _name(req: str) -> str:
     return re.split(r"[\s<>=!~;\[@]", req, maxsplit=1)[0].lower().replace("_", "-")
 
 
-PINS = {_name(req): req.split("==", 1)[1] for req in PYPROJECT["dependencies"] if "==" in req}
+REQUIREMENTS = PYPROJECT["dependencies"] + EXTRAS["train"] + EXTRAS["workflow"]
+PINS = {_name(req): req.split("==", 1)[1] for req in REQUIREMENTS if "==" in req}
 
 
 def pip_entries(env: Path) -> list[str]:
@@ -40,8 +44,8 @@ def test_every_environment_pins_as_pyproject_and_installs_the_workflows_package(
             assert "faiss-gpu==" + PINS["faiss-cpu"] in pips and not any("lem-pipeline" in p for p in pips)
             continue
         assert "python=3.11" in deps, env.name  # requires-python >= 3.11
-        assert pips[-1] == PACKAGE_LINE, env.name
-        version = re.search(r"lem-pipeline (\S+) \(", env.read_text())
+        assert pips[-1] == (PACKAGE_LINE if env.stem == "core" else TRAIN_LINE), env.name
+        version = re.search(r"lem-pipeline (\d[\w.]*)[ ,]", env.read_text())
         assert version and version.group(1) == PYPROJECT["version"], f"{env.name}: version comment"
         for req in pips[:-1]:
             name, _, pin = req.partition("==")
@@ -89,3 +93,19 @@ def test_every_rule_names_an_environment_that_exists(tmp_path):
     laser = {env for rule, env in reference.items() if "laser" in rule}
     assert laser == {"../../envs/laser.yaml"}  # Python 3.8, the workflow's LASER script
     assert set(reference.values()) - laser == {"../../envs/train.yaml"}  # sentence-transformers
+
+
+def test_the_base_install_is_light_and_every_requirement_is_pinned():
+    """`pip install lem-pipeline` is what planning, the reports and data preparation import (envs/core.yaml):
+    no training stack and no Snakemake; `train` and `workflow` are extras; scipy (evidence, `lem plan power`) is
+    declared; every requirement is pinned exactly."""
+    base = {_name(req) for req in PYPROJECT["dependencies"]}
+    assert not base & TRAINING_STACK and "scipy" in base
+    assert {"torch", "transformers", "faiss-cpu", "stanza"} <= {_name(r) for r in EXTRAS["train"]}
+    assert {"snakemake", "snakemake-executor-plugin-slurm"} <= {_name(r) for r in EXTRAS["workflow"]}
+    for req in REQUIREMENTS + EXTRAS["test"]:
+        assert re.fullmatch(r"[A-Za-z0-9_.-]+==[0-9][0-9A-Za-z.]*", req), req
+    core = {_name(p) for p in pip_entries(REPO / "envs" / "core.yaml")}
+    assert not core & TRAINING_STACK, sorted(core & TRAINING_STACK)
+    setup = (REPO / "scripts" / "setup.sh").read_text()
+    assert '-e ".[train,workflow,test]"' in setup  # the development environment: the whole stack

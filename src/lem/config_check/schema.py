@@ -7,11 +7,16 @@ import copy
 import math
 import os
 from collections.abc import Iterator
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from lem.config_check.errors import ConfigError, _one_line, _short
 
+# The config schema, shipped in the package (package data: in the source tree a link to
+# workflow/schemas/config.schema.yaml, the workflow's own; in a wheel the file itself), so that `lem plan`
+# finds it wherever the package is installed.
+SCHEMA = Path(str(resources.files(__package__) / "config.schema.yaml"))
 DATA_ROOT = "{data_root}"
 DATA_ROOT_FORBIDDEN = set("{}")  # Snakemake reads braces in an input or output path as a wildcard
 

@@ -63,7 +63,6 @@ from lem.plan.config import (
     EVAL_COST,
     KNOWN_HUB,
     KNOWN_NMT_PARAMETERS,
-    REPO,
     SCHEMA,
     STAGE_TOKENS_PER_SECOND,
     THROUGHPUT,
@@ -128,7 +127,7 @@ def cmd_cost(a: argparse.Namespace) -> int:
         config = copy.deepcopy(a.config_json)
         title = "Plan of the run's config"
     if not Path(a.schema).is_file():
-        raise PlanError(f"config schema {a.schema} not found (run from the repository, or pass --schema)")
+        raise PlanError(f"config schema {a.schema} not found (pass --schema)")
     try:  # the workflow's own check (workflow/rules/common.smk): the same refusals, in one line
         check_workflow_config(config, a.schema)
     except ConfigError as err:
@@ -182,7 +181,6 @@ __all__ = [
     "ModelSize",
     "OtherJobs",
     "PlanError",
-    "REPO",
     "SCHEMA",
     "STAGE",
     "STAGE_TOKENS_PER_SECOND",
