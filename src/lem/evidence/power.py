@@ -15,7 +15,7 @@ Power is that of the two-sided t-test at the family's first Holm threshold (alph
 the smallest p of a family must reach) for a true difference delta: P(|T'| > t_crit) for T' noncentral t with
 noncentrality delta / se (Cohen 1988, ch. 2; Card et al., EMNLP 2020, "With Little Power Comes Great
 Responsibility"), integrated over its chi-square part. `plan_comparison` gives the power of the run's own
-design and the seeds needed with its items and with twice as many; `lem plan power` (lem.plan_power) prints
+design and the seeds needed with its items and with twice as many; `lem plan power` (lem.plan.power) prints
 it for every declared comparison of a finished run.
 """
 
