@@ -21,7 +21,10 @@ from dag import snakemake_cmd
 
 REPO = Path(__file__).resolve().parents[1]
 PYPROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
-PINS = dict(req.split("==", 1) for req in PYPROJECT["dependencies"] if "==" in req)
+REQUIREMENTS = PYPROJECT["dependencies"] + [
+    r for extra in PYPROJECT["optional-dependencies"].values() for r in extra
+]
+PINS = dict(req.split("==", 1) for req in REQUIREMENTS if "==" in req)
 NUMPY_LINE = f"pip install numpy=={PINS['numpy']} (pyproject.toml's pin)"
 
 # What `snakedeploy deploy-workflow <clone> DIR --branch main` (0.17.1) writes for a local clone, beside a
