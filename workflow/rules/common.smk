@@ -146,6 +146,26 @@ LANGS = RUN.langs
 PAIRS = RUN.pairs
 
 
+# A --configfile merged over a deploying workflow's own `configfile:` (Snakemake does so unless
+# --replace-workflow-config is given): said in one line when the merge changes the job grid.
+if (
+    not workflow.remote_exec
+    and workflow.overwrite_configfiles
+    and len(workflow.configfiles) > len(workflow.overwrite_configfiles)
+):
+    from lem.config_check.merge import merge_note
+
+    _note = merge_note(
+        config,
+        list(workflow.overwrite_configfiles),
+        list(workflow.configfiles),
+        workflow.source_path("../schemas/config.schema.yaml"),
+        workflow.config_settings.replace_workflow_config,
+    )
+    if _note:
+        print(f"warning: {_note}", file=sys.stderr)
+
+
 wildcard_constraints:
     lang="|".join(LANGS),
     src="|".join(LANGS),
