@@ -10,6 +10,8 @@ from pathlib import Path
 
 import yaml
 
+from lem.run.envs import ENV_DIR, env_text, package_digest, write_env
+
 REPO = Path(__file__).resolve().parents[1]
 ENVS = sorted((REPO / "envs").glob("*.yaml"))
 PYPROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
@@ -83,16 +85,102 @@ def rule_envs(workdir: Path, configfile: Path | None = None) -> dict[str, str | 
 
 
 def test_every_rule_names_an_environment_that_exists(tmp_path):
+    """Every rule that runs the `lem` command names envs/<name>.yaml as generated for this package's source
+    (common.smk, lem_env): under .snakemake/lem-envs/ of the working directory, with the digest on top."""
     envs = rule_envs(tmp_path, REPO / "config" / "paper.yaml")
     assert len(envs) > 40 and "generate_corpus" not in envs  # the paper config reads real data
     rules_dir = REPO / "workflow" / "rules"
+    generated = (tmp_path / ENV_DIR).resolve()
+    digest = package_digest(REPO.as_uri())
     for rule, env in envs.items():
         assert env, f"rule {rule} names no environment"
-        assert (rules_dir / env).resolve().is_file(), f"rule {rule}: {env}"
+        if env == "../../envs/laser.yaml":  # no package installed: the tracked file itself
+            continue
+        path = Path(env)
+        assert path.parent == generated and (REPO / "envs" / path.name).is_file(), f"rule {rule}: {env}"
+        template = (REPO / "envs" / path.name).read_text()
+        assert path.read_text() == env_text(template, path.stem, REPO.as_uri(), digest), f"rule {rule}"
+        assert (rules_dir / env).resolve() == path
     reference = {rule: env for rule, env in envs.items() if rule.startswith("embed_reference")}
     laser = {env for rule, env in reference.items() if "laser" in rule}
     assert laser == {"../../envs/laser.yaml"}  # Python 3.8, the workflow's LASER script
-    assert set(reference.values()) - laser == {"../../envs/train.yaml"}  # sentence-transformers
+    assert set(reference.values()) - laser == {str(generated / "train.yaml")}  # sentence-transformers
+
+
+# --- environments that follow the package's code ------------------------------------------------------------------
+
+
+def _package(root: Path) -> Path:
+    """A package folder like the workflow's: pyproject.toml and src/ (with a cache and egg-info beside)."""
+    (root / "src" / "lem" / "__pycache__").mkdir(parents=True)
+    (root / "src" / "lem_pipeline.egg-info").mkdir()
+    (root / "pyproject.toml").write_text('[project]\nname = "lem-pipeline"\nversion = "0.1.0"\n')
+    (root / "src" / "lem" / "__init__.py").write_text("")
+    (root / "src" / "lem" / "cli.py").write_text("def main():\n    return 0\n")
+    (root / "src" / "lem" / "__pycache__" / "cli.cpython-311.pyc").write_bytes(b"\0")
+    (root / "src" / "lem_pipeline.egg-info" / "PKG-INFO").write_text("Version: 0.1.0\n")
+    (root / "README.md").write_text("docs\n")
+    return root
+
+
+def snakemake_env_hash(env_file: Path, envs_dir: Path) -> str:
+    """The hash Snakemake 9 names a conda environment by (snakemake.deployment.conda.Env.hash: the envs
+    folder, the env file's bytes, its post-deploy script and pin file if any), `conda` itself not called."""
+    from types import SimpleNamespace
+
+    from snakemake.deployment.conda import Env
+    from snakemake.sourcecache import SourceCache
+
+    workflow = SimpleNamespace(
+        sourcecache=SourceCache(envs_dir / "cache"),
+        deployment_settings=SimpleNamespace(apptainer_args=""),
+        runtime_paths=[],
+    )
+    env = Env(workflow, env_file=str(env_file), envs_dir=str(envs_dir))
+    env._conda = SimpleNamespace(platform="linux-64")  # for the pin file's name; no conda run
+    return env.hash
+
+
+def test_new_package_code_gives_a_new_environment_and_the_same_code_the_same(tmp_path):
+    """The digest follows the package's code (a source file, the version in pyproject.toml) and nothing else
+    (caches, egg-info, docs); a new digest gives env file bytes of its own, so a new Snakemake environment."""
+    root = _package(tmp_path / "pkg")
+    package = root.as_uri()
+    first = package_digest(package)
+    assert package_digest(package) == first and len(first) == 64
+    (root / "README.md").write_text("other docs\n")
+    (root / "src" / "lem" / "__pycache__" / "cli.cpython-311.pyc").write_bytes(b"\1")
+    (root / "src" / "lem_pipeline.egg-info" / "PKG-INFO").write_text("Version: 0.2.0\n")
+    assert package_digest(package) == first  # no package code changed: the same environment
+    (root / "src" / "lem" / "cli.py").write_text("def main():\n    return 1\n")
+    second = package_digest(package)
+    (root / "pyproject.toml").write_text('[project]\nname = "lem-pipeline"\nversion = "0.2.0"\n')
+    third = package_digest(package)
+    (root / "src" / "lem" / "new.py").write_text("")
+    assert len({first, second, third, package_digest(package)}) == 4
+    # a git source: its tag or commit names the code
+    tagged = "git+https://github.com/x/lem-pipeline@v0.1.0"
+    assert package_digest(tagged) != package_digest(tagged.replace("v0.1.0", "abc123"))
+
+    envs = tmp_path / "conda"
+    files = {}
+    for label, digest in (("a", first), ("b", second), ("a again", first)):
+        out = write_env(REPO / "envs" / "core.yaml", tmp_path / label / ENV_DIR, package, digest)
+        assert out.name == "core.yaml" and out.is_absolute()
+        assert yaml.safe_load(out.read_text()) == yaml.safe_load((REPO / "envs" / "core.yaml").read_text())
+        files[label] = (out.read_bytes(), snakemake_env_hash(out, envs))
+    assert files["a"] == files["a again"]  # the same code: the same bytes, the environment already made
+    assert files["a"][0] != files["b"][0] and files["a"][1] != files["b"][1]
+    assert f"source sha256 (pyproject.toml and src/): {second}" in files["b"][0].decode()
+
+
+def test_an_env_file_is_rewritten_only_when_its_bytes_change(tmp_path):
+    out = write_env(REPO / "envs" / "train.yaml", tmp_path, "file:///x", "1" * 64)
+    before = out.stat().st_mtime_ns
+    assert write_env(REPO / "envs" / "train.yaml", tmp_path, "file:///x", "1" * 64) == out
+    assert out.stat().st_mtime_ns == before and [p.name for p in tmp_path.iterdir()] == ["train.yaml"]
+    write_env(REPO / "envs" / "train.yaml", tmp_path, "file:///x", "2" * 64)
+    assert "2" * 64 in out.read_text() and [p.name for p in tmp_path.iterdir()] == ["train.yaml"]
 
 
 def test_the_base_install_is_light_and_every_requirement_is_pinned():

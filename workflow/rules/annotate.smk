@@ -12,7 +12,7 @@ rule annotate_mono:
     benchmark:
         "benchmarks/annotate/mono_{lang}.tsv"
     conda:
-        "../../envs/annotate.yaml"
+        lem_env("annotate")
     threads: 1
     resources:
         gpu=lambda w: RUN.annotation_gpu(w.lang),
@@ -36,7 +36,7 @@ rule annotate_para:
     benchmark:
         "benchmarks/annotate/para_{src}-{tgt}.{split}.{lang}.tsv"
     conda:
-        "../../envs/annotate.yaml"
+        lem_env("annotate")
     threads: 1
     resources:
         gpu=lambda w: RUN.annotation_gpu(w.lang),
@@ -63,7 +63,7 @@ rule annotation_coverage:
     benchmark:
         "benchmarks/annotate/coverage.tsv"
     conda:
-        "../../envs/annotate.yaml"
+        lem_env("annotate")
     threads: 1
     resources:
         gpu=lambda w: max(RUN.annotation_gpu(lang) for lang in LANGS),
@@ -93,7 +93,7 @@ rule train_crf:
     wildcard_constraints:
         crf="|".join(config["crf_models"]) or "none",
     conda:
-        "../../envs/annotate.yaml"
+        lem_env("annotate")
     threads: 1
     resources:
         mem_mb=config["resources"]["mem_mb_annotation"],
@@ -118,7 +118,7 @@ rule train_ner:
     benchmark:
         "benchmarks/annotate/train_ner.tsv"
     conda:
-        "../../envs/annotate.yaml"
+        lem_env("annotate")
     threads: training_threads()
     resources:
         **training_resources(config["resources"]),  # lem.core.gpu_share: a GPU, or a share of one
@@ -143,7 +143,7 @@ rule split_gold:
     log:
         "logs/annotate/split_gold_{lang}.log",
     conda:
-        "../../envs/core.yaml"
+        lem_env("core")
     threads: 1
     params:
         fraction=config["annotation_eval"]["valid_fraction"],
@@ -161,7 +161,7 @@ rule gold_all:
     log:
         "logs/annotate/gold_all_{split}.log",
     conda:
-        "../../envs/core.yaml"
+        lem_env("core")
     threads: 1
     shell:
         "cat {input:q} > {output:q} 2> {log:q}"
@@ -175,7 +175,7 @@ rule gold_text:
     log:
         "logs/annotate/gold_text_{lang}.log",
     conda:
-        "../../envs/core.yaml"
+        lem_env("core")
     threads: 1
     shell:
         "lem data conll-text --input {input:q} --out {output:q} > {log:q} 2>&1"
@@ -194,7 +194,7 @@ rule annotation_eval:
     log:
         "logs/annotate/eval_{annotator}_{lang}.log",
     conda:
-        "../../envs/annotate.yaml"
+        lem_env("annotate")
     threads: 1
     resources:
         gpu=lambda w: RUN.annotation_gpu(

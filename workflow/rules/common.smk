@@ -104,7 +104,27 @@ def package_source(rules_dir=workflow.current_basedir):
     raise WorkflowError(f"cannot tell where the workflow's package is for {rules_dir}")
 
 
-os.environ.update(LEM_PIPELINE_PACKAGE=package_source())
+_PACKAGE = package_source()
+os.environ.update(LEM_PIPELINE_PACKAGE=_PACKAGE)
+
+from lem.run.envs import ENV_DIR, package_digest, write_env
+
+_PACKAGE_DIGEST = package_digest(_PACKAGE)
+
+
+def lem_env(name):
+    """The `conda:` of the rules that run the `lem` command: envs/<name>.yaml written under .snakemake/lem-envs/
+    with the package's source and its digest on top (lem.run.envs). Snakemake names an environment by its
+    file's bytes, not by the `${LEM_PIPELINE_PACKAGE}` pip expands: so new package code (a commit, a version,
+    an edited checkout) gets a new environment, never the one holding the old code."""
+    return str(
+        write_env(
+            workflow.source_path(f"../../envs/{name}.yaml"),
+            ENV_DIR,
+            _PACKAGE,
+            _PACKAGE_DIGEST,
+        )
+    )
 
 
 def workflow_script(name, rules_dir=workflow.current_basedir):

@@ -31,7 +31,7 @@ rule embed_control:
         src="[a-z]+",
         tgt="[a-z]+",
     conda:
-        "../../envs/core.yaml"
+        lem_env("core")
     threads: 1
     params:
         kind=lambda w: w.variant.removeprefix("control_"),
@@ -62,7 +62,7 @@ rule controls_gate:
     log:
         "logs/report/controls_gate.log",
     conda:
-        "../../envs/core.yaml"
+        lem_env("core")
     threads: 1
     shell:
         "lem report controls --verdicts {input:q} --out {output:q} 2>&1 | tee {log:q}"

@@ -25,7 +25,7 @@ if config["corpus"]["source"] == "generate":
         log:
             "logs/corpus/generate.log",
         conda:
-            "../../envs/core.yaml"
+            lem_env("core")
         threads: 1
         params:
             settings=as_json(RUN.settings_for("generate_corpus")),
@@ -43,7 +43,7 @@ else:
         log:
             "logs/corpus/mono_{lang}.log",
         conda:
-            "../../envs/core.yaml"
+            lem_env("core")
         threads: 1
         shell:
             "lem data mono --input {input:q} --out {output:q} > {log:q} 2>&1"
@@ -59,7 +59,7 @@ else:
         log:
             "logs/corpus/para_{pair}.log",
         conda:
-            "../../envs/core.yaml"
+            lem_env("core")
         threads: 1
         params:
             valid_size=lambda w: config["corpus"]["files"]["para"][w.pair].get(
@@ -85,7 +85,7 @@ rule prepare_news:
     wildcard_constraints:
         evalset=names_regex(RUN.mining_sets("news")),
     conda:
-        "../../envs/core.yaml"
+        lem_env("core")
     threads: 1
     params:
         root=lambda w: source_file(config["mining"]["evalsets"][w.evalset]["root"]),
@@ -117,7 +117,7 @@ rule prepare_retrieval:
     wildcard_constraints:
         evalset=names_regex(RUN.mining_sets("parallel")),
     conda:
-        "../../envs/core.yaml"
+        lem_env("core")
     threads: 1
     shell:
         "lem data retrieval --src {input.src:q} --tgt {input.tgt:q} --pair {wildcards.src}-{wildcards.tgt} "
@@ -135,7 +135,7 @@ rule prepare_sentiment:
     log:
         "logs/eval/prepare_sentiment_{dataset}.log",
     conda:
-        "../../envs/core.yaml"
+        lem_env("core")
     threads: 1
     params:
         input=lambda w: source_file(config["sentiment"]["datasets"][w.dataset]["input"]),
@@ -163,7 +163,7 @@ rule leakage_guard:
     log:
         "logs/corpus/leakage.log",
     conda:
-        "../../envs/core.yaml"
+        lem_env("core")
     threads: 1
     params:
         settings=as_json(RUN.settings_for("leakage")),
@@ -185,7 +185,7 @@ rule leakage_check:
     wildcard_constraints:
         kind="mining|sentiment|curation|nmt",
     conda:
-        "../../envs/core.yaml"
+        lem_env("core")
     threads: 1
     params:
         settings=as_json(RUN.settings_for("leakage")),

@@ -19,7 +19,7 @@ rule prepare_curation:
     log:
         "logs/curation/prepare_{src}-{tgt}.log",
     conda:
-        "../../envs/core.yaml"
+        lem_env("core")
     threads: 1
     params:
         source=lambda w: pair_source(
@@ -76,7 +76,7 @@ rule curate:
     wildcard_constraints:
         variant="|".join(RUN.curation_rows),
     conda:
-        "../../envs/mining.yaml"
+        lem_env("mining")
     threads: 1
     params:
         # mining's margin alone (lem.run.curation_mining): its retrieval, threshold or index rerun no curation
@@ -100,7 +100,7 @@ rule curate_control:
     wildcard_constraints:
         kind="random|oracle",
     conda:
-        "../../envs/core.yaml"
+        lem_env("core")
     threads: 1
     shell:
         "lem curate control --pairs {input.pairs:q} --kind {wildcards.kind} --seed {wildcards.seed} "

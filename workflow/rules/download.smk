@@ -14,7 +14,7 @@ rule fetch_file:
         "logs/download/{source}.log",
     retries: 1
     conda:
-        "../../envs/core.yaml"
+        lem_env("core")
     threads: 1
     params:
         url=lambda w: config["sources"]["files"][w.source]["url"],
@@ -38,7 +38,7 @@ rule unpack_archive:
     log:
         "logs/download/unpack_{source}.log",
     conda:
-        "../../envs/core.yaml"
+        lem_env("core")
     threads: 1
     shell:
         "lem data unpack --archive {input:q} --out {output:q} > {log:q} 2>&1"
@@ -54,7 +54,7 @@ rule madlad:
     benchmark:
         "benchmarks/download/madlad_{lang}.tsv"
     conda:
-        "../../envs/core.yaml"
+        lem_env("core")
     threads: 1
     resources:
         runtime=24 * 60,
@@ -83,7 +83,7 @@ rule line_aligned_pairs:
         name="|".join(re.escape(n) for n in config["sources"].get("line_aligned", {}))
         or "none",
     conda:
-        "../../envs/core.yaml"
+        lem_env("core")
     threads: 1
     params:
         src=lambda w: source_file(config["sources"]["line_aligned"][w.name]["src"]),
@@ -107,7 +107,7 @@ rule multiner_split:
     log:
         "logs/download/multiner_split.log",
     conda:
-        "../../envs/core.yaml"
+        lem_env("core")
     threads: 1
     params:
         dir=lambda w: source_file(config["sources"]["multiner"]["dir"]),
@@ -127,7 +127,7 @@ rule multiner_text:
     wildcard_constraints:
         split="train|valid|test",  # the test split too: held-out pairs (config/local.yaml's NMT test set)
     conda:
-        "../../envs/core.yaml"
+        lem_env("core")
     threads: 1
     shell:
         "lem data conll-text --input {input:q} --out {output:q} > {log:q} 2>&1"
@@ -144,7 +144,7 @@ rule multiner_pairs:
     wildcard_constraints:
         split="train|valid|test",
     conda:
-        "../../envs/core.yaml"
+        lem_env("core")
     threads: 1
     shell:
         "lem data lines --src {input.src:q} --tgt {input.tgt:q} --out {output:q} > {log:q} 2>&1"
@@ -158,7 +158,7 @@ rule multiner_all:
     log:
         "logs/download/multiner_all_{split}.log",
     conda:
-        "../../envs/core.yaml"
+        lem_env("core")
     threads: 1
     shell:
         "cat {input:q} > {output:q} 2> {log:q}"
@@ -176,7 +176,7 @@ if (
             "logs/download/base_model.log",
         retries: 1
         conda:
-            "../../envs/core.yaml"
+            lem_env("core")
         threads: 1
         params:
             repo=config["base_model"]["hub"]["repo"],
@@ -201,7 +201,7 @@ if (
         log:
             "logs/download/check_base_model.log",
         conda:
-            "../../envs/core.yaml"
+            lem_env("core")
         threads: 1
         params:
             config=as_json(RUN.settings_for("check_base_model")),

@@ -29,7 +29,7 @@ for _name, _unit, _variants, _files, _seeds in RUN.embed_jobs():
             variant="|".join(_variants),
             seed="|".join(str(s) for s in _seeds),
         conda:
-            "../../envs/train.yaml"
+            lem_env("train")
         threads: 1
         params:
             settings=as_json(RUN.settings_for("embed")),

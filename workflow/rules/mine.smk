@@ -17,7 +17,7 @@ rule leakage_items:
     log:
         "logs/eval/leakage_items_{evalset}_{src}-{tgt}.log",
     conda:
-        "../../envs/core.yaml"
+        lem_env("core")
     threads: 1
     params:
         settings=lambda w: as_json(RUN.settings_for("leakage_items", evalset=w.evalset)),
@@ -42,7 +42,7 @@ rule mine:
     benchmark:
         "benchmarks/mining/{variant}/seed{seed}/{evalset}/{src}-{tgt}.tsv"
     conda:
-        "../../envs/mining.yaml"
+        lem_env("mining")
     threads: 1
     params:
         settings=as_json(RUN.settings_for("mine")),

@@ -21,7 +21,7 @@ rule nmt_heldout:
     wildcard_constraints:
         split="valid|test",
     conda:
-        "../../envs/core.yaml"
+        lem_env("core")
     threads: 1
     params:
         source=lambda w: pair_source(config["curation"]["nmt"][w.split][w.pair])[1],
@@ -57,7 +57,7 @@ rule nmt_select:
         ranking="|".join(RUN.curation_rows + RUN.nmt_controls),
         share=r"[0-9.]+",
     conda:
-        "../../envs/core.yaml"
+        lem_env("core")
     threads: 1
     shell:
         "lem nmt select --ranking {input.ranking:q} --pairs {input.pairs:q} --share {wildcards.share} "
@@ -84,7 +84,7 @@ rule nmt_run:
         ranking="|".join(RUN.curation_rows + RUN.nmt_controls),
         share=r"[0-9.]+",
     conda:
-        "../../envs/train.yaml"
+        lem_env("train")
     threads: 1
     resources:
         **training_resources(config["resources"]),  # lem.core.gpu_share: a GPU, or a share of one
@@ -113,7 +113,7 @@ if RUN.nmt_hub_model():
             "logs/download/nmt_model.log",
         retries: 1
         conda:
-            "../../envs/core.yaml"
+            lem_env("core")
         threads: 1
         params:
             repo=config["curation"]["nmt"]["settings"]["model"],

@@ -10,7 +10,7 @@ rule plan:
     log:
         "logs/plan.log",
     conda:
-        "../../envs/core.yaml"
+        lem_env("core")
     threads: 1
     params:
         config=as_json(config),

@@ -11,7 +11,7 @@ if config["tokenizer"]["source"] == "train":
         log:
             "logs/pretrain/tokenizer.log",
         conda:
-            "../../envs/train.yaml"
+            lem_env("train")
         threads: 1
         params:
             vocab=config["tokenizer"]["vocab_size"],
@@ -30,7 +30,7 @@ rule features_mono:
     log:
         "logs/features/mono_{lang}.log",
     conda:
-        "../../envs/train.yaml"
+        lem_env("train")
     threads: 1
     params:
         max_length=config["pretrain"]["max_length"],
@@ -54,7 +54,7 @@ rule features_para:
     log:
         "logs/features/para_{src}-{tgt}.log",
     conda:
-        "../../envs/train.yaml"
+        lem_env("train")
     threads: 1
     params:
         max_length=config["pretrain"]["max_length"],
@@ -79,7 +79,7 @@ if config["base_model"]["source"] == "scratch":
         benchmark:
             "benchmarks/pretrain/base/seed{seed}.tsv"
         conda:
-            "../../envs/train.yaml"
+            lem_env("train")
         threads: training_threads()
         resources:
             **training_resources(config["resources"]),  # lem.core.gpu_share: a GPU, or a share of one
@@ -113,7 +113,7 @@ if config["base_model"]["source"] == "stand_in":
         log:
             "logs/pretrain/stand_in.log",
         conda:
-            "../../envs/train.yaml"
+            lem_env("train")
         threads: 1
         params:
             size=config["base_model"]["stand_in"]["size"],
@@ -145,7 +145,7 @@ rule pretrain_mono:
     benchmark:
         "benchmarks/pretrain/{tvariant}/{scope}/seed{seed}/mono.tsv"
     conda:
-        "../../envs/train.yaml"
+        lem_env("train")
     threads: training_threads()
     resources:
         **training_resources(config["resources"]),  # lem.core.gpu_share: a GPU, or a share of one
@@ -173,7 +173,7 @@ rule pretrain_para:
     benchmark:
         "benchmarks/pretrain/{tvariant}/{scope}/seed{seed}/para.tsv"
     conda:
-        "../../envs/train.yaml"
+        lem_env("train")
     threads: training_threads()
     resources:
         **training_resources(config["resources"]),  # lem.core.gpu_share: a GPU, or a share of one

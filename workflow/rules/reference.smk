@@ -50,7 +50,7 @@ for _suffix, _log, _files in RUN.reference_jobs():
         wildcard_constraints:
             variant=RUN.reference_rows("sentence_transformers"),
         conda:
-            "../../envs/train.yaml"
+            lem_env("train")
         threads: 1
         params:
             settings=lambda w: as_json(

@@ -77,7 +77,7 @@ rule report:
     log:
         "logs/report/report.log",
     conda:
-        "../../envs/core.yaml"
+        lem_env("core")
     threads: 1
     params:
         variants=RUN.rows,

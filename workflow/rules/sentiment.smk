@@ -18,7 +18,7 @@ rule sentiment:
     benchmark:
         "benchmarks/sentiment/{variant}/seed{seed}/{dataset}/finetune.tsv"
     conda:
-        "../../envs/train.yaml"
+        lem_env("train")
     threads: 1
     resources:
         **training_resources(config["resources"]),  # lem.core.gpu_share: a GPU, or a share of one
