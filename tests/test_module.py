@@ -52,8 +52,10 @@ corpus:
              noisy_pairs: 8, noisy_extra_pairs: {si-en: 10}}
 """
 
-# pyproject.toml's packages that planning never imports: all but numpy, pandas, pyarrow, requests, sacrebleu and
-# Snakemake's own (PyYAML, jsonschema), which are what a small environment needs to plan (README, "Usage").
+# pyproject.toml's packages that planning never imports. Planning needs numpy only besides Snakemake and its own
+# dependencies (PyYAML, jsonschema, requests): workflow/rules/common.smk, tests/test_planning_env.py. pandas (and
+# pyarrow through it) stay out of this set because Snakemake's `validate` imports pandas when it is installed; scipy,
+# sacrebleu and tqdm are not imported by planning but are light.
 HEAVY = {"torch", "transformers", "accelerate", "tokenizers", "sentencepiece", "safetensors", "datasets",
          "huggingface_hub", "faiss", "matplotlib", "sklearn", "sklearn_crfsuite", "sinling", "stanza", "seqeval",
          "sentence_transformers"}  # fmt: skip
