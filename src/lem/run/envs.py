@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import tempfile
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
@@ -83,7 +84,9 @@ def write_env(template: Path, out_dir: Path, package: str, digest: str) -> Path:
     if out.is_file() and out.read_text(encoding="utf-8") == text:
         return out
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(f".{name}.{os.getpid()}.tmp")
-    tmp.write_text(text, encoding="utf-8")
+    fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=out.parent)  # unique across hosts too
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.chmod(tmp, 0o644)
     os.replace(tmp, out)
     return out
