@@ -298,7 +298,9 @@ def test_report_shows_the_coverage_table(english, tmp_path):
     units = {"units": ["d0"], **{d: [[1, 2, 2]] for d in ("forward", "backward", "intersection")}}
     per_direction = {d: prf for d in ("forward", "backward", "intersection")}
     mining.write_text(json.dumps({"keys": keys, **per_direction, "units": units}))
-    summary = build_report([str(mining)], [], [], ["base"], tmp_path / "report", [], str(cov_path))
+    summary = build_report(
+        mining=[str(mining)], variants=["base"], out_dir=tmp_path / "report", coverage=str(cov_path)
+    )
     cov = summary[summary.task == "coverage"]
     assert set(cov.pair) == {"en"} and set(cov.metric) == {"ne_share", "noun_share", "verb_share"}
     md = (tmp_path / "report" / "summary.md").read_text()

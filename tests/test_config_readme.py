@@ -273,7 +273,10 @@ def test_every_field_of_a_settings_dataclass_is_documented(section):
         if f.name not in section.overridden and not (closed and f.name not in node.get("properties", {}))
     ]
     same = [general(tuple(s.path.split("."))) for s in SECTIONS if s.settings == section.settings]
-    names = {r.key[-1] for r in ROWS if general(r.key[:-1]) in same}
+    # a row of the field itself, or of its entries (`evidence.margin.mining` for nested settings)
+    names = {
+        r.key[len(p)] for r in ROWS for p in same if len(r.key) > len(p) and general(r.key[: len(p)]) == p
+    }
     missing = [n for n in settable if n not in names]
     assert not missing, f"fields of {section.settings} without a row `{section.path}.<field>`: {missing}"
 
@@ -286,6 +289,9 @@ def test_the_schema_defaults_agree_with_the_dataclasses(section):
     for key, prop in node.get("properties", {}).items():
         if "default" in prop and key in fields:
             want = dataclass_default((*section.path.split("."), key))
-            assert prop["default"] == want, (
-                f"{section.path}.{key}: schema {prop['default']!r}, dataclass {want!r}"
-            )
+            default = prop["default"]
+            if default == {} and prop.get(
+                "properties"
+            ):  # nested: each key's own default (the schema fills it)
+                default = {k: p["default"] for k, p in prop["properties"].items() if "default" in p}
+            assert default == want, f"{section.path}.{key}: schema {prop['default']!r}, dataclass {want!r}"

@@ -91,6 +91,9 @@ TYPOS = [
     Typo("reference_encoders.labse.settings", "paper.yaml", section="reference_encoders.<name>.settings"),
     Typo("curation.nmt.settings", section="curation.nmt.settings"),
     Typo("curation.nmt.settings", "paper.yaml", section="curation.nmt.settings"),
+    Typo("evidence", section="evidence"),
+    Typo("evidence.margin", section="evidence"),
+    Typo("controls", section="controls"),
     # sections the schema types completely: its message names the key and the instance path
     Typo(""),
     Typo("corpus"),
@@ -230,13 +233,14 @@ def test_every_section_a_rule_passes_to_a_verb_is_checked():
     what the rule merges into them): a new one must be added to lem.config_check.SECTIONS. The rules' own
     `as_json(config[...])` calls are read from the rule files, the rest from the table of settings merges
     (lem.run.settings.SETTINGS, what `RUN.settings_for` builds)."""
-    # besides the sections: single values the schema types and lem.config_check checks (controls.positive_lift:
-    # a lift or {evalset: lift}, its evaluation sets checked in _check_controls)
+    # besides the sections: values the schema types and lem.config_check checks (the report's evaluation sets:
+    # lem.config_check.names; its reference rows: _check_references)
     allowed = {s.path for s in SECTIONS} | {
         "seed",
         "sources.madlad.sizes.<name>",
         "<config>",
-        "controls.positive_lift",
+        "mining.evalsets",
+        "reference_encoders",
         "pretrain.max_length",
         "pretrain.stages.<stage>.epochs.default",
         "base_model",  # check_base_model's copy: checked by lem.config_check.check_base_model
@@ -328,3 +332,89 @@ def test_snakemake_dry_run_stops_before_any_job(tmp_path, file, path, key):
     assert f"{path}.{key}: unknown key; known: " in out, out
     assert not (tmp_path / "results").exists() and not (tmp_path / "resources").exists()
     assert "Building DAG of jobs" not in out and "Job stats" not in out
+
+
+# --- the report's settings: the evidence and controls sections, defaults in their dataclasses ---------------
+
+
+def _schema_defaults(node: dict, schema: dict) -> Any:
+    """What the schema fills in for `node` when the config leaves it out: its `default`, with the defaults of
+    its properties filled inside a mapping (as Snakemake's validate(set_default=True) does)."""
+    while "$ref" in node:
+        node = schema["definitions"][node["$ref"].rsplit("/", 1)[1]]
+    value = copy.deepcopy(node.get("default"))
+    if isinstance(value, dict):
+        for key, prop in node.get("properties", {}).items():
+            while "$ref" in prop:
+                prop = schema["definitions"][prop["$ref"].rsplit("/", 1)[1]]
+            if key not in value and "default" in prop:
+                value[key] = _schema_defaults(prop, schema)
+    return value
+
+
+@pytest.mark.parametrize(
+    "section, cls",
+    [
+        ("evidence", "lem.evidence.compare:EvidenceSettings"),
+        ("controls", "lem.report.settings:ControlSettings"),
+    ],
+)
+def test_the_schema_defaults_of_the_report_sections_are_their_dataclass_defaults(section, cls):
+    """`evidence` and `controls` have their defaults in one place, their settings dataclass: the schema fills
+    in the same values, key by key down to `evidence.margin.<task>` and the default families."""
+    schema = yaml.safe_load(SCHEMA.read_text(encoding="utf-8"))
+    assert SECTION[section].settings == cls
+    filled = _schema_defaults(schema["properties"][section], schema)
+    assert filled == SECTION[section].cls().to_dict()
+    assert SECTION[section].cls.from_dict(filled) == SECTION[section].cls()
+
+
+def test_the_report_reads_the_config_through_its_row_of_the_settings_table():
+    """The report rule passes `Run.settings_for("report")` (`--settings`), built into one ReportSettings: the
+    config's evidence (a margin given merges per task), controls, evaluation sets and reference controls."""
+    from lem.report.settings import ReportSettings
+
+    config = copy.deepcopy(CONFIGS["config.yaml"])
+    config["evidence"] = {"alpha": 0.1, "margin": {"nmt": 2.0}}
+    check_workflow_config(config, SCHEMA)
+    passed = Run(config).settings_for("report")
+    assert set(passed) == {"evidence", "controls", "evalsets", "references"}
+    s = ReportSettings.from_dict(passed)
+    assert (
+        s.evidence.alpha == 0.1
+        and s.evidence.margin_of("nmt") == 2.0
+        and s.evidence.margin_of("mining") == 0.02
+    )
+    assert s.controls.lexical == config["controls"]["lexical"]
+    assert s.evalsets == config["mining"]["evalsets"] and s.references == {}
+    assert {u.section for u in _uses(config)} >= {"evidence", "controls"}
+
+
+def test_lem_plan_settings_prints_a_rules_config_keys_and_values(capsys):
+    """`lem plan settings RULE`: the settings table's row as data, each config key with its value in a config."""
+    from lem.cli import command
+
+    assert command("plan")(["settings", "curate", "--configfile", str(REPO / "config" / "config.yaml")]) == 0
+    out = capsys.readouterr().out
+    assert "`mining` <- config `mining.settings` through code `curation_mining`" in out
+    assert '= `curation.settings`: {"keep_fractions": [0.25]}' in out
+    assert 'passed: {"keep_fractions": [0.25], "mining": {"k": 4' in out
+    assert command("plan")(["settings", "report"]) == 0
+    out = capsys.readouterr().out
+    assert "`evidence`: config `evidence` (checked as section `evidence`" in out
+    assert "code `reference_controls`" in out
+    assert command("plan")(["settings", "nope"]) != 0
+    assert "no settings for rule 'nope'" in capsys.readouterr().err
+
+
+def test_no_function_sits_in_a_row_of_the_settings_table():
+    """Every value of a row is data (config keys, wildcards, names); the table's code is `CODE`, by name."""
+    from lem.run.settings import CODE
+
+    for rule, parts in SETTINGS.items():
+        for part in parts:
+            for add in (*part.before, *part.after):
+                assert not any(callable(v) for v in add), (rule, add)
+                assert {add.code, add.job} - {None} <= set(CODE), (rule, add)
+            assert not any(callable(v) for v in part), (rule, part)
+            assert part.finish in (None, *CODE), (rule, part)

@@ -197,10 +197,12 @@ def test_equal_recipes_measured_precisely_are_called_equivalent_within_the_margi
     rng = np.random.default_rng(6)
     variants = ["mlm_tlm", "lem"]
     items = items_for(rng, variants, seeds=range(10), docs=400, pairs=("si-en",))
-    ev = {"margin": {"mining": 0.05}}
+    ev = compare.EvidenceSettings.from_dict({"margin": {"mining": 0.05}})
     row = comparisons.compare(items, variants, evidence=ev).iloc[0]
     assert row.verdict == "equivalent" and row.p_tost_holm < 0.05 and abs(row["diff"]) < 0.05
-    tight = comparisons.compare(items, variants, evidence={"margin": {"mining": 0.001}}).iloc[0]
+    tight = comparisons.compare(
+        items, variants, evidence=compare.EvidenceSettings.from_dict({"margin": {"mining": 0.001}})
+    ).iloc[0]
     assert tight.verdict == "inconclusive"
     assert "inconclusive" in verdicts.verdict_sentence(
         tight
@@ -210,16 +212,16 @@ def test_equal_recipes_measured_precisely_are_called_equivalent_within_the_margi
 @pytest.mark.parametrize(
     ("raw", "message"),
     [
-        ({"alpha": 2}, r"evidence\.alpha: 2: expected a probability strictly between 0 and 1"),
-        ({"margin": {"mining": -1}}, r"evidence\.margin\.mining: -1: expected a finite number > 0"),
-        ({"families": {"main": []}}, r"evidence\.families\.main: unknown family"),
+        ({"alpha": 2}, r"evidence: alpha=2: expected a probability strictly between 0 and 1"),
+        ({"margin": {"mining": -1}}, r"evidence: margin: mining=-1: expected a finite number > 0"),
+        ({"families": {"main": []}}, r"evidence: families\.main: unknown family"),
         ({"families": {"primary": [{"a": "lem", "b": "mlm_tlm", "tasks": ["pos"]}]}}, r"primary\[0\]\.tasks"),
-        ({"typo": 1}, r"evidence\.typo: unknown key"),
+        ({"typo": 1}, r"evidence: unknown key\(s\) \['typo'\]"),
     ],
 )
 def test_evidence_settings_refuse_naming_the_key(raw, message):
     with pytest.raises(ValueError, match=message):
-        compare.evidence_settings(raw)
+        compare.EvidenceSettings.from_dict(raw)
 
 
 def test_a_comparison_declared_in_two_families_is_refused():

@@ -12,6 +12,13 @@ import pytest
 
 from lem.evidence import stats
 from lem.report.build import build_report
+from lem.report.settings import ReportSettings
+
+
+def settings(controls: dict, config: dict | None = None) -> ReportSettings:
+    """The report's settings with `controls` and the config's evaluation sets (as the report rule passes them)."""
+    evalsets = ((config or {}).get("mining") or {}).get("evalsets", {})
+    return ReportSettings.from_dict({"controls": controls, "evalsets": evalsets})
 
 
 def write(path: Path, obj: dict) -> str:
@@ -95,7 +102,14 @@ def test_report_tabulates_every_task(tmp_path):
         for a in ("configured", "hf_ner")
     ]
     out = tmp_path / "report"
-    build_report(mining, sentiment, curation, ["base", "lem"], out, annotation)
+    build_report(
+        mining=mining,
+        sentiment=sentiment,
+        curation=curation,
+        variants=["base", "lem"],
+        out_dir=out,
+        annotation=annotation,
+    )
     summary = pd.read_csv(out / "summary.tsv", sep="\t")
     sent = summary[
         (summary.task == "sentiment") & (summary.metric == "macro_f1") & (summary.variant == "lem")
@@ -116,7 +130,7 @@ def test_report_reads_the_keys_not_the_path(tmp_path):
     # the pair is the one the file names (the config's pair of the dataset), wherever the file lies
     ta = sentiment_file(tmp_path / "elsewhere", "lem", "tamil_mix", 1, "ta-en", 0.6)
     si = sentiment_file(tmp_path, "lem", "cmcs", 1, "si-en", 0.5)
-    summary = build_report([], [ta, si], [], ["base", "lem"], tmp_path / "report")
+    summary = build_report(sentiment=[ta, si], variants=["base", "lem"], out_dir=tmp_path / "report")
     f1 = summary[(summary.task == "sentiment") & (summary.metric == "macro_f1")]
     assert dict(zip(f1.dataset, f1.pair, strict=True)) == {"tamil_mix": "ta-en", "cmcs": "si-en"}
     assert "tamil_mix ta-en" in (tmp_path / "report" / "summary.md").read_text()
@@ -127,7 +141,7 @@ def test_report_refuses_a_file_without_keys(tmp_path):
         tmp_path / "results/sentiment/lem/seed1/cmcs/metrics.json", {"macro_f1": 1.0, "accuracy": 1.0}
     )
     with pytest.raises(ValueError, match=f"{re.escape(bad)}: a sentiment metrics file without `keys`"):
-        build_report([], [bad], [], ["lem"], tmp_path / "report")
+        build_report(sentiment=[bad], variants=["lem"], out_dir=tmp_path / "report")
 
 
 @pytest.mark.parametrize(
@@ -144,7 +158,7 @@ def test_report_refuses_keys_that_disagree(tmp_path, change, message):
     data["keys"].update(change)
     bad = write(path, data)
     with pytest.raises(ValueError, match=f"{re.escape(bad)}: `keys` .*{re.escape(message)}"):
-        build_report([], [bad], [], ["base", "lem"], tmp_path / "report")
+        build_report(sentiment=[bad], variants=["base", "lem"], out_dir=tmp_path / "report")
 
 
 def test_chance_and_ceiling_are_shown_under_their_tables(tmp_path):
@@ -170,7 +184,7 @@ def test_chance_and_ceiling_are_shown_under_their_tables(tmp_path):
             write(path, {**data, "accuracy": 0.6, "chance": {"macro_f1": 1 / 3, "accuracy": 0.45}})
         )
     out = tmp_path / "report"
-    build_report(mining, sentiment, [], ["base", "lem"], out)
+    build_report(mining=mining, sentiment=sentiment, variants=["base", "lem"], out_dir=out)
     summary = pd.read_csv(out / "summary.tsv", sep="\t")
     row = summary[(summary.metric == "intersection_f1") & (summary.variant == "lem")]
     assert row["chance"].item() == pytest.approx(0.1) and row["ceiling"].item() == pytest.approx(0.9)
@@ -288,7 +302,12 @@ def test_a_failing_control_on_one_of_two_sets_marks_that_cell_only(tmp_path):
 
     mining, rows = two_set_run(tmp_path / "results")
     out = tmp_path / "report"
-    build_report(mining, [], [], rows, out, controls={"positive_lift": 0.5, "positive_alpha": 0.01})
+    build_report(
+        mining=mining,
+        variants=rows,
+        out_dir=out,
+        settings=settings({"positive_lift": 0.5, "positive_alpha": 0.01}),
+    )
     md = (out / "summary.md").read_text()
     head = md.split("## ", 1)[0]
     assert "**Controls failed: no signal in 1 cell(s)**" in head
@@ -321,7 +340,7 @@ def test_a_failing_control_on_one_of_two_sets_marks_that_cell_only(tmp_path):
             "evalsets": {"news_b": {"controls": {"positive_lift": {"si-en": 0.0}, "positive_alpha": 1.0}}}
         }
     }
-    build_report(mining, [], [], rows, out, controls={"positive_lift": 0.5}, config=config)
+    build_report(mining=mining, variants=rows, out_dir=out, settings=settings({"positive_lift": 0.5}, config))
     assert "Controls failed" not in (out / "summary.md").read_text()
     controls_gate(out / "controls.json", tmp_path / "ok.json")
     assert json.loads((tmp_path / "ok.json").read_text()) == {"passed": 2}
@@ -376,7 +395,7 @@ def test_comparisons_are_paired_over_seeds_and_holm_corrected(tmp_path):
         for i, s in enumerate((1, 2, 3))
     ]
     out = tmp_path / "report"
-    build_report(mining, sentiment, [], ["base", "mlm_tlm", "lem"], out)
+    build_report(mining=mining, sentiment=sentiment, variants=["base", "mlm_tlm", "lem"], out_dir=out)
     comp = pd.read_csv(out / "comparisons.tsv", sep="\t")
     assert set(zip(comp.task, comp.a, comp.b, strict=True)) == {
         (t, a, b) for t in ("mining", "sentiment") for a, b in (("lem", "mlm_tlm"), ("mlm_tlm", "base"))
@@ -428,7 +447,7 @@ def test_equal_seed_scores_pooled_would_mark_but_seeds_do_not(tmp_path):
             rows.setdefault(v, []).append(np.asarray(counts, float))
     pooled = stats.paired_bootstrap(np.stack(rows["mlm_tlm"]), np.stack(rows["base"]), n=2000, seed=0)
     assert pooled["p"] < 0.01  # what the report used to mark
-    build_report(files, [], [], ["base", "mlm_tlm"], tmp_path / "report")
+    build_report(mining=files, variants=["base", "mlm_tlm"], out_dir=tmp_path / "report")
     comp = pd.read_csv(tmp_path / "report/comparisons.tsv", sep="\t").iloc[0]
     assert comp.p > 0.3 and not comp.significant
 
@@ -438,7 +457,7 @@ def test_runs_on_different_items_are_refused(tmp_path):
     a = mining_file(tmp_path / "a", "base", 1, prf, [(1, 2, 2)] * 3)
     b = mining_file(tmp_path / "b", "mlm_tlm", 1, prf, [(1, 2, 2)] * 4)
     with pytest.raises(ValueError, match="its test items differ from another run's"):
-        build_report([a, b], [], [], ["base", "mlm_tlm"], tmp_path / "report")
+        build_report(mining=[a, b], variants=["base", "mlm_tlm"], out_dir=tmp_path / "report")
 
 
 def test_a_mining_file_without_units_names_the_file(tmp_path):
@@ -450,7 +469,7 @@ def test_a_mining_file_without_units_names_the_file(tmp_path):
     with pytest.raises(
         ValueError, match=f"{re.escape(bad)}: a mining metrics file without per-document counts"
     ):
-        build_report([bad], [], [], ["base"], tmp_path / "report")
+        build_report(mining=[bad], variants=["base"], out_dir=tmp_path / "report")
 
 
 def test_figures_of_the_trained_models(tmp_path):
@@ -495,7 +514,7 @@ def test_the_readme_block_is_copied_from_the_report(tmp_path):
     r = tmp_path / "results"
     prf = {"precision": 0.5, "recall": 0.5, "f1": 0.5, "n_pred": 4, "n_gold": 4, "n_correct": 2}
     mining = [mining_file(r, v, s, prf, [(2, 4, 4)] * 5) for v in ("base", "mlm_tlm") for s in (1, 2)]
-    build_report(mining, [], [], ["base", "mlm_tlm"], tmp_path / "report")
+    build_report(mining=mining, variants=["base", "mlm_tlm"], out_dir=tmp_path / "report")
     md = (tmp_path / "report" / "summary.md").read_text()
     readme = tmp_path / "README.md"
     readme.write_text(f"# x\n\nbefore\n{README_BEGIN}\nold numbers\n{README_END}\nafter\n")
@@ -520,7 +539,7 @@ def test_a_named_readme_block_is_regenerated_alone(tmp_path):
     r = tmp_path / "results"
     prf = {"precision": 0.5, "recall": 0.5, "f1": 0.5, "n_pred": 4, "n_gold": 4, "n_correct": 2}
     mining = [mining_file(r, v, s, prf, [(2, 4, 4)] * 5) for v in ("base", "mlm_tlm") for s in (1, 2)]
-    build_report(mining, [], [], ["base", "mlm_tlm"], tmp_path / "report")
+    build_report(mining=mining, variants=["base", "mlm_tlm"], out_dir=tmp_path / "report")
     md = (tmp_path / "report" / "summary.md").read_text()
     begin, end = readme_markers("ablation")
     readme = tmp_path / "README.md"
@@ -544,7 +563,7 @@ def test_validation_pairs_that_repeat_training_pairs_are_shown(tmp_path):
         tmp_path / "results/corpus/para/si-en.stats.json",
         {"train": 900, "valid": 48, "valid_given": 50, "valid_repeating_train_dropped": 2},
     )
-    build_report(mining, [], [], ["base"], tmp_path / "report", para_stats=[stats])
+    build_report(mining=mining, variants=["base"], out_dir=tmp_path / "report", para_stats=[stats])
     md = (tmp_path / "report/summary.md").read_text()
     assert "## Parallel training data (from files)" in md and "| si-en | 900 | 48 | 50 | 2 |" in md
 

@@ -17,6 +17,7 @@ from lem.evidence import crossed, stats
 from lem.report import figures
 from lem.report.build import build_report
 from lem.report.intervals import KIND_WORDS, TWO_LEVEL, report_intervals, two_level_interval
+from lem.report.settings import ReportSettings
 
 REPO = Path(__file__).resolve().parents[1]
 CAPTIONS = REPO / "workflow" / "report"
@@ -49,8 +50,13 @@ def run_report(tmp_path: Path, families: dict = FAMILIES) -> Path:
             pred = [int(x) for x in rng.integers(0, 2, 12)]
             sentiment.append(sentiment_file(r, v, "cmcs", s, "si-en", 0.5, gold=[0, 1] * 6, pred=pred))
     out = tmp_path / "report"
+    settings = ReportSettings.from_dict({"evidence": {"families": families}})
     build_report(
-        mining, sentiment, [], ["base", "mlm_tlm", "lem"], out, config={"evidence": {"families": families}}
+        mining=mining,
+        sentiment=sentiment,
+        variants=["base", "mlm_tlm", "lem"],
+        out_dir=out,
+        settings=settings,
     )
     return out
 
@@ -121,7 +127,9 @@ def test_a_report_without_comparisons_still_writes_its_forest_figure(tmp_path):
         path = tmp_path / f"f{len(families)}.png"
         figures.comparisons_figure(pd.DataFrame(), families, path)
         assert path.read_bytes()[:4] == b"\x89PNG" and path.stat().st_size > 1000
-    one = build_report([mining_file(tmp_path, "base", 1, PRF)], [], [], ["base"], tmp_path / "report")
+    one = build_report(
+        mining=[mining_file(tmp_path, "base", 1, PRF)], variants=["base"], out_dir=tmp_path / "report"
+    )
     assert not one.empty and (tmp_path / "report" / "comparisons.png").stat().st_size > 1000
 
 
@@ -173,7 +181,7 @@ def test_intervals_of_a_share_stay_inside_0_1_and_say_what_they_are(tmp_path):
         for v in ("mlm_tlm", "lem")
         for s in (1, 2)
     ]  # fmt: skip
-    summary = build_report([], [], curation, ["mlm_tlm", "lem"], tmp_path / "report")
+    summary = build_report(curation=curation, variants=["mlm_tlm", "lem"], out_dir=tmp_path / "report")
     tested = summary[summary.metric == "precision_at_0.5"]
     assert set(tested.interval) == {TWO_LEVEL} and set(
         summary[summary.metric == "average_precision"].interval

@@ -82,14 +82,10 @@ rule report:
     params:
         variants=RUN.rows,
         models=RUN.report_models(),
-        positive_lift=as_json(config["controls"]["positive_lift"]),
-        positive_alpha=config["controls"]["positive_alpha"],
-        negative_alpha=config["controls"]["negative_alpha"],
+        settings=as_json(RUN.settings_for("report")),
         config=as_json(config),
-        references=as_json(RUN.reference_controls()),
     shell:
         "lem report build --mining {input.mining:q} --sentiment {input.sentiment:q} --curation {input.curation:q} --nmt {input.nmt:q} --annotation {input.annotation:q} --news-stats {input.news_stats:q} --para-stats {input.para_stats:q} "
-        "--coverage {input.coverage:q} --positive-lift '{params.positive_lift}' --positive-alpha {params.positive_alpha} --negative-alpha {params.negative_alpha} "
+        "--coverage {input.coverage:q} --settings '{params.settings}' "
         "--models {params.models:q} --config '{params.config}' "
-        "--reference-controls '{params.references}' "
         '--variants {params.variants:q} --out-dir "$(dirname {output.tsv:q})" 2> {log:q}'

@@ -145,11 +145,11 @@ def check_config(config: dict[str, Any], written: dict[str, Any] | None = None) 
 def _check_evidence(config: dict[str, Any]) -> None:
     """The declared comparison families (`evidence`, lem.evidence.compare): their settings, and no comparison
     in two families (it would sit in two corrections)."""
-    from lem.evidence.compare import declared, evidence_settings
+    from lem.evidence.compare import EvidenceSettings, declared
 
     try:
-        ev = evidence_settings(config.get("evidence"))
-        declared(list(config.get("variants") or []), ev["families"])
+        ev = EvidenceSettings.from_dict(config.get("evidence"))
+        declared(list(config.get("variants") or []), ev.families)
     except ValueError as err:
         raise ConfigError(str(err)) from None
 

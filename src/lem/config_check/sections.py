@@ -75,6 +75,8 @@ SECTIONS: tuple[Section, ...] = (
     Section("curation.settings", "lem.curate:CurationSettings", "lem curate rank"),
     Section("reference_encoders.<name>.settings", "lem.reference:RefEncoderSettings", "lem reference encode"),
     Section("curation.nmt.settings", "lem.nmt.settings:NMTSettings", "lem nmt run"),
+    Section("evidence", "lem.evidence.compare:EvidenceSettings", "lem report build"),
+    Section("controls", "lem.report.settings:ControlSettings", "lem report build"),
 )
 SECTION = {s.path: s for s in SECTIONS}
 

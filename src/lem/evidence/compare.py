@@ -1,5 +1,5 @@
-"""The declared comparisons: the config's `evidence` section (families, alpha, confidence, power, margins) and
-the comparisons it declares among a run's rows (`lem.report.comparisons` tests them).
+"""The declared comparisons: the config's `evidence` section (`EvidenceSettings`: families, alpha, confidence,
+power, margins; its defaults written here alone) and the comparisons it declares among a run's rows (`lem.report.comparisons` tests them).
 
 What is compared is declared before the run (config `evidence.families`), never chosen by the data:
 - *primary*: the paper's question, by default each `lem*` variant against `mlm_tlm` on mining
@@ -14,67 +14,90 @@ comparison left untested still counts in its family's size. A comparison's verdi
 from __future__ import annotations
 
 import fnmatch
-import math
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
+
+from lem.core.settings import Settings, SettingsError
 
 REFERENCE = "mlm_tlm"
 TASKS = ("mining", "sentiment", "curation", "nmt")
 FAMILIES = ("primary", "secondary", "exploratory")
 VERDICTS = ("higher", "lower", "equivalent", "inconclusive")
-DEFAULT_EVIDENCE: dict[str, Any] = {
-    "alpha": 0.05,
-    "confidence": 0.95,
-    "power": 0.8,
-    "margin": {"mining": 0.02, "sentiment": 0.02, "curation": 0.02, "nmt": 1.0},
-    "families": {
+
+
+def default_families() -> dict[str, list[dict[str, Any]]]:
+    """The declared families when the config names none: each `lem*` row against `mlm_tlm` (mining primary,
+    the other tasks secondary), `mlm_tlm` against `base` on every task (exploratory)."""
+    return {
         "primary": [{"a": "lem*", "b": "mlm_tlm", "tasks": ["mining"]}],
         "secondary": [{"a": "lem*", "b": "mlm_tlm", "tasks": ["sentiment", "curation", "nmt"]}],
         "exploratory": [{"a": "mlm_tlm", "b": "base", "tasks": list(TASKS)}],
-    },
-}
+    }
 
 
-def evidence_settings(raw: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """The config's `evidence` section over `DEFAULT_EVIDENCE` (a family or margin given replaces the
-    default's), checked: a problem raises ValueError naming the key."""
-    raw = dict(raw or {})
-    unknown = sorted(set(raw) - set(DEFAULT_EVIDENCE))
-    if unknown:
-        raise ValueError(f"evidence.{unknown[0]}: unknown key (expected one of {sorted(DEFAULT_EVIDENCE)})")
-    out = {**DEFAULT_EVIDENCE, **raw}
-    out["margin"] = {**DEFAULT_EVIDENCE["margin"], **(raw.get("margin") or {})}
-    for key in ("alpha", "confidence", "power"):
-        v = out[key]
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v < 1:
-            raise ValueError(f"evidence.{key}: {v!r}: expected a probability strictly between 0 and 1")
-    for task, m in out["margin"].items():
-        if task not in TASKS:
-            raise ValueError(f"evidence.margin.{task}: unknown task (expected one of {list(TASKS)})")
-        if isinstance(m, bool) or not isinstance(m, (int, float)) or not (m > 0 and math.isfinite(m)):
-            raise ValueError(
-                f"evidence.margin.{task}: {m!r}: expected a finite number > 0 (in the metric's units)"
-            )
-    families = out["families"]
-    if not isinstance(families, Mapping):
-        raise ValueError(
-            "evidence.families: expected a mapping {primary|secondary|exploratory: [comparisons]}"
-        )
-    for name, specs in families.items():
-        if name not in FAMILIES:
-            raise ValueError(f"evidence.families.{name}: unknown family (expected one of {list(FAMILIES)})")
-        for i, spec in enumerate(specs or []):
-            where = f"evidence.families.{name}[{i}]"
-            if (
-                not isinstance(spec, Mapping)
-                or not {"a", "b", "tasks"} <= set(spec)
-                or set(spec) - {"a", "b", "tasks"}
-            ):
-                raise ValueError(f"{where}: expected {{a: <variant or pattern>, b: <variant>, tasks: [...]}}")
-            bad = [t for t in spec["tasks"] if t not in TASKS]
-            if bad or not spec["tasks"]:
-                raise ValueError(f"{where}.tasks: {bad or '[]'}: expected one or more of {list(TASKS)}")
-    return out
+@dataclass(frozen=True)
+class Margins(Settings):
+    """The equivalence margin of each task, in the metric's units (F1, macro-F1 and precision in [0, 1]; BLEU
+    in points): TOST against +-margin. A task the config leaves out keeps its default."""
+
+    SECTION = "evidence margin"
+
+    mining: float = 0.02
+    sentiment: float = 0.02
+    curation: float = 0.02
+    nmt: float = 1.0
+
+    def validate(self) -> None:
+        for task in TASKS:
+            if not getattr(self, task) > 0:
+                raise self.refused(task, "a finite number > 0 (in the metric's units)")
+
+
+@dataclass(frozen=True)
+class EvidenceSettings(Settings):
+    """The config's `evidence` section, its defaults written here alone (the schema's are checked against
+    them, tests/test_config_sections.py): each family's level `alpha` (Holm within the family), the
+    intervals' `confidence`, the `power` of the minimum detectable difference, the equivalence `margin` per
+    task (a task left out keeps its default) and the declared comparison `families` (given, they replace the
+    default families)."""
+
+    SECTION = "evidence"
+
+    alpha: float = 0.05
+    confidence: float = 0.95
+    power: float = 0.8
+    margin: Margins = field(default_factory=Margins)
+    families: dict[str, list] = field(default_factory=default_families)
+
+    def validate(self) -> None:
+        for key in ("alpha", "confidence", "power"):
+            if not 0 < getattr(self, key) < 1:
+                raise self.refused(key, "a probability strictly between 0 and 1")
+        for name, specs in self.families.items():
+            if name not in FAMILIES:
+                raise SettingsError(
+                    f"evidence: families.{name}: unknown family (expected one of {list(FAMILIES)})"
+                )
+            for i, spec in enumerate(specs or []):
+                where = f"evidence: families.{name}[{i}]"
+                if (
+                    not isinstance(spec, Mapping)
+                    or not {"a", "b", "tasks"} <= set(spec)
+                    or set(spec) - {"a", "b", "tasks"}
+                ):
+                    raise SettingsError(
+                        f"{where}: expected {{a: <variant or pattern>, b: <variant>, tasks: [...]}}"
+                    )
+                bad = [t for t in spec["tasks"] if t not in TASKS]
+                if bad or not spec["tasks"]:
+                    raise SettingsError(
+                        f"{where}.tasks: {bad or '[]'}: expected one or more of {list(TASKS)}"
+                    )
+
+    def margin_of(self, task: str) -> float:
+        """The equivalence margin of `task`, in its metric's units."""
+        return float(getattr(self.margin, task))
 
 
 def declared(variants: list[str], families: Mapping[str, list]) -> list[tuple[str, str, str, str]]:
@@ -98,14 +121,4 @@ def declared(variants: list[str], families: Mapping[str, list]) -> list[tuple[st
                         )
                     seen[key] = family
                     out.append((family, a, spec["b"], task))
-    return out
-
-
-def comparisons_of(variants: list[str], families: Mapping[str, list] | None = None) -> list[tuple[str, str]]:
-    """The (a, b) pairs the declared families compare among `variants` (any task), in order."""
-    fam = families if families is not None else DEFAULT_EVIDENCE["families"]
-    out: list[tuple[str, str]] = []
-    for _, a, b, _ in declared(variants, fam):
-        if (a, b) not in out:
-            out.append((a, b))
     return out

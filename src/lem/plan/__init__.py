@@ -106,6 +106,30 @@ def cmd_power(a: argparse.Namespace) -> None:
     run_power(a, raw)
 
 
+def cmd_settings(a: argparse.Namespace) -> None:
+    """`lem plan settings RULE` (lem.plan.settings): the config keys of a rule's `--settings`, with their values
+    in --configfile (checked as the workflow checks it) where given."""
+    from lem.config_check import ConfigError, check_workflow_config
+    from lem.plan.settings import SettingsTableError, rule_lines
+
+    config = None
+    if a.configfile:
+        try:
+            config = check_workflow_config(read_configfiles(a.configfile), a.schema)
+        except ConfigError as err:
+            raise PlanError(f"config: {err}") from None
+    wildcards = {}
+    for item in a.wildcards:
+        name, sep, value = item.partition("=")
+        if not sep or not name:
+            raise UsageError(f"{item!r}: expected a wildcard as NAME=VALUE (e.g. seed=1)")
+        wildcards[name] = value
+    try:
+        print("\n".join(rule_lines(a.rule, config, wildcards)))
+    except SettingsTableError as err:
+        raise PlanError(str(err)) from None
+
+
 def cmd_check_model(a: argparse.Namespace) -> None:
     """`lem plan check-model`: the config's checks that need the base model's files, on the run that fetches
     it (rule check_base_model, between the fetch and the first training job)."""
@@ -161,6 +185,13 @@ STAGE = Stage(
             arg("--alpha", type=float, default=None,
                 help="family-wise level, in (0, 1) (default: the config's evidence.alpha, 0.05)"),
         ), errors=(PowerError,)),
+        Verb("settings", "which config keys feed a rule's --settings (the settings table as data), with their values in a config",
+             cmd_settings, (
+            arg("rule", help="a rule with settings (lem.run.settings.SETTINGS), e.g. pretrain_mono, report"),
+            arg("wildcards", nargs="*", help="the job's wildcards as NAME=VALUE (e.g. scope=tri tvariant=lem seed=1)"),
+            arg("--configfile", nargs="+", help="config file(s), merged in order as by snakemake: each key's value"),
+            arg("--schema", default=str(SCHEMA), help="the config schema"),
+        ), errors=(PlanError,)),
         Verb("check-model", "check the config against the fetched base model, before any training", cmd_check_model, (
             arg("--config-json", type=json_object, required=True, help="the run's config (as the workflow has it)"),
             arg("--out", required=True, help="JSON record: the model's layers, hidden size, heads, tokens"),
@@ -193,6 +224,7 @@ __all__ = [
     "base_folder",
     "cmd_cost",
     "cmd_power",
+    "cmd_settings",
     "conll_sentences",
     "count_lines",
     "deep_update",

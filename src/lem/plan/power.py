@@ -14,11 +14,12 @@ from __future__ import annotations
 import argparse
 import glob
 import math
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lem.evidence import crossed
-from lem.evidence.compare import evidence_settings
+from lem.evidence.compare import EvidenceSettings
 from lem.evidence.power import PowerError, plan_comparison
 
 if TYPE_CHECKING:
@@ -50,16 +51,15 @@ def difference(name: str, value: float, task: str) -> float:
 
 def load_items(results: str) -> tuple[Items, list[str]]:
     """The run's per-item rows of every task (as the report reads them) and the rows (variants) seen."""
-    from lem.report import comparisons, tables
+    from lem.report import tables
 
     paths = {task: sorted(glob.glob(str(Path(results) / pattern))) for task, pattern in PATTERNS.items()}
     if not any(paths.values()):
         raise PowerError(f"no metrics files under {results}/ (run the pipeline first, or pass --results)")
-    items = comparisons.Items()
     try:
-        tables.collect(
-            paths["mining"], paths["sentiment"], paths["curation"], [], None, None, items, paths["nmt"]
-        )
+        items = tables.collect(
+            mining=paths["mining"], sentiment=paths["sentiment"], curation=paths["curation"], nmt=paths["nmt"]
+        ).items
     except ValueError as err:  # a file that is not a metrics file: one line naming it
         raise PowerError(str(err).splitlines()[0]) from None
     variants = sorted({k[3] for k in items.units})
@@ -67,7 +67,7 @@ def load_items(results: str) -> tuple[Items, list[str]]:
 
 
 def power_rows(
-    items: Items, variants: list[str], ev: dict[str, Any], deltas: dict[str, float]
+    items: Items, variants: list[str], ev: EvidenceSettings, deltas: dict[str, float]
 ) -> list[dict[str, Any]]:
     """One row per declared comparison with two or more paired seeds: the plan of `plan_comparison` at the
     family's first Holm threshold."""
@@ -83,8 +83,8 @@ def power_rows(
         _, _, _, d = crossed.paired_item_differences(
             items.runs(*cell, r.a), items.runs(*cell, r.b), statistic
         )
-        alpha = ev["alpha"] / r.family_size
-        plan = plan_comparison(d, deltas[r.task], alpha, ev["power"])
+        alpha = ev.alpha / r.family_size
+        plan = plan_comparison(d, deltas[r.task], alpha, ev.power)
         rows.append({"family": r.family, "task": r.task, "dataset": r.dataset, "pair": r.pair, "a": r.a,
                      "b": r.b, "alpha": alpha, "delta": deltas[r.task], **plan})  # fmt: skip
     return rows
@@ -101,16 +101,15 @@ def check_arguments(a: argparse.Namespace) -> None:
 
 
 def run_power(a: argparse.Namespace, raw: dict[str, Any]) -> None:
-    """`lem plan power` with the config's `evidence` section `raw` (lem.plan reads the config files)."""
+    """`lem plan power` with the config's `evidence` section `raw` (lem.plan reads the config files), read
+    through `EvidenceSettings` as the report reads it; --power and --alpha override its power and alpha."""
     check_arguments(a)
     deltas = {t: a.bleu_difference if t == "nmt" else a.difference for t in RANGE}
     try:
-        ev = evidence_settings(raw)
+        ev = EvidenceSettings.from_dict(raw)
     except ValueError as err:
         raise PowerError(str(err)) from None
-    ev["power"] = a.power
-    if a.alpha is not None:
-        ev["alpha"] = a.alpha
+    ev = replace(ev, power=a.power, alpha=ev.alpha if a.alpha is None else a.alpha)
     items, variants = load_items(a.results)
     rows = power_rows(items, variants, ev, deltas)
     if not rows:
@@ -120,7 +119,7 @@ def run_power(a: argparse.Namespace, raw: dict[str, Any]) -> None:
         return "> 200" if n is None else str(n)
 
     print(
-        f"Two-level test (seeds x items) at each family's first Holm threshold (family-wise alpha {ev['alpha']:g}), "
+        f"Two-level test (seeds x items) at each family's first Holm threshold (family-wise alpha {ev.alpha:g}), "
         f"from 80 % upper bounds of the run's variance parts; power to detect a difference of {a.difference:g} "
         f"(NMT: {a.bleu_difference:g} BLEU); seeds for {a.power:.0%} power."
     )

@@ -10,18 +10,19 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Sequence
 from pathlib import Path
 
 import pandas as pd
 
 from lem.core.files import atomic_path, write_text
-from lem.evidence.compare import evidence_settings
 from lem.evidence.controls import lexical_control_lines, no_signal_cells
 from lem.report import figures
-from lem.report.comparisons import Items, compare
+from lem.report.comparisons import compare
 from lem.report.controls import control_verdicts, write_verdicts
 from lem.report.intervals import report_intervals
 from lem.report.markdown import FOREST_FILE, markdown, para_markdown
+from lem.report.settings import ReportSettings
 from lem.report.tables import collect, summarise
 from lem.report.verdicts import marks
 
@@ -29,38 +30,43 @@ log = logging.getLogger("lem.report")
 
 
 def build_report(
-    mining: list[str],
-    sentiment: list[str],
-    curation: list[str],
+    *,
     variants: list[str],
     out_dir: Path,
-    annotation: list[str] = (),
+    settings: ReportSettings | None = None,
+    mining: Sequence[str] = (),
+    sentiment: Sequence[str] = (),
+    curation: Sequence[str] = (),
+    nmt: Sequence[str] = (),
+    annotation: Sequence[str] = (),
     coverage: str | None = None,
-    controls: dict | None = None,
-    models: list[str] = (),
-    significance: dict | None = None,
+    models: Sequence[str] = (),
+    news_stats: Sequence[str] = (),
+    para_stats: Sequence[str] = (),
     config: dict | None = None,
-    nmt: list[str] = (),
-    news_stats: list[str] = (),
-    para_stats: list[str] = (),
 ) -> pd.DataFrame:
-    """Every output of the report in `out_dir`: summary.tsv / .md / .html, comparisons.tsv, the figures
-    (comparisons, overview, mining, masking and training) and, with `config`, config.json (the run's
-    configuration, for the Snakemake report)."""
+    """Every output of the report in `out_dir`: summary.tsv / .md / .html, comparisons.tsv, controls.json, the
+    figures (comparisons, overview, mining, masking and training), under `settings` (what the report reads of
+    the config; None: its defaults) and, with `config` (the run's whole configuration, written and not read),
+    config.json for the Snakemake report."""
+    settings = settings if settings is not None else ReportSettings()
+    ev = settings.evidence
     cov = json.loads(Path(coverage).read_text(encoding="utf-8")) if coverage else None
-    items, control_metrics = Items(), {}
-    values = collect(mining, sentiment, curation, annotation, cov, variants, items, nmt, control_metrics)
+    values, items, control_metrics = collect(
+        mining=mining,
+        sentiment=sentiment,
+        curation=curation,
+        annotation=annotation,
+        nmt=nmt,
+        coverage=cov,
+        variants=variants,
+    )
     summary = summarise(values)
-    ev = evidence_settings((config or {}).get("evidence"))  # the declared families
-    sig = {"alpha": ev["alpha"], **{k: v for k, v in (significance or {}).items() if v is not None}}
-    controls = controls or {}
-    evalsets = controls.get("evalsets")
-    if evalsets is None:
-        evalsets = ((config or {}).get("mining") or {}).get("evalsets", {})
-    verdicts = control_verdicts(summary, controls, evalsets, controls.get("references"), control_metrics)
+    controls = settings.controls.to_dict()
+    verdicts = control_verdicts(summary, controls, settings.evalsets, settings.references, control_metrics)
     for v in verdicts:
         (log.info if v.ok else log.warning)("controls: %s%s", "" if v.ok else "FAILED ", v.line)
-    comparisons = compare(items, variants, sig["alpha"], no_signal=no_signal_cells(verdicts), evidence=ev)
+    comparisons = compare(items, variants, evidence=ev, no_signal=no_signal_cells(verdicts))
     summary = report_intervals(summary, items)  # 95 % intervals of the verdicts' kind, inside [0, 1]
     order = {v: i for i, v in enumerate(variants)}
     summary = summary.sort_values(
@@ -72,16 +78,11 @@ def build_report(
         summary.to_csv(tmp, sep="\t", index=False, float_format="%.6f")
     with atomic_path(out_dir / "comparisons.tsv") as tmp:
         comparisons.to_csv(tmp, sep="\t", index=False, float_format="%.6f")
-    notes = lexical_control_lines(
-        ((config or {}).get("controls") or {}).get("lexical"),
-        ((config or {}).get("mining") or {}).get("evalsets", {}),
-    )
-    md = markdown(summary, variants, cov, comparisons, sig["alpha"], news_stats, notes, verdicts)
-    md += "\n".join(para_markdown(para_stats))
+    notes = lexical_control_lines(settings.controls.lexical, settings.evalsets)
+    md = markdown(summary, variants, cov, comparisons, ev.alpha, list(news_stats), notes, verdicts)
+    md += "\n".join(para_markdown(list(para_stats)))
     write_text(out_dir / "summary.md", md)
-    figures.comparisons_figure(
-        comparisons, ev["families"], out_dir / FOREST_FILE, ev["confidence"], ev["power"]
-    )
+    figures.comparisons_figure(comparisons, ev.families, out_dir / FOREST_FILE, ev.confidence, ev.power)
     write_text(out_dir / "summary.html", figures.markdown_html(md, "LEM pipeline: results", out_dir))
     figures.overview_figure(summary, variants, out_dir / "overview.png")
     figures.mining_figure(summary, variants, out_dir / "mining.png", marks(comparisons))

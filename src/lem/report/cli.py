@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import argparse
 import json
+from dataclasses import replace
 from pathlib import Path
 
-from lem.core.stage import Stage, Verb, arg, json_object
+from lem.core.stage import Stage, Verb, arg
 from lem.report.build import build_report
 from lem.report.controls import ControlError, controls_gate
 from lem.report.readme import update_readme
@@ -32,26 +33,23 @@ def cmd_readme(a: argparse.Namespace) -> None:
 
 
 def cmd_build(a: argparse.Namespace) -> None:
+    settings = a.settings  # ReportSettings (lem.core.stage builds it from --settings)
+    if a.alpha is not None:  # the one override: a family-wise level other than the config's
+        settings = replace(settings, evidence=replace(settings.evidence, alpha=a.alpha))
     build_report(
-        a.mining,
-        a.sentiment,
-        a.curation,
-        a.variants,
-        Path(a.out_dir),
-        a.annotation,
-        a.coverage,
-        {
-            "positive_lift": a.positive_lift,
-            "positive_alpha": a.positive_alpha,
-            "negative_alpha": a.negative_alpha,
-            "references": a.reference_controls,
-        },
-        a.models,
-        {"alpha": a.alpha},
-        a.config,
-        a.nmt,
-        a.news_stats,
-        a.para_stats,
+        variants=a.variants,
+        out_dir=Path(a.out_dir),
+        settings=settings,
+        mining=a.mining,
+        sentiment=a.sentiment,
+        curation=a.curation,
+        nmt=a.nmt,
+        annotation=a.annotation,
+        coverage=a.coverage,
+        models=a.models,
+        news_stats=a.news_stats,
+        para_stats=a.para_stats,
+        config=a.config,
     )
     out = Path(a.out_dir).resolve()
     print(
@@ -76,29 +74,19 @@ STAGE = Stage(
             arg("--nmt", nargs="*", default=[], help="metrics.json of lem nmt run (keys: variant, share)"),
             arg("--coverage", default=None, help="the annotation coverage JSON (results/annotate/coverage.json)"),
             arg("--variants", nargs="+", required=True, help="row order of the tables"),
-            arg("--positive-lift", type=json.loads, default=0.5,
-                help="the positive control must reach chance + lift x (ceiling - chance): a number or JSON "
-                "{evalset: lift}"),
-            arg("--positive-alpha", type=float, default=0.01,
-                help="and beat chance by a one-sided test at this level (lem.evidence.controls.chance_p_value)"),
             arg("--para-stats", nargs="*", default=[],
                 help="stats.json of lem data pairs per pair (validation pairs that repeated training pairs)"),
             arg("--news-stats", nargs="*", default=[],
                 help="stats.json of each prepared news evaluation set (gold read, kept, repaired, dropped)"),
-            arg("--negative-alpha", type=float, default=0.01,
-                help="the negative control is at chance unless a two-sided binomial test rejects chance at "
-                "this level"),
-            arg("--reference-controls", type=json_object, default=None,
-                help="JSON {row: lift}: reference encoder rows checked as positive controls with that lift"),
             arg("--models", nargs="*", default=[],
                 help="variant:stage:seed=model folder (stage base, mono or para): masking and loss figures"),
             arg("--alpha", type=float, default=None,
-                help="family-wise level of each family's Holm-corrected verdicts (default: the config's "
+                help="family-wise level of each family's Holm-corrected verdicts (default: --settings' "
                 "evidence.alpha, 0.05)"),
             arg("--config", type=json.loads, default=None,
-                help="the run's configuration as JSON, written as config.json for the HTML report"),
+                help="the run's whole configuration as JSON, written as config.json for the HTML report (not read)"),
             arg("--out-dir", required=True),
-        )),
+        ), settings="lem.report.settings:ReportSettings"),
         Verb("controls", "fail naming every cell whose control failed (the report's controls.json)",
              cmd_controls, (
             arg("--verdicts", default="results/report/controls.json"),

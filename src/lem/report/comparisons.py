@@ -29,7 +29,6 @@ comparisons of that cell are listed untested ("no signal") and keep their place 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,7 +37,7 @@ import pandas as pd
 
 from lem.curate import kept_count
 from lem.evidence import crossed, stats
-from lem.evidence.compare import FAMILIES, declared, evidence_settings
+from lem.evidence.compare import FAMILIES, EvidenceSettings, declared
 from lem.nmt.bleu import bleu_from_sums
 
 # The headline metric of each task with a paired test, and how a run's items are read.
@@ -237,30 +236,28 @@ def _row(
 def compare(
     items: Items,
     variants: list[str],
-    alpha: float | None = None,
+    *,
+    evidence: EvidenceSettings | None = None,
     no_signal: dict[tuple[str, str, str], str] | None = None,
-    evidence: Mapping[str, Any] | None = None,
 ) -> pd.DataFrame:
     """One row per declared comparison with data (see the module's doc), plus NMT's control rows: the
     columns of `_row`, then `p_holm`, `p_tost_holm`, `family_size`, `mde`, `verdict` and `significant`
-    (higher or lower). `alpha`, when given, overrides `evidence.alpha`. A cell in `no_signal` ((task,
-    dataset, pair) -> why: a control of the evaluation chain failed there) lists its comparisons untested,
-    each still counted in its family."""
-    ev = evidence_settings(evidence)
-    if alpha is not None:
-        ev["alpha"] = alpha
-    alpha = ev["alpha"]
-    plan = declared(variants, ev["families"])
+    (higher or lower), under `evidence` (the config's section; None: its defaults). A cell in `no_signal`
+    ((task, dataset, pair) -> why: a control of the evaluation chain failed there) lists its comparisons
+    untested, each still counted in its family."""
+    ev = evidence if evidence is not None else EvidenceSettings()
+    alpha = ev.alpha
+    plan = declared(variants, ev.families)
     rows = []
     for cell in sorted({k[:3] for k in items.units}):
         task = cell[0]
         statistic = items.statistic(cell)
-        margin = float(ev["margin"][task])
+        margin = ev.margin_of(task)
         blocked = f"none (no signal: {no_signal[cell]})" if cell in (no_signal or {}) else None
         if task == "nmt":
             ro, rr = (items.runs(*cell, v) for v in (NMT_POSITIVE, NMT_NEGATIVE))
             if ro and rr:
-                res = crossed.two_level_test(ro, rr, statistic, margin, ev["confidence"])
+                res = crossed.two_level_test(ro, rr, statistic, margin, ev.confidence)
                 row = _row(items, cell, NMT_POSITIVE, NMT_NEGATIVE, "control", res, margin)
                 one_sided = res["p"] / 2 if res["diff"] > 0 else 1 - res["p"] / 2
                 row.update(p=one_sided, test=f"{row['test']}, one-sided (control)")
@@ -281,7 +278,7 @@ def compare(
                 a,
                 b,
                 family,
-                crossed.two_level_test(ra, rb, statistic, margin, ev["confidence"]),
+                crossed.two_level_test(ra, rb, statistic, margin, ev.confidence),
                 margin,
             )
             if blocked:
@@ -306,7 +303,7 @@ def compare(
             table.loc[part, out] = np.where(table.loc[part, col].notna(), adjusted, np.nan)
         for i in part:
             table.loc[i, "mde"] = crossed.minimum_detectable(
-                float(table.loc[i, "se"]), float(table.loc[i, "df"]), alpha / m, ev["power"]
+                float(table.loc[i, "se"]), float(table.loc[i, "df"]), alpha / m, ev.power
             )
     table["verdict"] = [_verdict(r, alpha) for r in table.itertuples()]
     table["significant"] = table["verdict"].isin(["higher", "lower"])

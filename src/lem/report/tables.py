@@ -9,7 +9,9 @@ naming the file.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 import pandas as pd
 
@@ -68,29 +70,37 @@ def _at(data: dict, *path: str) -> float:
     return float(data) if isinstance(data, int | float) else float("nan")
 
 
+class Collected(NamedTuple):
+    """What `collect` reads from the metrics files: `values`, one row per (variant, task, dataset, pair,
+    metric, seed) value; `items`, each run's per-item rows for the paired tests (lem.report.comparisons);
+    `controls`, the metrics of every run of a control row (`control_lexical`, `control_random`, `ref_*`) by
+    (row, dataset, pair), for its verdict."""
+
+    values: pd.DataFrame
+    items: Items
+    controls: dict[tuple[str, str, str], list[dict]]
+
+
 def collect(
-    mining: list[str],
-    sentiment: list[str],
-    curation: list[str],
-    annotation: list[str] = (),
+    *,
+    mining: Sequence[str] = (),
+    sentiment: Sequence[str] = (),
+    curation: Sequence[str] = (),
+    annotation: Sequence[str] = (),
+    nmt: Sequence[str] = (),
     coverage: dict | None = None,
     variants: list[str] | None = None,
-    items: Items | None = None,
-    nmt: list[str] = (),
-    controls: dict | None = None,
-) -> pd.DataFrame:
-    """One row per (variant, task, dataset, pair, metric, seed) value, keyed by each file's `keys` (a file's
-    variant must be one of `variants` when given); `coverage` (the annotation coverage JSON) adds task
-    `coverage`, one row per language (as `pair`) and entity-type share. `items`, when given, collects each
-    run's per-item rows for the paired tests (lem.report.comparisons); `controls`, when given, takes the metrics of
-    every run of a control row (`control_lexical`, `control_random`, `ref_*`) by (row, dataset, pair), for
-    its verdict."""
+) -> Collected:
+    """Every metrics file read, keyed by its `keys` (a file's variant must be one of `variants` when
+    given); `coverage` (the annotation coverage JSON) adds task `coverage`, one row per language (as `pair`)
+    and entity-type share."""
+    items: Items = Items()
+    controls: dict[tuple[str, str, str], list[dict]] = {}
     rows = []
     for path in mining:
         key, data = _read("mining", path, variants)
-        if items is not None:
-            items.add_mining(key, data, path)
-        if controls is not None and key["variant"].startswith(("control_", "ref_")):
+        items.add_mining(key, data, path)
+        if key["variant"].startswith(("control_", "ref_")):
             controls.setdefault((key["variant"], key["dataset"], key["pair"]), []).append(data)
         for direction, metric in MINING_METRICS:
             if direction in data:
@@ -106,8 +116,7 @@ def collect(
                 )
     for path in sentiment:
         key, data = _read("sentiment", path, variants)
-        if items is not None:
-            items.add_sentiment(key, data, path)
+        items.add_sentiment(key, data, path)
         for metric in SENTIMENT_METRICS:
             rows.append(
                 {
@@ -120,8 +129,7 @@ def collect(
             )
     for path in curation:
         key, data = _read("curation", path, variants)
-        if items is not None:
-            items.add_curation(key, data, path)
+        items.add_curation(key, data, path)
         for metric, value in data.items():
             if metric.startswith("precision_at_") or metric == "average_precision":
                 rows.append(
@@ -163,7 +171,7 @@ def collect(
     rows += nmt_rows(nmt, items)
     if not rows:
         raise ValueError("no metrics files given to the report")
-    return pd.DataFrame(rows)
+    return Collected(pd.DataFrame(rows), items, controls)
 
 
 def summarise(values: pd.DataFrame) -> pd.DataFrame:
@@ -183,7 +191,7 @@ NMT_METRICS = (("bleu", "BLEU"), ("chrf", "chrF"))
 NMT_CONTROLS = ("oracle", "random", "no_filter")  # clean pairs first; a random ranking; every pair (share 1)
 
 
-def nmt_rows(paths: list[str], items: Items | None = None) -> list[dict]:
+def nmt_rows(paths: Sequence[str], items: Items | None = None) -> list[dict]:
     """Rows of task `nmt` (metric `bleu@<share>`, `chrf@<share>`) from `lem nmt run` metrics files, one per
     pre-training seed; the variant may be a ranking control (oracle, random, no_filter). `items`, when
     given, takes each run's BLEU for the seed-level comparisons."""

@@ -19,7 +19,61 @@ from lem.run.helpers import MARGIN_KEYS
 from lem.run.paths import fill
 
 
-def curation_mining(mining: dict[str, Any]) -> dict[str, Any]:
+class Add(NamedTuple):
+    """A key a rule merges into a section: `key` (`*`: every key of the source mapping), its value the config's
+    at `source` (a dotted key; `{wildcard}` fields are the job's), through `code` where named (a `CODE` entry).
+    A job's own value where it is not that: at `job_source` when the config has it there (a scope's epochs),
+    or made by the `CODE` entry `job` (a pre-training seed); the config check builds with, and names, the
+    config's at `source`."""
+
+    key: str
+    source: str
+    code: str | None = None
+    job_source: str | None = None
+    job: str | None = None
+
+
+class Part(NamedTuple):
+    """One config section in a rule's settings: `{**before, **<path>, **after}` (the section as it is when
+    nothing is merged), at `into` (a dotted key of the settings; empty: the settings themselves).
+
+    `section`: the lem.config_check.SECTIONS path that checks it (None: not a section of its own: a copy of one
+    checked elsewhere). `over`: (wildcard, config key) pairs whose keys (or items) the config check builds the
+    section for, one build per combination. `optional`: a section the config may leave out or set null ({}).
+    `fixed`: a value the rule sets (no config key). `each`: (wildcard, Run attribute): one entry per value, at
+    `into` with the wildcard filled. `finish`: the name of a `CODE` entry that makes the job's value from the
+    merged one (the config check builds the merged one)."""
+
+    path: str
+    section: str | None = None
+    into: str = ""
+    before: tuple[Add, ...] = ()
+    after: tuple[Add, ...] = ()
+    over: tuple[tuple[str, str], ...] = ()
+    optional: bool = False
+    fixed: Any = None
+    each: tuple[str, str] | None = None
+    finish: str | None = None
+
+
+def _pretrain_seed(run: Any, w: dict[str, Any], value: Any) -> int:
+    """The job's pre-training seed (`{seed}`), else the run's first (`pretrain.seeds`, else `seed`)."""
+    return run.seeds[0] if w.get("seed") is None else int(w["seed"])
+
+
+def _nmt_job(run: Any, w: dict[str, Any], given: dict[str, Any]) -> dict[str, Any]:
+    """A replicate per pre-training seed: its NMT model trained with a seed derived from the job's `{seed}`
+    and the section's (`lem.nmt.settings.training_seed`: never the rankings' seed itself), a hub model replaced
+    by its fetched folder."""
+    from lem.nmt.settings import NMTSettings, training_seed
+
+    s = {**given, "seed": training_seed(int(w["seed"]), given.get("seed", NMTSettings.seed))}
+    if run.nmt_hub_model():
+        s.update(model=run.nmt_hub_model(), revision=None)
+    return s
+
+
+def curation_mining(mining: Any) -> dict[str, Any]:
     """What curation takes from `mining.settings`: the margin (k, margin, neighbourhood) alone, so that a
     change of mining's retrieval, threshold or index does not rerun curation and NMT; the device only where
     not cpu (the runs made before it existed keep their params)."""
@@ -31,72 +85,37 @@ def curation_mining(mining: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-class Add(NamedTuple):
-    """A key a rule merges into a section: `key` (`*`: every key of the source mapping), its value the config's
-    at `source` (a dotted key; `{wildcard}` fields are the job's) through `transform`. `job`: a job's own value
-    where it is not the config's (a pre-training seed, a scope's epochs): (run, wildcards) -> value; the
-    config's at `source` is what the config check builds with and names."""
-
-    key: str
-    source: str
-    transform: Callable[[Any], Any] | None = None
-    job: Callable[[Any, dict[str, Any]], Any] | None = None
+def _curation_mining(run: Any, w: dict[str, Any], mining: Any) -> dict[str, Any]:
+    """Of `mining.settings`, the margin alone (k, margin, neighbourhood) and the device where not cpu
+    (`curation_mining`)."""
+    return curation_mining(mining)
 
 
-class Part(NamedTuple):
-    """One config section in a rule's settings: `{**before, **<path>, **after}` (the section as it is when
-    nothing is merged), at `into` (a dotted key of the settings; empty: the settings themselves).
-
-    `section`: the lem.config_check.SECTIONS path that checks it (None: not a section of its own: a copy of one
-    checked elsewhere). `over`: (wildcard, config key) pairs whose keys (or items) the config check builds the
-    section for, one build per combination. `optional`: a section the config may leave out or set null ({}).
-    `fixed`: a value the rule sets (no config key). `each`: (wildcard, Run attribute): one entry per value, at
-    `into` with the wildcard filled. `finish`: a job's last change, no merge: (run, wildcards, value) -> value."""
-
-    path: str
-    section: str | None = None
-    into: str = ""
-    before: tuple[Add, ...] = ()
-    after: tuple[Add, ...] = ()
-    over: tuple[tuple[str, str], ...] = ()
-    optional: bool = False
-    fixed: Any = None
-    each: tuple[str, str] | None = None
-    finish: Callable[[Any, dict[str, Any], Any], Any] | None = None
+def _reference_controls(run: Any, w: dict[str, Any], value: Any) -> dict[str, Any]:
+    """`ref_<name>` -> `positive_lift` of every enabled reference encoder that sets one (Run.reference_controls)."""
+    return run.reference_controls()
 
 
-def _pretrain_seed(run: Any, w: dict[str, Any]) -> int:
-    return run.seeds[0] if w.get("seed") is None else int(w["seed"])
-
-
-def _epochs(stage: str) -> Callable[[Any, dict[str, Any]], Any]:
-    """A continual pre-training stage's epochs for the job's scope (`default` where the scope has none)."""
-
-    def job(run: Any, w: dict[str, Any]) -> Any:
-        epochs = run.config["pretrain"]["stages"][stage]["epochs"]
-        return epochs.get(w["scope"], epochs["default"])
-
-    return job
-
-
-def _nmt_job(run: Any, w: dict[str, Any], given: dict[str, Any]) -> dict[str, Any]:
-    """`curation.nmt.settings` for pre-training seed `seed`: a replicate per seed, its model trained with a seed
-    derived from it (`lem.nmt.settings.training_seed`: never the rankings' seed itself), a hub model replaced by
-    its fetched folder."""
-    from lem.nmt.settings import NMTSettings, training_seed
-
-    s = {**given, "seed": training_seed(int(w["seed"]), given.get("seed", NMTSettings.seed))}
-    if run.nmt_hub_model():
-        s.update(model=run.nmt_hub_model(), revision=None)
-    return s
-
+# The code a row names (an Add's `code` or `job`, a Part's `finish`), the table's only code: (run, wildcards,
+# the config's value) -> the value passed; `code` runs for the config check too (run None). Every other value of
+# a row is the config's at a key, merged (`lem plan settings RULE` prints a rule's row).
+CODE: dict[str, Callable[[Any, dict[str, Any], Any], Any]] = {
+    "pretrain_seed": _pretrain_seed,
+    "curation_mining": _curation_mining,
+    "nmt_seed_and_model": _nmt_job,
+    "reference_controls": _reference_controls,
+}
 
 SEED = Add("seed", "seed")  # the run's seed, before the section's own keys
-PRETRAIN_SEED = Add("seed", "seed", job=_pretrain_seed)  # the job's pre-training seed (the check: the run's)
+PRETRAIN_SEED = Add("seed", "seed", job="pretrain_seed")  # the job's pre-training seed (the check: the run's)
 
 
 def _stage(stage: str) -> tuple[Part, ...]:
-    epochs = Add("epochs", f"pretrain.stages.{stage}.epochs.default", job=_epochs(stage))
+    epochs = Add(
+        "epochs",
+        f"pretrain.stages.{stage}.epochs.default",
+        job_source=f"pretrain.stages.{stage}.epochs.{{scope}}",
+    )
     training = f"pretrain.stages.{stage}.training"
     return (
         Part(training, "pretrain.stages.<stage>.training", "training", (PRETRAIN_SEED,), (epochs,), optional=True),
@@ -166,16 +185,24 @@ SETTINGS: dict[str, tuple[Part, ...]] = {
         Part(
             "curation.settings",
             "curation.settings",
-            after=(Add("mining", "mining.settings", transform=curation_mining),),
+            after=(Add("mining", "mining.settings", code="curation_mining"),),
         ),
     ),
-    "nmt_run": (Part("curation.nmt.settings", "curation.nmt.settings", finish=_nmt_job),),
+    "nmt_run": (Part("curation.nmt.settings", "curation.nmt.settings", finish="nmt_seed_and_model"),),
     "embed_reference": (
         Part(
             "reference_encoders.{ref}.settings",
             "reference_encoders.<name>.settings",
             over=(("ref", "reference_encoders"),),
         ),
+    ),
+    # what the report reads of the config (lem.report.settings.ReportSettings); the whole config reaches it only
+    # to be written as config.json
+    "report": (
+        Part("evidence", "evidence", into="evidence", optional=True),
+        Part("controls", "controls", into="controls", optional=True),
+        Part("mining.evalsets", into="evalsets"),
+        Part("reference_encoders", into="references", optional=True, finish="reference_controls"),
     ),
     # every language's annotation settings (checked as `annotate`'s)
     "annotation_coverage": (Part("annotation.{lang}", each=("lang", "langs")),),
@@ -249,15 +276,19 @@ def part_value(run: Any, part: Part, w: dict[str, Any]) -> Any:
             lookup(run.config, parent, w)  # a section that may be left out, of a parent that must be there
 
     def value(add: Add) -> Any:
-        v = add.job(run, w) if add.job else lookup(run.config, add.source, w)
-        return add.transform(v) if add.transform else v
+        own = _get(run.config, add.job_source, w) if add.job_source else _ABSENT
+        if own is not _ABSENT:
+            return own
+        v = lookup(run.config, add.source, w)
+        name = add.job or add.code
+        return CODE[name](run, w, v) if name else v
 
     before: dict[str, Any] = {}
     for add in part.before:
         before.update(value(add) if add.key == "*" else {add.key: value(add)})
     after = {add.key: value(add) for add in part.after}
     out = _merged(part, data, before, after)
-    return part.finish(run, w, out) if part.finish else out
+    return CODE[part.finish](run, w, out) if part.finish else out
 
 
 def section_merges(section: str) -> tuple[dict[str, str], dict[str, str]]:
@@ -346,7 +377,7 @@ def _use(config: dict[str, Any], part: Part, w: dict[str, Any], data: Any) -> Us
                 into.update(value)
                 sources.update({k: f"{source}.{k}" for k in value})
             elif value is not _ABSENT:
-                into[add.key] = add.transform(value) if add.transform else value
+                into[add.key] = CODE[add.code](None, w, value) if add.code else value
                 sources[add.key] = source
     path = ".".join(fill(s, **w) for s in part.path.split("."))
     return Use(part.section, path, data, before, after, sources)

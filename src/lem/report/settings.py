@@ -1,0 +1,47 @@
+"""What `lem report build` reads of the config, as one `ReportSettings` (`--settings`, JSON: the report rule's
+row of lem.run.settings.SETTINGS): the declared comparisons (`evidence`), the controls' bars (`controls`), the
+evaluation sets (their pairs and their own controls) and the reference rows that are positive controls.
+
+Light on purpose: lem.config_check builds `ControlSettings` at load time, before any job."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from lem.core.settings import Settings
+from lem.evidence.compare import EvidenceSettings
+
+
+@dataclass(frozen=True)
+class ControlSettings(Settings):
+    """The config's `controls` section: the rows that prove the evaluation chain (config/README.md,
+    `controls`). The report reads the positive control's bar (`positive_lift`, `positive_alpha`), the
+    negative control's level (`negative_alpha`) and the dictionaries (`lexical`); the controls' rules read
+    `random`, `dim` and `random_seeds`. A set's own `mining.evalsets.<name>.controls` comes first
+    (lem.evidence.controls.cell_settings)."""
+
+    SECTION = "controls"
+
+    lexical: str | dict[str, str] | None = None
+    random: bool = False
+    dim: int = 256
+    positive_lift: float | dict[str, float] = 0.5
+    positive_alpha: float = 0.01
+    negative_alpha: float = 0.01
+    random_seeds: int | None = None
+
+
+@dataclass(frozen=True)
+class ReportSettings(Settings):
+    """Everything `lem report build` takes from the config (the whole config reaches it only to be written as
+    config.json): `evidence` (families, alpha, confidence, power, margins), `controls`, `evalsets` (config
+    `mining.evalsets`: each set's pairs and own controls) and `references` (reference rows that are positive
+    controls -> their lift: config `reference_encoders.<name>.positive_lift` of every enabled encoder)."""
+
+    SECTION = "report settings"
+
+    evidence: EvidenceSettings = field(default_factory=EvidenceSettings)
+    controls: ControlSettings = field(default_factory=ControlSettings)
+    evalsets: dict[str, Any] = field(default_factory=dict)
+    references: dict[str, float] = field(default_factory=dict)
