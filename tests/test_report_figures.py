@@ -254,7 +254,7 @@ def test_the_captions_describe_the_test_the_code_runs():
         for old in ("paired t-test over", "over every comparison tested", "standard deviation over seeds;"):
             assert old not in text, (path.name, old)
     smk = (REPO / "workflow" / "rules" / "report.smk").read_text(encoding="utf-8")
-    assert re.search(r'"results/report/comparisons\.png",\s*caption="\.\./report/forest\.rst"', smk)
-    from lem.run.paths import REPORT_OUTPUTS
+    assert re.search(r'paths\.REPORT\["forest"\],\s*caption="\.\./report/forest\.rst"', smk)
+    from lem.run.paths import REPORT, REPORT_OUTPUTS
 
-    assert "results/report/comparisons.png" in REPORT_OUTPUTS
+    assert REPORT["forest"] == "results/report/comparisons.png" and REPORT["forest"] in REPORT_OUTPUTS

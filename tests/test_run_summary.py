@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 
 from lem.report.run_summary import print_run_summary, run_summary
+from lem.run import paths
 
 REPO = Path(__file__).resolve().parents[1]
 COMPARISONS = (
@@ -64,4 +65,5 @@ def test_failed_controls_an_old_report_and_unreadable_files_are_said_never_raise
 
 def test_the_workflow_ends_with_it():
     smk = (REPO / "workflow" / "rules" / "common.smk").read_text(encoding="utf-8")
-    assert "onsuccess:" in smk and 'print_run_summary("results/report", started=_RUN_STARTED)' in smk
+    assert "onsuccess:" in smk and "print_run_summary(paths.REPORT_DIR, started=_RUN_STARTED)" in smk
+    assert paths.REPORT_DIR == "results/report"

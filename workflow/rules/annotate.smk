@@ -6,7 +6,7 @@ rule annotate_mono:
         text=paths.GUARDED_MONO,
         resources=lambda w: RUN.annotation_inputs(w.lang),
     output:
-        "results/annotations/mono/{lang}.parquet",
+        paths.ANNOTATION_MONO,
     log:
         "logs/annotate/mono_{lang}.log",
     benchmark:
@@ -30,7 +30,7 @@ rule annotate_para:
         text=lambda w: RUN.para_text(f"{w.src}-{w.tgt}", w.split),
         resources=lambda w: RUN.annotation_inputs(w.lang),
     output:
-        "results/annotations/para/{src}-{tgt}.{split}.{lang}.parquet",
+        artifact(paths.ANNOTATION_PARA, pair="{src}-{tgt}"),
     log:
         "logs/annotate/para_{src}-{tgt}.{split}.{lang}.log",
     benchmark:
@@ -84,8 +84,8 @@ rule train_crf:
     input:
         lambda w: source_dep(config["crf_models"][w.crf]["train"]),
     output:
-        model="results/crf/{crf}.crf",
-        meta="results/crf/{crf}.crf.json",
+        model=paths.CRF_MODEL,
+        meta=paths.CRF_META,
     log:
         "logs/annotate/train_crf_{crf}.log",
     benchmark:
@@ -112,7 +112,7 @@ rule train_ner:
         train=lambda w: config["ner_model"]["train"],
         valid=lambda w: config["ner_model"].get("valid", []),
     output:
-        directory("results/ner/model"),
+        directory(paths.NER_MODEL),
     log:
         "logs/annotate/train_ner.log",
     benchmark:
@@ -138,8 +138,8 @@ rule split_gold:
     input:
         lambda w: config["annotation_eval"]["gold"][w.lang],
     output:
-        train="results/ner/gold/{lang}.train.conll",
-        valid="results/ner/gold/{lang}.valid.conll",
+        train=artifact(paths.NER_GOLD, split="train"),
+        valid=artifact(paths.NER_GOLD, split="valid"),
     log:
         "logs/annotate/split_gold_{lang}.log",
     conda:
@@ -155,9 +155,9 @@ rule split_gold:
 
 rule gold_all:
     input:
-        expand("results/ner/gold/{lang}.{{split}}.conll", lang=LANGS),
+        expand(paths.NER_GOLD, lang=LANGS, allow_missing=True),
     output:
-        "results/ner/gold/all.{split}.conll",
+        artifact(paths.NER_GOLD, lang="all"),
     log:
         "logs/annotate/gold_all_{split}.log",
     conda:
@@ -169,9 +169,9 @@ rule gold_all:
 
 rule gold_text:
     input:
-        "results/ner/gold/{lang}.valid.conll",
+        artifact(paths.NER_GOLD, split="valid"),
     output:
-        "results/ner/gold/{lang}.valid.txt",
+        paths.NER_GOLD_TEXT,
     log:
         "logs/annotate/gold_text_{lang}.log",
     conda:
@@ -183,8 +183,8 @@ rule gold_text:
 
 rule annotation_eval:
     input:
-        text="results/ner/gold/{lang}.valid.txt",
-        gold="results/ner/gold/{lang}.valid.conll",
+        text=paths.NER_GOLD_TEXT,
+        gold=artifact(paths.NER_GOLD, split="valid"),
         resources=lambda w: RUN.annotation_inputs(
             w.lang, RUN.eval_annotation(w.annotator, w.lang)
         ),

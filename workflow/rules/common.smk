@@ -251,4 +251,4 @@ _RUN_STARTED = time.time()
 onsuccess:
     from lem.report.run_summary import print_run_summary
 
-    print_run_summary("results/report", started=_RUN_STARTED)
+    print_run_summary(paths.REPORT_DIR, started=_RUN_STARTED)

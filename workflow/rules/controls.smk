@@ -56,7 +56,7 @@ rule embed_control:
 # this job then fails naming those cells and the keys that govern them (the run's exit status).
 rule controls_gate:
     input:
-        "results/report/controls.json",
+        paths.REPORT["controls"],
     output:
         paths.CONTROLS_GATE,
     log:

@@ -3,25 +3,13 @@ if config["corpus"]["source"] == "generate":
     rule generate_corpus:
         output:
             mono=expand(paths.CORPUS_MONO, lang=LANGS),
-            para=expand(
-                "results/corpus/para/{pair}.{split}.tsv",
-                pair=PAIRS,
-                split=["train", "valid"],
-            ),
-            gold=expand("results/corpus/gold/{lang}.conll", lang=LANGS),
-            lexicon=expand(
-                "results/corpus/lexicon/{lang}.{kind}.tsv",
-                lang=LANGS,
-                kind=["pos", "ner"],
-            ),
-            news=directory("results/eval/news"),
-            sentiment="results/eval/sentiment/generated.csv",
-            noisy=expand("results/eval/noisy/{pair}.tsv", pair=PAIRS),
-            nmt=expand(
-                "results/eval/nmt/{pair}.{split}.tsv",
-                pair=PAIRS,
-                split=["valid", "test"],
-            ),
+            para=expand(paths.CORPUS_PARA, pair=PAIRS, split=["train", "valid"]),
+            gold=expand(paths.CORPUS_GOLD, lang=LANGS),
+            lexicon=expand(paths.CORPUS_LEXICON, lang=LANGS, kind=["pos", "ner"]),
+            news=directory(paths.GENERATED_NEWS),
+            sentiment=paths.GENERATED_SENTIMENT,
+            noisy=expand(paths.GENERATED_NOISY, pair=PAIRS),
+            nmt=expand(paths.GENERATED_NMT, pair=PAIRS, split=["valid", "test"]),
         log:
             "logs/corpus/generate.log",
         conda:
@@ -31,7 +19,8 @@ if config["corpus"]["source"] == "generate":
             settings=as_json(RUN.settings_for("generate_corpus")),
         shell:
             "lem corpus generate --settings '{params.settings}' "
-            "--out-dir results/corpus --eval-dir results/eval > {log:q} 2>&1"
+            f"--out-dir {paths.CORPUS_DIR} --eval-dir {paths.GENERATED_EVAL_DIR} "
+            "> {log:q} 2>&1"
 
 else:
 
@@ -55,7 +44,7 @@ else:
         output:
             train=paths.CORPUS_PARA_TRAIN,
             valid=paths.PARA_VALID,
-            stats="results/corpus/para/{pair}.stats.json",
+            stats=paths.PARA_STATS,
         log:
             "logs/corpus/para_{pair}.log",
         conda:

@@ -1,11 +1,23 @@
 # One embed job per model, unit and evaluation set (lem.run.Run.embed_jobs): it loads the model once and
 # writes the embeddings of one mining set's files the model serves (as `leakage_items` left them), or of
-# every curation corpus, at results/embeddings/{variant}/seed{seed}/{evalset}/{src}-{tgt}/{lang}.{npy,ids.txt,
-# meta.json} (seed: the pre-training seed of the model); rule `embed[_<pair>]_<set>`, log
-# logs/embed/{variant}/seed{seed}/<set>/<unit>.log. A unit `all` is a model that serves every pair (the base
-# model; any variant's trilingual model); in the per-pair scope a trained variant has one unit per pair
-# (`si-en`, ...). Adding or removing a mining set embeds (and mines) that set alone: no other set's
-# embeddings, no curation corpus, hence no curation or NMT job; mining settings never rerun embedding.
+# every curation corpus, at lem.run.paths.EMBEDDING ({lang}.npy, .ids.txt and .meta.json per pair; seed: the
+# pre-training seed of the model); log logs/embed/{variant}/seed{seed}/<set>/<unit>.log. A unit `all` is a
+# model that serves every pair (the base model; any variant's trilingual model); in the per-pair scope a
+# trained variant has one unit per pair (`si-en`, ...). Adding or removing a mining set embeds (and mines)
+# that set alone: no other set's embeddings, no curation corpus, hence no curation or NMT job; mining
+# settings never rerun embedding.
+#
+# One rule per unit and set, named `embed_<set>` (unit `all`) or `embed_<pair>_<set>` (`_` for any other
+# non-word character; `curation` for the curation corpora). The rules of the shipped configs (config/*.yaml,
+# .test/config/config.yaml), listed so that `grep "rule <name>"` finds them (tests/test_rule_paths.py):
+# rule embed_curation, rule embed_multiner_test, rule embed_news_army, rule embed_news_gen,
+# rule embed_news_hiru, rule embed_news_itn, rule embed_news_newsfirst, rule embed_si_en_curation,
+# rule embed_si_en_news_army, rule embed_si_en_news_gen, rule embed_si_en_news_hiru,
+# rule embed_si_en_news_itn, rule embed_si_en_news_newsfirst, rule embed_si_ta_curation,
+# rule embed_si_ta_news_army, rule embed_si_ta_news_gen, rule embed_si_ta_news_hiru,
+# rule embed_si_ta_news_itn, rule embed_si_ta_news_newsfirst, rule embed_ta_en_curation,
+# rule embed_ta_en_news_army, rule embed_ta_en_news_gen, rule embed_ta_en_news_hiru,
+# rule embed_ta_en_news_itn, rule embed_ta_en_news_newsfirst
 
 
 for _name, _unit, _variants, _files, _seeds in RUN.embed_jobs():

@@ -4,9 +4,9 @@
 
 rule plan:
     output:
-        txt="results/plan.txt",
-        tsv="results/plan.tsv",
-        json="results/plan.json",
+        txt=artifact(paths.PLAN, ext="txt"),
+        tsv=artifact(paths.PLAN, ext="tsv"),
+        json=artifact(paths.PLAN, ext="json"),
     log:
         "logs/plan.log",
     conda:

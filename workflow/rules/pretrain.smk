@@ -24,7 +24,7 @@ if config["tokenizer"]["source"] == "train":
 rule features_mono:
     input:
         tokenizer=RUN.tokenizer_dir(),
-        annotations="results/annotations/mono/{lang}.parquet",
+        annotations=paths.ANNOTATION_MONO,
     output:
         directory(paths.FEATURES_MONO),
     log:
@@ -45,10 +45,18 @@ rule features_mono:
 rule features_para:
     input:
         tokenizer=RUN.tokenizer_dir(),
-        train_src="results/annotations/para/{src}-{tgt}.train.{src}.parquet",
-        train_tgt="results/annotations/para/{src}-{tgt}.train.{tgt}.parquet",
-        valid_src="results/annotations/para/{src}-{tgt}.valid.{src}.parquet",
-        valid_tgt="results/annotations/para/{src}-{tgt}.valid.{tgt}.parquet",
+        train_src=artifact(
+            paths.ANNOTATION_PARA, pair="{src}-{tgt}", split="train", lang="{src}"
+        ),
+        train_tgt=artifact(
+            paths.ANNOTATION_PARA, pair="{src}-{tgt}", split="train", lang="{tgt}"
+        ),
+        valid_src=artifact(
+            paths.ANNOTATION_PARA, pair="{src}-{tgt}", split="valid", lang="{src}"
+        ),
+        valid_tgt=artifact(
+            paths.ANNOTATION_PARA, pair="{src}-{tgt}", split="valid", lang="{tgt}"
+        ),
     output:
         directory(artifact(paths.FEATURES_PARA, pair="{src}-{tgt}")),
     log:

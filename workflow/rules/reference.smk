@@ -1,9 +1,19 @@
 # Reference encoders (config `reference_encoders`): per row `ref_<name>`, one job per mining set and one for
 # the curation corpora (RUN.reference_jobs, as the variants' embed jobs), writing every text of
-# RUN.embedding_files() at results/embeddings/{variant}/seed{first seed}/{evalset}/{pair}/{lang}.{npy,ids.txt,meta.json}, the layout
-# of the variants' and the controls' embeddings, so mining takes them as one more row. A laser row runs the
-# workflow's own script workflow/scripts/laser_encode.py in envs/laser.yaml (laser-encoders needs Python 3.8;
-# the script imports no module of the package); a sentence_transformers row runs `lem reference encode`.
+# RUN.embedding_files() at lem.run.paths.EMBEDDING (seed: the run's first), the layout of the variants' and
+# the controls' embeddings, so mining takes them as one more row. A laser row runs the workflow's own script
+# workflow/scripts/laser_encode.py in envs/laser.yaml (laser-encoders needs Python 3.8; the script imports no
+# module of the package); a sentence_transformers row runs `lem reference encode`.
+#
+# Two rules per set, `embed_reference_laser_<set>` and `embed_reference_<set>` (as the embed rules'
+# `<set>`), whether or not the config has a reference row of that backend. The rules of the shipped configs,
+# listed so that `grep "rule <name>"` finds them (tests/test_rule_paths.py):
+# rule embed_reference_curation, rule embed_reference_laser_curation,
+# rule embed_reference_laser_multiner_test, rule embed_reference_laser_news_army,
+# rule embed_reference_laser_news_gen, rule embed_reference_laser_news_hiru,
+# rule embed_reference_laser_news_itn, rule embed_reference_laser_news_newsfirst,
+# rule embed_reference_multiner_test, rule embed_reference_news_army, rule embed_reference_news_gen,
+# rule embed_reference_news_hiru, rule embed_reference_news_itn, rule embed_reference_news_newsfirst
 
 for _suffix, _log, _files in RUN.reference_jobs():
 

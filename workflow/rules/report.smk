@@ -7,7 +7,7 @@ rule report:
         annotation=RUN.annotation_eval_outputs(),
         coverage=COVERAGE,
         para_stats=(
-            [f"results/corpus/para/{p}.stats.json" for p in PAIRS]
+            expand(paths.PARA_STATS, pair=PAIRS)
             if config["corpus"]["source"] == "files"
             else []
         ),
@@ -19,57 +19,57 @@ rule report:
         models=[spec.split("=", 1)[1] for spec in RUN.report_models()],
     output:
         tsv=report(
-            "results/report/summary.tsv",
+            paths.REPORT["tsv"],
             caption="../report/summary.rst",
             category="1. Results",
             labels={"what": "summary table (long format)"},
         ),
-        md="results/report/summary.md",
+        md=paths.REPORT["md"],
         html=report(
-            "results/report/summary.html",
+            paths.REPORT["html"],
             caption="../report/tables.rst",
             category="1. Results",
             labels={"what": "tables, intervals, chance, controls, significance"},
         ),
         comparisons=report(
-            "results/report/comparisons.tsv",
+            paths.REPORT["comparisons"],
             caption="../report/comparisons.rst",
             category="1. Results",
             labels={"what": "paired comparisons"},
         ),
         forest=report(
-            "results/report/comparisons.png",
+            paths.REPORT["forest"],
             caption="../report/forest.rst",
             category="2. Figures",
             labels={"figure": "declared comparisons (forest)"},
         ),
         png=report(
-            "results/report/overview.png",
+            paths.REPORT["png"],
             caption="../report/overview.rst",
             category="2. Figures",
             labels={"figure": "overview"},
         ),
         mining=report(
-            "results/report/mining.png",
+            paths.REPORT["mining"],
             caption="../report/mining.rst",
             category="2. Figures",
             labels={"figure": "mining F1"},
         ),
         masking=report(
-            "results/report/masking.png",
+            paths.REPORT["masking"],
             caption="../report/masking.rst",
             category="2. Figures",
             labels={"figure": "masking shares"},
         ),
         training=report(
-            "results/report/training.png",
+            paths.REPORT["training"],
             caption="../report/training.rst",
             category="2. Figures",
             labels={"figure": "loss curves"},
         ),
-        controls="results/report/controls.json",
+        controls=paths.REPORT["controls"],
         config=report(
-            "results/report/config.json",
+            paths.REPORT["config"],
             caption="../report/config.rst",
             category="3. Configuration",
             labels={"what": "configuration of this run"},

@@ -21,15 +21,20 @@ from typing import TYPE_CHECKING, Any
 from lem.evidence import crossed
 from lem.evidence.compare import EvidenceSettings
 from lem.evidence.power import PowerError, plan_comparison
+from lem.run.paths import CURATION, MINING, NMT_FILE, RESULTS, SENTIMENT, glob_pattern
 
 if TYPE_CHECKING:
     from lem.report.comparisons import Items
 
+# each task's metrics files under the run's results folder (`--results`): lem.run.paths' layout as globs
 PATTERNS = {
-    "mining": "mining/*/seed*/*/*.metrics.json",
-    "sentiment": "sentiment/*/seed*/*/finetune*/metrics.json",
-    "curation": "curation/*/seed*/*/metrics.json",
-    "nmt": "nmt/*/seed*/*/keep*/metrics.json",
+    task: glob_pattern(template, **values).removeprefix(f"{RESULTS}/")
+    for task, template, values in (
+        ("mining", MINING, {"ext": "metrics.json"}),
+        ("sentiment", SENTIMENT, {}),
+        ("curation", CURATION, {"name": "metrics.json"}),
+        ("nmt", NMT_FILE, {"name": "metrics.json"}),
+    )
 }
 # a difference must lie in the metric's range: F1, macro-F1 and precision in [0, 1], BLEU in points
 RANGE = {"mining": 1.0, "sentiment": 1.0, "curation": 1.0, "nmt": 100.0}

@@ -4,7 +4,9 @@ Each path is a template with named fields (`{variant}`, `{seed}`, `{pair}`, ...)
 sets some fields and leaves the others as they are, so the same template gives a rule's output pattern
 (`fill(MODEL, variant="{tvariant}", stage="mono")`, or with other wildcard names: `pair="{src}-{tgt}"`) and
 one job's file (`fill(MODEL, variant="lem", scope="tri", seed=1, stage="para")`). lem.run.Run builds its
-paths from here, and the rule files read them through workflow/rules/common.smk (`artifact`).
+paths from here, and the rule files read them through workflow/rules/common.smk (`artifact`): no rule file
+writes a `results/` path of its own (tests/test_rule_paths.py). `glob_pattern` gives a template's files as a
+glob (`lem plan power` finds a finished run's metrics files so).
 """
 
 from __future__ import annotations
@@ -12,20 +14,33 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+RESULTS = "results"  # every path below but the sources' lies under it
+
 # --- single files ------------------------------------------------------------------------------------------
 LEAKAGE_REPORT = "results/corpus/leakage.json"
 BASE_MODEL_CHECK = "results/checks/base_model.json"
 COVERAGE = "results/annotate/coverage.json"
-CONTROLS_GATE = "results/report/controls_passed.json"
-REPORT_OUTPUTS = (
-    "results/report/summary.tsv",
-    "results/report/summary.md",
-    "results/report/summary.html",
-    "results/report/comparisons.png",
-    "results/report/overview.png",
-    "results/report/mining.png",
-)
 TOKENIZER = "results/tokenizer"
+PLAN = "results/plan.{ext}"  # txt, tsv, json: `snakemake results/plan.txt` (rule plan, not part of `all`)
+
+# --- the report ------------------------------------------------------------------------------------------------
+REPORT_DIR = "results/report"
+REPORT = {  # rule report's outputs, by the rule's names for them
+    "tsv": REPORT_DIR + "/summary.tsv",
+    "md": REPORT_DIR + "/summary.md",
+    "html": REPORT_DIR + "/summary.html",
+    "comparisons": REPORT_DIR + "/comparisons.tsv",
+    "forest": REPORT_DIR + "/comparisons.png",
+    "png": REPORT_DIR + "/overview.png",
+    "mining": REPORT_DIR + "/mining.png",
+    "masking": REPORT_DIR + "/masking.png",
+    "training": REPORT_DIR + "/training.png",
+    "controls": REPORT_DIR + "/controls.json",  # the controls' verdicts, which rule controls_gate reads
+    "config": REPORT_DIR + "/config.json",
+}
+# what `all` asks of the report
+REPORT_OUTPUTS = tuple(REPORT[k] for k in ("tsv", "md", "html", "forest", "png", "mining"))
+CONTROLS_GATE = REPORT_DIR + "/controls_passed.json"
 
 # --- sources --------------------------------------------------------------------------------------------------
 RAW = "resources/raw/{name}"
@@ -34,13 +49,27 @@ HUB_MODEL = "resources/hf/{repo}/{revision}"
 STAND_IN_MODEL = "resources/hf/lem-stand-in/xlm-roberta-{size}/random"
 
 # --- corpus -----------------------------------------------------------------------------------------------------
+CORPUS_DIR = "results/corpus"
 GUARDED_MONO = "results/corpus/guarded/mono/{lang}.txt"
 GUARDED_PARA = "results/corpus/guarded/para/{pair}.train.tsv"
-PARA_VALID = "results/corpus/para/{pair}.valid.tsv"
 CORPUS_MONO = "results/corpus/mono/{lang}.txt"  # before the leakage guard
+CORPUS_PARA = "results/corpus/para/{pair}.{split}.tsv"  # train (before the guard), valid
 CORPUS_PARA_TRAIN = "results/corpus/para/{pair}.train.tsv"
+PARA_VALID = "results/corpus/para/{pair}.valid.tsv"
+PARA_STATS = "results/corpus/para/{pair}.stats.json"  # `corpus.source: files`: lem data pairs' counts
+CORPUS_GOLD = "results/corpus/gold/{lang}.conll"  # the generated corpus's NER gold
+CORPUS_LEXICON = "results/corpus/lexicon/{lang}.{kind}.tsv"  # the generated world's pos and ner lexicons
 FEATURES_MONO = "results/features/mono/{lang}"
 FEATURES_PARA = "results/features/para/{pair}"
+
+# --- annotation -----------------------------------------------------------------------------------------------
+ANNOTATION_MONO = "results/annotations/mono/{lang}.parquet"
+ANNOTATION_PARA = "results/annotations/para/{pair}.{split}.{lang}.parquet"  # one side of a pair's split
+CRF_MODEL = "results/crf/{crf}.crf"
+CRF_META = CRF_MODEL + ".json"
+NER_MODEL = "results/ner/model"
+NER_GOLD = "results/ner/gold/{lang}.{split}.conll"  # a language's gold split in two; `all`: every language's
+NER_GOLD_TEXT = "results/ner/gold/{lang}.valid.txt"  # its validation sentences as text
 
 # --- models -------------------------------------------------------------------------------------------------------
 BASE_MODEL = "results/models/base/seed{seed}"
@@ -49,6 +78,11 @@ CHECKPOINTS = "results/checkpoints/{variant}/{scope}/seed{seed}/{stage}"
 BASE_CHECKPOINTS = "results/checkpoints/base/seed{seed}"
 
 # --- evaluation sets ----------------------------------------------------------------------------------------------
+GENERATED_EVAL_DIR = "results/eval"  # the generated corpus's evaluation sets:
+GENERATED_NEWS = GENERATED_EVAL_DIR + "/news"  # the news-style mining set (a folder)
+GENERATED_SENTIMENT = GENERATED_EVAL_DIR + "/sentiment/generated.csv"
+GENERATED_NOISY = GENERATED_EVAL_DIR + "/noisy/{pair}.tsv"  # a noisy web-mined corpus to curate
+GENERATED_NMT = GENERATED_EVAL_DIR + "/nmt/{pair}.{split}.tsv"  # valid, test
 PREPARED_DIR = "results/eval/prepared/{evalset}/{pair}"
 PREPARED = PREPARED_DIR + "/{lang}.tsv"
 PREPARED_FILE = PREPARED_DIR + "/{name}"  # gold.tsv, stats.json
@@ -77,9 +111,21 @@ class _Unset(dict):
         return "{" + key + "}"
 
 
+class _Star(dict):
+    """A format mapping that gives a field it has no value for as `*`."""
+
+    def __missing__(self, key: str) -> str:
+        return "*"
+
+
 def fill(template: str, **values: Any) -> str:
     """`template` with the fields of `values` set (str of each) and every other field left as a field."""
     return template.format_map(_Unset({k: str(v) for k, v in values.items()}))
+
+
+def glob_pattern(template: str, **values: Any) -> str:
+    """`template` with the fields of `values` set and every other field `*`: its files as a glob pattern."""
+    return template.format_map(_Star({k: str(v) for k, v in values.items()}))
 
 
 def source_dep(spec: str) -> str:
