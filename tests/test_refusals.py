@@ -385,9 +385,10 @@ def test_a_full_disk_for_real(tmp_path):
 
 def test_a_yte_template_stops_the_run_unless_allowed(tmp_path, monkeypatch):
     """A config file is code (docs/troubleshooting.md): Snakemake renders `__use_yte__: true` with YTE at load;
-    the workflow's check (workflow/rules/common.smk: `refuse_yte(workflow.configfiles)`) then stops the run in
-    one line naming the file, unless LEM_ALLOW_YTE=1."""
+    the workflow's check (workflow/rules/common.smk: `check_workflow_config(..., workflow.configfiles)`, which
+    calls `refuse_yte`) then stops the run in one line naming the file, unless LEM_ALLOW_YTE=1."""
     from lem.config_check import ALLOW_YTE, refuse_yte
+    from lem.config_check.schema import SCHEMA
 
     plain, template = tmp_path / "plain.yaml", tmp_path / "template.yaml"
     plain.write_text("seed: 13\n__use_yte__: false\n", encoding="utf-8")
@@ -403,6 +404,8 @@ def test_a_yte_template_stops_the_run_unless_allowed(tmp_path, monkeypatch):
     refuse_yte([plain, template])
     troubleshooting = (REPO / "docs" / "troubleshooting.md").read_text(encoding="utf-8")
     assert "## A config file is code" in troubleshooting and f"`{ALLOW_YTE}=1`" in troubleshooting
-    assert "refuse_yte(workflow.configfiles)" in (REPO / "workflow" / "rules" / "common.smk").read_text(
-        encoding="utf-8"
-    )
+    monkeypatch.delenv(ALLOW_YTE)  # the first of the workflow's checks
+    with pytest.raises(ConfigError, match="__use_yte__: true: a YTE template"):
+        check_workflow_config({"seed": 13}, SCHEMA, [plain, template])
+    common = (REPO / "workflow" / "rules" / "common.smk").read_text(encoding="utf-8")
+    assert "check_workflow_config(" in common and "workflow.configfiles," in common

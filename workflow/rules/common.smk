@@ -1,14 +1,12 @@
 import importlib.util
 import os
 import re
-import shutil
 import sys
 import time
 from pathlib import Path
 
 from snakemake.exceptions import WorkflowError
 from snakemake.sourcecache import HostingProviderFile, LocalGitFile, LocalSourceFile
-from snakemake.utils import validate
 
 # Planning needs Snakemake and numpy only: when no `lem` package is installed, the workflow's own source tree
 # (src/ of the folder that holds workflow/, also when it is a local module of another workflow) is imported.
@@ -24,63 +22,28 @@ if importlib.util.find_spec("numpy") is None:
         "planning needs numpy besides Snakemake: pip install numpy==2.4.6 (pyproject.toml's pin)"
     )
 
-from lem.config_check import (
-    ConfigError,
-    check_config,
-    expand_data_root,
-    refuse_yte,
-    schema_refusal,
-    switch_off,
-    written_config,
-)
+from lem.config_check import ConfigError, check_workflow_config
 
-# The schema (its defaults filled in; a refusal in one line naming the key, not the schema dumped). Then
-# `{data_root}` in any path: the config's `data_root` (config/local.yaml names its folder once). Then every
-# section is built into the settings dataclass of the `lem` verb that reads it, merged as the rules pass it,
-# and what joins the sections is checked: a problem stops here in one line naming the key.
+# The config checked before any job (lem.config_check.check_workflow_config): a YTE template refused unless
+# LEM_ALLOW_YTE=1; an overlay's `enabled: false` switching a task off; the schema, its defaults filled in;
+# `{data_root}` in any path; every section built into the settings dataclass of the `lem` verb that reads it,
+# merged as the rules pass it, and what joins the sections; every fetched source pinned. A problem stops here
+# in one line naming the key.
 try:
-    # a config file that is a YTE template ran Python when Snakemake loaded it: no job unless LEM_ALLOW_YTE=1
-    refuse_yte(workflow.configfiles)
-    # an overlay's `sentiment: {enabled: false}` or `curation: {enabled: false}`: no job of that task
-    switch_off(config)
-    _written = written_config(config)
-    try:
-        validate(config, schema="../schemas/config.schema.yaml", set_default=True)
-    # Snakemake's WorkflowError around jsonschema's ValidationError
-    except Exception as _err:
-        raise ConfigError(schema_refusal(_err)) from None
-    expand_data_root(config)
-    check_config(config, _written)
+    check_workflow_config(
+        config,
+        workflow.source_path("../schemas/config.schema.yaml"),
+        workflow.configfiles,
+    )
 except ConfigError as _err:
     raise WorkflowError(f"config: {_err}") from None
 
-from lem.core.numerics import export_mode
+from lem.run.job_env import set_job_environment
 
-# Every `lem` job pins the CPU's kernels (portable) or leaves them (native) as its environment says
-# (lem.core.numerics): set here for the jobs of this run, and again by each SLURM job, which reads this file too.
-export_mode(config["resources"]["cpu_numerics"])
-
-from lem.core.interrupt import forward_to_jobs
-
-# Ctrl-C, or a SIGINT sent to Snakemake alone, reaches the running jobs too: the local executor only waits
-# for them, and a training job saves a checkpoint and stops (lem.core.interrupt).
-forward_to_jobs()
-
-from lem.data.download import unpinned_hub_sources, unpinned_url_sources
-
-# Hub sources must name a commit and URL files a sha256 (or say allow_unpinned): refused here, before any job.
-for _problem in unpinned_hub_sources(config) + unpinned_url_sources(config):
-    raise ValueError(_problem)
-
-# Rules call the `lem` CLI of their environment (envs/*.yaml install this workflow's own package: see
-# package_source). Without `--software-deployment-method conda` they find it on PATH; when Snakemake runs
-# from a virtual environment that is not activated (`.venv/bin/snakemake`), that environment's bin folder is
-# added to Snakemake's own PATH, which the jobs inherit (locally and inside SLURM jobs). No shell prefix: the
-# jobs keep Snakemake's `set -euo pipefail`, and a conda environment's activation still comes first.
-if shutil.which("lem") is None:
-    os.environ.update(
-        PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
-    )
+# What every job inherits from this process (lem.run.job_env): the CPU kernels' mode (`resources.cpu_numerics`),
+# Ctrl-C passed on to the running jobs, and the `lem` command of the rules (envs/*.yaml install this workflow's
+# own package: see package_source) on PATH when Snakemake runs from a virtual environment not activated.
+set_job_environment(config["resources"]["cpu_numerics"])
 
 
 def package_source(rules_dir=workflow.current_basedir):

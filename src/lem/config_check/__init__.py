@@ -41,6 +41,7 @@ hold), `model` (the base model's positions and architecture), `schema` (the sche
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -108,6 +109,7 @@ from lem.config_check.sections import (
     build,
     type_problems,
 )
+from lem.data.download import unpinned_hub_sources, unpinned_url_sources
 
 
 def check_config(config: dict[str, Any], written: dict[str, Any] | None = None) -> None:
@@ -172,17 +174,29 @@ def check_base_model(config: dict[str, Any]) -> dict[str, Any]:
     return {"model": folder, **shape._asdict(), "tokens": positions[0]}
 
 
-def check_workflow_config(config: dict[str, Any], schema_path: str | Path) -> dict[str, Any]:
+def check_workflow_config(
+    config: dict[str, Any], schema_path: str | Path, configfiles: Sequence[str | Path] | None = None
+) -> dict[str, Any]:
     """Everything the workflow checks before its DAG is built, in order, as workflow/rules/common.smk and
-    `lem plan cost` call it: the sections an overlay switched off (`switch_off`), the schema (its defaults
-    filled in), `{data_root}` expanded, `check_config`.
+    `lem plan cost` call it: a YTE template refused, the sections an overlay switched off (`switch_off`), the
+    schema (its defaults filled in), `{data_root}` expanded, `check_config`.
+    `configfiles`: the files Snakemake loaded, given by the workflow alone: Snakemake has rendered a YTE template
+    among them, which is refused unless LEM_ALLOW_YTE=1 (`refuse_yte`), and a source the run would fetch must be
+    pinned (lem.data.download: a hub commit, a file's sha256, or `allow_unpinned`). Without them (`lem plan`,
+    which reads plain YAML and fetches nothing) a config holding the template key is refused.
     `config` is changed in place and returned; ConfigError in one line naming the key."""
-    _check_yte_key(config)
+    if configfiles is None:
+        _check_yte_key(config)
+    else:
+        refuse_yte(configfiles)
     switch_off(config)
     written = written_config(config)
     validate_config(config, schema_path)
     expand_data_root(config)
     check_config(config, written)
+    if configfiles is not None:
+        for problem in unpinned_hub_sources(config) + unpinned_url_sources(config):
+            raise ConfigError(problem)
     return config
 
 
