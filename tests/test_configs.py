@@ -124,8 +124,9 @@ def test_local_config_plans_the_whole_dag_on_the_data_on_disk(tmp_path):
     assert jobs["multiner_split"] == 1 and jobs["train_crf"] == len(cfg["crf_models"]) and jobs["report"] == 1
     assert jobs["prepare_news"] == 3 and jobs["prepare_sentiment"] == 1 and jobs["prepare_curation"] == 1
     assert jobs["pretrain_para"] == (len(cfg["variants"]) - 1) * len(cfg["pretrain"]["seeds"])
-    # whole sets: the sentiment set, the curation corpus, the NMT set; the mining set per item, per pair
-    assert jobs["leakage_check"] == 3 and jobs["leakage_items"] == 3
+    # whole sets: the sentiment set, the curation corpus, the NMT set; the two mining sets per item, per pair
+    assert jobs["leakage_check"] == 3 and jobs["leakage_items"] == 6
+    assert jobs["prepare_retrieval"] == 3  # multiNER's test split as a retrieval set, one job per pair
     assert not {"fetch_file", "unpack_archive", "madlad", "fetch_base_model"} & set(jobs)  # offline
 
 
