@@ -6,7 +6,7 @@ import time
 from pathlib import Path
 
 from snakemake.exceptions import WorkflowError
-from snakemake.sourcecache import HostingProviderFile, LocalGitFile, LocalSourceFile
+from snakemake.sourcecache import LocalSourceFile
 
 # Planning needs Snakemake and numpy only: when no `lem` package is installed, the workflow's own source tree
 # (src/ of the folder that holds workflow/, also when it is a local module of another workflow) is imported.
@@ -46,31 +46,12 @@ from lem.run.job_env import set_job_environment
 set_job_environment(config["resources"]["cpu_numerics"])
 
 
-def package_source(rules_dir=workflow.current_basedir):
-    """Where the rules' environments install the `lem` package from (`${LEM_PIPELINE_PACKAGE}` in
-    envs/*.yaml, expanded by pip when Snakemake creates them): this workflow's own folder when it is a local
-    folder, also when another workflow uses it as a module (a file:// URL); its git repository at the deployed
-    tag, commit or branch when it comes from a git host (snakedeploy, `github(...)`). Never a path of the
-    deploying workflow's folder."""
-    if isinstance(rules_dir, LocalSourceFile):
-        return (
-            Path(rules_dir.get_path_or_uri(secret_free=True))
-            .resolve()
-            .parents[1]
-            .as_uri()
-        )
-    if isinstance(rules_dir, HostingProviderFile):
-        ref = rules_dir.tag or rules_dir.commit or rules_dir.branch
-        return f"git+https://{rules_dir.host}/{rules_dir.repo}@{ref}"
-    if isinstance(rules_dir, LocalGitFile):
-        return f"git+file://{os.path.abspath(rules_dir.repo_path)}@{rules_dir.ref}"
-    raise WorkflowError(f"cannot tell where the workflow's package is for {rules_dir}")
+from lem.run.envs import ENV_DIR, package_digest, package_source, write_env
 
-
-_PACKAGE = package_source()
+# where envs/*.yaml install the `lem` package from (`${LEM_PIPELINE_PACKAGE}`: this workflow's own folder,
+# or its git repository at the deployed ref; lem.run.envs.package_source)
+_PACKAGE = package_source(workflow.current_basedir)
 os.environ.update(LEM_PIPELINE_PACKAGE=_PACKAGE)
-
-from lem.run.envs import ENV_DIR, package_digest, write_env
 
 _PACKAGE_DIGEST = package_digest(_PACKAGE)
 

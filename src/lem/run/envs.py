@@ -2,7 +2,7 @@
 
 Snakemake names a conda environment by the bytes of its file (and of the file's post-deploy script and pin
 file, and the folder of the environments): `${LEM_PIPELINE_PACKAGE}`, the package's source that pip expands
-when the environment is created (workflow/rules/common.smk, `package_source`), is not part of it. With
+when the environment is created (`package_source`, called by workflow/rules/common.smk), is not part of it. With
 envs/*.yaml named as they are, a workflow whose package code changed (a new commit, a new version, an edited
 checkout) would run the environment created for the old code. So the rules name a copy of envs/<name>.yaml that
 common.smk writes when the workflow loads (`lem_env`), under `.snakemake/lem-envs/` of the working directory,
@@ -13,7 +13,8 @@ The digest (`package_digest`): for a local folder (a checkout, a local module), 
 every file under src/ (what pip builds the package from; caches left out), so a commit that changes only docs
 or tests keeps the environment; for a git source (`git+https://host/repo@ref`, a deployed workflow) the source
 itself, whose tag or commit names the code (a branch does not: a moved branch keeps the environment).
-Standard library only: the workflow calls it at every load, SLURM jobs included.
+Standard library only (`package_source` imports Snakemake's source classes when the workflow calls it): the workflow
+calls it at every load, SLURM jobs included.
 """
 
 from __future__ import annotations
@@ -23,6 +24,26 @@ import os
 import tempfile
 from pathlib import Path
 from urllib.parse import unquote, urlparse
+
+
+def package_source(rules_dir) -> str:
+    """Where the rules' environments install the `lem` package from (`${LEM_PIPELINE_PACKAGE}` in
+    envs/*.yaml, expanded by pip when Snakemake creates them), for the rules' folder `rules_dir` (Snakemake's
+    `workflow.current_basedir`): this workflow's own folder when it is a local folder, also when another
+    workflow uses it as a module (a file:// URL); its git repository at the deployed tag, commit or branch when
+    it comes from a git host (snakedeploy, `github(...)`). Never a path of the deploying workflow's folder."""
+    from snakemake.exceptions import WorkflowError
+    from snakemake.sourcecache import HostingProviderFile, LocalGitFile, LocalSourceFile
+
+    if isinstance(rules_dir, LocalSourceFile):
+        return Path(rules_dir.get_path_or_uri(secret_free=True)).resolve().parents[1].as_uri()
+    if isinstance(rules_dir, HostingProviderFile):
+        ref = rules_dir.tag or rules_dir.commit or rules_dir.branch
+        return f"git+https://{rules_dir.host}/{rules_dir.repo}@{ref}"
+    if isinstance(rules_dir, LocalGitFile):
+        return f"git+file://{os.path.abspath(rules_dir.repo_path)}@{rules_dir.ref}"
+    raise WorkflowError(f"cannot tell where the workflow's package is for {rules_dir}")
+
 
 # where common.smk writes the rules' environment files, relative to the working directory
 ENV_DIR = Path(".snakemake") / "lem-envs"
