@@ -31,9 +31,11 @@ def configs(repo: Path) -> dict[str, tuple[list[Path], list[str]]]:
     for path in sorted((repo / "config").glob("*.yaml")):
         files = [path]
         header = "".join(ln for ln in path.read_text(encoding="utf-8").splitlines(True) if ln.startswith("#"))
-        if "overlay" in header.lower():  # an overlay on the embedded default (ablation.yaml, ...)
-            files = [repo / "config" / "config.yaml", path]
-        extra = [f"data_root={LOCAL_DATA}"] if path.name == "local.yaml" else []
+        # an overlay on the config its header names ("an overlay of config/local.yaml"), else on the default
+        base = re.search(r"overlay of (?:config/([\w.-]+\.yaml))?", " ".join(header.lower().split()))
+        if base:
+            files = [repo / "config" / (base.group(1) or "config.yaml"), path]
+        extra = [f"data_root={LOCAL_DATA}"] if "local.yaml" in {f.name for f in files} else []
         out[path.stem] = (files, extra)
     out["test"] = ([repo / ".test" / "config" / "config.yaml"], [])
     return out
