@@ -80,13 +80,17 @@ def test_generated_result_blocks_live_in_docs_results():
     results = (REPO / "docs" / "results.md").read_text(encoding="utf-8")
     for begin, end in [
         (README_BEGIN, README_END),
-        *(readme_markers(b) for b in ("local", "ablation", "evidence")),
+        *(readme_markers(b) for b in ("local", "ablation", "evidence", "local_evidence")),
     ]:
         assert results.count(begin) == 1 and results.count(end) == 1, begin
         assert results.index(begin) < results.index(end)
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     begin, end = readme_markers("verdicts")
     assert readme.count(begin) == 1 and readme.index(begin) < readme.index(end)
+    real_begin, real_end = readme_markers("verdicts_real")  # real text first, then the generated world's
+    assert readme.count(real_begin) == 1 and readme.index(real_begin) < readme.index(real_end) < readme.index(
+        begin
+    )
     assert README_BEGIN not in readme
 
 
