@@ -432,3 +432,31 @@ def test_mine_cli_rejects_mismatched_embeddings(tmp_path, capsys):
             "--out-pairs", str(tmp_path / "p.tsv"), "--out-metrics", str(tmp_path / "m.json")]  # fmt: skip
     assert command("mine")(["run", *args]) == 1
     assert "expected 2 rows" in capsys.readouterr().err
+
+
+def test_mine_cli_one_document_resamples_its_sentences(tmp_path):
+    """A retrieval set (lem.data.retrieval) is one document: its test items for the two-level test are its
+    sentences, not the one document (which would leave the test set fixed)."""
+    rng = np.random.default_rng(9)
+    n = 6
+    x = unit(rng, n, 32)
+    y = x + 0.2 * unit(rng, n, 32)
+    write_tsv(
+        tmp_path / "si.tsv", ["id", "doc", "text"], [(f"si_all_{i}", "all", f"s {i}") for i in range(n)]
+    )
+    write_tsv(
+        tmp_path / "en.tsv", ["id", "doc", "text"], [(f"en_all_{i}", "all", f"t {i}") for i in range(n)]
+    )
+    write_tsv(tmp_path / "gold.tsv", ["src_id", "tgt_id"], [(f"si_all_{i}", f"en_all_{i}") for i in range(n)])
+    np.save(tmp_path / "si.npy", x.astype(np.float32))
+    np.save(tmp_path / "en.npy", (y / np.linalg.norm(y, axis=1, keepdims=True)).astype(np.float32))
+    args = [
+        "--src-emb", str(tmp_path / "si.npy"), "--src-sents", str(tmp_path / "si.tsv"),
+        "--tgt-emb", str(tmp_path / "en.npy"), "--tgt-sents", str(tmp_path / "en.tsv"),
+        "--gold", str(tmp_path / "gold.tsv"), "--settings", "{}",
+        "--out-pairs", str(tmp_path / "p.tsv"), "--out-metrics", str(tmp_path / "m.json"),
+    ]  # fmt: skip
+    assert command("mine")(["run", *args]) == 0
+    m = json.loads((tmp_path / "m.json").read_text())
+    assert m["n_docs"] == 1 and m["units"]["kind"] == "sentence"
+    assert m["units"]["units"] == sorted(f"si_all_{i}" for i in range(n))

@@ -37,9 +37,11 @@ def cmd_run(a: argparse.Namespace) -> None:
     ceiling = mining_ceiling(src.ids, tgt.ids, src.docs, tgt.docs, gold, settings.per_document)
     metrics.update(settings=settings.to_dict(), n_docs=res.n_docs, n_src=len(x), n_tgt=len(y))
     metrics.update(chance=chance, ceiling=ceiling)
-    # per-unit counts for the report's paired bootstrap over documents (sentences when there are none)
-    unit_of = {i: (doc or i) if res.n_docs else i for i, doc in zip(src.ids, src.docs, strict=True)}
-    metrics["units"] = {"kind": "document" if res.n_docs else "sentence", **unit_counts(mined, gold, unit_of)}
+    # per-unit counts for the report's resampling of test items: documents, or sentences when there are none
+    # or one (a retrieval set, lem.data.retrieval, is one document: its sentences are its test items)
+    by_doc = res.n_docs > 1
+    unit_of = {i: (doc or i) if by_doc else i for i, doc in zip(src.ids, src.docs, strict=True)}
+    metrics["units"] = {"kind": "document" if by_doc else "sentence", **unit_counts(mined, gold, unit_of)}
     with atomic_path(a.out_pairs) as tmp:
         with open(tmp, "w", encoding="utf-8") as f:
             f.write("direction\tsrc_id\ttgt_id\tscore\n")
