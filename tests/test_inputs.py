@@ -239,7 +239,10 @@ def test_a_benchmark_whose_gold_matches_nothing_fails_naming_folder_site_and_pai
     assert (
         f"{site / 'Gen.si-en'}: expected gold links" in err and f"sentences of the documents in {site}" in err
     )
-    assert "got 2 links, none naming a sentence of both sides (missing si ids: 1, missing en ids: 1)" in err
+    assert (
+        "got 2 links, none naming a sentence of both sides (missing si ids: 1, missing en ids: 1, needing a rewrite: 0;"
+        in err
+    )
     assert "(site 'GEN', pair si-en)" in err and not (tmp_path / "out").exists()
 
 
