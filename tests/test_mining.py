@@ -382,6 +382,18 @@ def write_tsv(path, header, rows):
     path.write_text("\t".join(header) + "\n" + "".join("\t".join(r) + "\n" for r in rows), encoding="utf-8")
 
 
+def mine_cli_metrics(tmp_path):
+    """`lem mine run` on si.npy/si.tsv, en.npy/en.tsv and gold.tsv of `tmp_path` with default settings: its metrics."""
+    args = [
+        "--src-emb", str(tmp_path / "si.npy"), "--src-sents", str(tmp_path / "si.tsv"),
+        "--tgt-emb", str(tmp_path / "en.npy"), "--tgt-sents", str(tmp_path / "en.tsv"),
+        "--gold", str(tmp_path / "gold.tsv"), "--settings", "{}",
+        "--out-pairs", str(tmp_path / "p.tsv"), "--out-metrics", str(tmp_path / "m.json"),
+    ]  # fmt: skip
+    assert command("mine")(["run", *args]) == 0
+    return json.loads((tmp_path / "m.json").read_text())
+
+
 def test_mine_cli_per_document(tmp_path):
     rng = np.random.default_rng(8)
     docs = {"d1": 5, "d2": 2, "d3": 6}  # d2 is shorter than k
@@ -402,14 +414,7 @@ def test_mine_cli_per_document(tmp_path):
     write_tsv(tmp_path / "gold.tsv", ["src_id", "tgt_id"], gold)
     np.save(tmp_path / "si.npy", np.concatenate(xs).astype(np.float32))
     np.save(tmp_path / "en.npy", np.concatenate(ys).astype(np.float32))
-    args = [
-        "--src-emb", str(tmp_path / "si.npy"), "--src-sents", str(tmp_path / "si.tsv"),
-        "--tgt-emb", str(tmp_path / "en.npy"), "--tgt-sents", str(tmp_path / "en.tsv"),
-        "--gold", str(tmp_path / "gold.tsv"), "--settings", "{}",
-        "--out-pairs", str(tmp_path / "p.tsv"), "--out-metrics", str(tmp_path / "m.json"),
-    ]  # fmt: skip
-    assert command("mine")(["run", *args]) == 0
-    m = json.loads((tmp_path / "m.json").read_text())
+    m = mine_cli_metrics(tmp_path)
     assert m["n_docs"] == 3 and m["n_src"] == 13 and m["n_tgt"] == 13
     for d in ("forward", "backward", "intersection"):
         assert m[d]["n_gold"] == 13 and m[d]["f1"] == 1.0
@@ -450,13 +455,6 @@ def test_mine_cli_one_document_resamples_its_sentences(tmp_path):
     write_tsv(tmp_path / "gold.tsv", ["src_id", "tgt_id"], [(f"si_all_{i}", f"en_all_{i}") for i in range(n)])
     np.save(tmp_path / "si.npy", x.astype(np.float32))
     np.save(tmp_path / "en.npy", (y / np.linalg.norm(y, axis=1, keepdims=True)).astype(np.float32))
-    args = [
-        "--src-emb", str(tmp_path / "si.npy"), "--src-sents", str(tmp_path / "si.tsv"),
-        "--tgt-emb", str(tmp_path / "en.npy"), "--tgt-sents", str(tmp_path / "en.tsv"),
-        "--gold", str(tmp_path / "gold.tsv"), "--settings", "{}",
-        "--out-pairs", str(tmp_path / "p.tsv"), "--out-metrics", str(tmp_path / "m.json"),
-    ]  # fmt: skip
-    assert command("mine")(["run", *args]) == 0
-    m = json.loads((tmp_path / "m.json").read_text())
+    m = mine_cli_metrics(tmp_path)
     assert m["n_docs"] == 1 and m["units"]["kind"] == "sentence"
     assert m["units"]["units"] == sorted(f"si_all_{i}" for i in range(n))
