@@ -10,6 +10,7 @@ schema the package ships (package data), wherever it is installed."""
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -104,6 +105,68 @@ def test_a_deployed_module_plans_with_no_install_step(bare_python, tmp_path):
     proc = bare(bare_python, root, "-n", config=None, snakefile=None)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
     assert "Job stats" in proc.stdout + proc.stderr
+
+
+# The repository's address in the test: git (snakedeploy's clone, and Snakemake's own clone of a module from a
+# git host) reads it from a copy of the working tree, by git's `url.<base>.insteadOf`; nothing leaves the machine.
+URL = "https://github.com/lem-pipeline/lem-pipeline"
+
+
+def documented_deploy_command() -> list[str]:
+    """docs/configuration.md's deploy command, as written, with the repository's address filled in."""
+    text = (REPO / "docs" / "configuration.md").read_text(encoding="utf-8")
+    lines = [line for line in text.splitlines() if line.startswith("snakedeploy deploy-workflow ")]
+    assert len(lines) == 1, lines
+    return shlex.split(lines[0].replace("<this repository's URL>", URL))
+
+
+def repository_copy(dest: Path) -> Path:
+    """A git repository (branch main, one commit) of the working tree's files: tracked and new, not ignored."""
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=REPO,
+        capture_output=True, check=True,
+    ).stdout.decode().split("\0")  # fmt: skip
+    for name in filter(None, listed):
+        src = REPO / name
+        if src.is_symlink() or src.is_file():
+            (dest / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dest / name, follow_symlinks=False)
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"]
+    subprocess.run([*git, "init", "-q", "-b", "main"], cwd=dest, check=True)
+    subprocess.run([*git, "add", "-A"], cwd=dest, check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "copy"], cwd=dest, check=True)
+    return dest
+
+
+def test_the_documented_deploy_command_deploys_a_module_that_plans_with_no_install_step(
+    bare_python, tmp_path, monkeypatch
+):
+    source = repository_copy(tmp_path / "repository")
+    gitconfig = tmp_path / "gitconfig"
+    gitconfig.write_text(f'[url "{source.as_uri()}"]\n\tinsteadOf = {URL}\n')
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(gitconfig))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.setenv(
+        "XDG_CACHE_HOME", str(tmp_path / "cache")
+    )  # Snakemake's clone of the module's repository
+    command = documented_deploy_command()
+    command[0] = str(Path(sys.executable).with_name("snakedeploy"))
+    proc = subprocess.run(command, capture_output=True, text=True, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
+    root = tmp_path / command[3]
+    deployed = (root / "workflow" / "Snakefile").read_text()
+    assert 'github("lem-pipeline/lem-pipeline", path="workflow/Snakefile", branch="main")' in deployed
+    proc = bare(bare_python, root, "-n", config=None, snakefile=None)
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
+    assert "Job stats" in proc.stdout + proc.stderr
+    (tree,) = (
+        root / ".snakemake" / "lem-src"
+    ).iterdir()  # the package's source, extracted at the deployed commit
+    schema = tree / "lem" / "config_check" / "config.schema.yaml"
+    assert (
+        not schema.is_symlink()
+        and schema.read_bytes() == (REPO / "workflow/schemas/config.schema.yaml").read_bytes()
+    )
 
 
 def test_without_numpy_planning_stops_in_one_line_naming_it(bare_python, tmp_path):

@@ -8,14 +8,6 @@ from pathlib import Path
 from snakemake.exceptions import WorkflowError
 from snakemake.sourcecache import LocalSourceFile
 
-# Planning needs Snakemake and numpy only: when no `lem` package is installed, the workflow's own source tree
-# (src/ of the folder that holds workflow/, also when it is a local module of another workflow) is imported.
-if importlib.util.find_spec("lem") is None and isinstance(
-    workflow.current_basedir, LocalSourceFile
-):
-    _rules_dir = Path(workflow.current_basedir.get_path_or_uri(secret_free=True))
-    sys.path.insert(0, str(_rules_dir.resolve().parents[1] / "src"))
-
 # the one package planning adds to Snakemake's own (the config check's settings modules import it)
 if importlib.util.find_spec("numpy") is None:
     raise WorkflowError(
