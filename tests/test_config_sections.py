@@ -356,7 +356,7 @@ def _schema_defaults(node: dict, schema: dict) -> Any:
     "section, cls",
     [
         ("evidence", "lem.evidence.compare:EvidenceSettings"),
-        ("controls", "lem.report.settings:ControlSettings"),
+        ("controls", "lem.evidence.controls:ControlSettings"),
     ],
 )
 def test_the_schema_defaults_of_the_report_sections_are_their_dataclass_defaults(section, cls):

@@ -46,7 +46,7 @@ class Section:
         return f"{self.settings.replace(':', '.')}, `{self.verb}`"
 
 
-TRAINING = "lem.pretrain:TrainSettings"
+TRAINING = "lem.pretrain:PretrainTrainingSettings"
 ANNOTATE = "lem.annotate.settings:AnnotateSettings"
 
 SECTIONS: tuple[Section, ...] = (
@@ -68,7 +68,7 @@ SECTIONS: tuple[Section, ...] = (
     Section("embedding", "lem.embed:EmbedSettings", "lem embed encode"),
     Section("mining.settings", "lem.mine:MineSettings", "lem mine run"),
     Section(
-        "sentiment.datasets.<name>.prepare", "lem.data.sentiment:SentimentSettings", "lem data sentiment"
+        "sentiment.datasets.<name>.prepare", "lem.data.sentiment:SentimentDataSettings", "lem data sentiment"
     ),
     Section("sentiment.training", "lem.sentiment:SentimentSettings", "lem sentiment finetune"),
     Section("curation.filters", "lem.data.webmined:FilterSettings", "lem curate prepare"),
@@ -76,7 +76,7 @@ SECTIONS: tuple[Section, ...] = (
     Section("reference_encoders.<name>.settings", "lem.reference:RefEncoderSettings", "lem reference encode"),
     Section("curation.nmt.settings", "lem.nmt.settings:NMTSettings", "lem nmt run"),
     Section("evidence", "lem.evidence.compare:EvidenceSettings", "lem report build"),
-    Section("controls", "lem.report.settings:ControlSettings", "lem report build"),
+    Section("controls", "lem.evidence.controls:ControlSettings", "lem report build"),
 )
 SECTION = {s.path: s for s in SECTIONS}
 

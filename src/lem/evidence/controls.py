@@ -49,6 +49,7 @@ from typing import Any
 import numpy as np
 
 from lem.core.inputs import InputError, long_line_message, read_lines, shown, too_long
+from lem.core.settings import Settings
 from lem.core.text import words
 
 
@@ -364,10 +365,33 @@ def negative_control_verdict(
 
 # ---------------------------------------------------------------- per set and pair, and the cells they mark
 
+
+@dataclass(frozen=True)
+class ControlSettings(Settings):
+    """The config's `controls` section: the rows that prove the evaluation chain (config/README.md,
+    `controls`). The report reads the positive control's bar (`positive_lift`, `positive_alpha`), the
+    negative control's level (`negative_alpha`) and the dictionaries (`lexical`); the controls' rules read
+    `random`, `dim` and `random_seeds`. A set's own `mining.evalsets.<name>.controls` comes first
+    (`cell_settings`)."""
+
+    SECTION = "controls"
+
+    lexical: str | dict[str, str] | None = None
+    random: bool = False
+    dim: int = 256
+    positive_lift: float | dict[str, float] = 0.5
+    positive_alpha: float = 0.01
+    negative_alpha: float = 0.01
+    random_seeds: int | None = None
+
+
+_DEFAULT = ControlSettings()
+# a cell's settings when neither its set nor `controls` gives one: ControlSettings' defaults, the lexical
+# control on (it runs where the set's pair has a dictionary)
 DEFAULTS: dict[str, Any] = {
-    "positive_lift": 0.5,
-    "positive_alpha": 0.01,
-    "negative_alpha": 0.01,
+    "positive_lift": _DEFAULT.positive_lift,
+    "positive_alpha": _DEFAULT.positive_alpha,
+    "negative_alpha": _DEFAULT.negative_alpha,
     "lexical": True,
 }
 KEYS = {  # the config keys that govern each kind of control (the report's and the gate's messages)

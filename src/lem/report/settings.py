@@ -2,7 +2,8 @@
 row of lem.run.settings.SETTINGS): the declared comparisons (`evidence`), the controls' bars (`controls`), the
 evaluation sets (their pairs and their own controls) and the reference rows that are positive controls.
 
-Light on purpose: lem.config_check builds `ControlSettings` at load time, before any job."""
+Light on purpose: lem.config_check builds these at load time, before any job. `ControlSettings` (the
+`controls` section) lives with the controls it sets, lem.evidence.controls."""
 
 from __future__ import annotations
 
@@ -11,25 +12,7 @@ from typing import Any
 
 from lem.core.settings import Settings
 from lem.evidence.compare import EvidenceSettings
-
-
-@dataclass(frozen=True)
-class ControlSettings(Settings):
-    """The config's `controls` section: the rows that prove the evaluation chain (config/README.md,
-    `controls`). The report reads the positive control's bar (`positive_lift`, `positive_alpha`), the
-    negative control's level (`negative_alpha`) and the dictionaries (`lexical`); the controls' rules read
-    `random`, `dim` and `random_seeds`. A set's own `mining.evalsets.<name>.controls` comes first
-    (lem.evidence.controls.cell_settings)."""
-
-    SECTION = "controls"
-
-    lexical: str | dict[str, str] | None = None
-    random: bool = False
-    dim: int = 256
-    positive_lift: float | dict[str, float] = 0.5
-    positive_alpha: float = 0.01
-    negative_alpha: float = 0.01
-    random_seeds: int | None = None
+from lem.evidence.controls import ControlSettings
 
 
 @dataclass(frozen=True)
