@@ -170,7 +170,7 @@ def pipeline_stage(rows, valid, batches, tok, args, device: str, loss_positions:
     from datasets import Dataset
     from transformers import TrainerCallback
 
-    from lem.pretrain import TrainSettings, train_stage
+    from lem.pretrain import PretrainTrainingSettings, train_stage
 
     marks: list[float] = []  # marks[b]: the end of batch b's step (0-based)
     syncs = SyncCounter() if getattr(args, "count_syncs", False) and device == "cuda" else None
@@ -194,7 +194,7 @@ def pipeline_stage(rows, valid, batches, tok, args, device: str, loss_positions:
             if syncs is not None and len(marks) == args.warm + 1:
                 syncs.start()
 
-    settings = TrainSettings.from_dict({
+    settings = PretrainTrainingSettings.from_dict({
         "max_steps": args.steps, "batch_size": args.batch_size, "learning_rate": 5e-5, "checkpoint_every": args.steps,
         "min_evaluations": 1, "valid_examples": len(valid), "stats_examples": 16, "logging_steps": 10_000,
         "seed": SEED, "dataloader_num_workers": args.workers, "loss_positions": loss_positions,

@@ -10,7 +10,7 @@ import pytest
 
 from lem.cli import command
 from lem.core.inputs import InputError
-from lem.data.sentiment import SentimentSettings, prepare_sentiment
+from lem.data.sentiment import SentimentDataSettings, prepare_sentiment
 
 main = command("data")
 
@@ -19,7 +19,7 @@ def test_fixture_split_is_stratified_and_seeded(tmp_path: Path) -> None:
     rows = [f"{i},text {i},{['Positive', 'Negative', 'Neutral'][i % 3]}" for i in range(60)]
     rows += ["60,text 0,Positive", "61,dup label,Positive", "62,dup label,Negative", "63,c,Conflict"]
     (tmp_path / "d.csv").write_text(",Sentence,Sentiment\n" + "\n".join(rows) + "\n")
-    s = SentimentSettings.from_dict({"drop_labels": ["Conflict"], "seed": 3})
+    s = SentimentDataSettings.from_dict({"drop_labels": ["Conflict"], "seed": 3})
     a = prepare_sentiment(tmp_path / "d.csv", s, tmp_path / "a")
     assert a["removed"] == {"dropped_label_Conflict": 1, "duplicate_conflicting_labels_dropped": 2,
                             "duplicate_texts_dropped": 1}  # fmt: skip
@@ -34,9 +34,11 @@ def test_fixture_split_is_stratified_and_seeded(tmp_path: Path) -> None:
 
 def test_settings_reject_unknown_keys_and_unmapped_labels(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="unknown key"):
-        SentimentSettings.from_dict({"text_col": "x"})
+        SentimentDataSettings.from_dict({"text_col": "x"})
     (tmp_path / "d.tsv").write_text("text\tlab\nhello\tA\nbye\tB\n")
-    s = SentimentSettings.from_dict({"text_column": "text", "label_column": "lab", "label_map": {"A": "pos"}})
+    s = SentimentDataSettings.from_dict(
+        {"text_column": "text", "label_column": "lab", "label_map": {"A": "pos"}}
+    )
     with pytest.raises(ValueError, match=r"labels \['B'\]"):
         prepare_sentiment(tmp_path / "d.tsv", s, tmp_path / "o")
 
@@ -73,7 +75,7 @@ def test_a_set_left_with_one_class_is_refused_naming_the_file(tmp_path: Path, se
         "Sentence,Sentiment\n" + "".join(f"t{i},{('Positive', 'Negative')[i % 2]}\n" for i in range(40))
     )
     with pytest.raises(InputError, match=rf"^{path}: expected at least two classes, got only 'Positive'"):
-        prepare_sentiment(path, SentimentSettings.from_dict(settings), tmp_path / "o")
+        prepare_sentiment(path, SentimentDataSettings.from_dict(settings), tmp_path / "o")
     assert not (tmp_path / "o").exists()
-    stats = prepare_sentiment(path, SentimentSettings.from_dict({}), tmp_path / "ok")
+    stats = prepare_sentiment(path, SentimentDataSettings.from_dict({}), tmp_path / "ok")
     assert stats["splits"]["test"] == {"Negative": 2, "Positive": 2}

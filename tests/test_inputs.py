@@ -28,7 +28,7 @@ from lem.data.ner import irregular_spacing_lines, split_conll
 from lem.data.news import load_news
 from lem.data.noisy import read_noisy
 from lem.data.parallel import merge_and_split, read_mono, read_pairs_tsv, read_parallel
-from lem.data.sentiment import SentimentSettings, prepare_sentiment
+from lem.data.sentiment import SentimentDataSettings, prepare_sentiment
 from lem.data.webmined import stream_aligned
 
 data_main = command("data")
@@ -56,7 +56,7 @@ def news_site(root: Path, si: bytes | str = "si_1_0\tඑක\nsi_1_1\tදෙක\n
 # --- each defect: the file, the line and what was expected, or a counted drop ------------------------------
 
 Loader = Callable[[Path], object]
-SENTIMENT = SentimentSettings.from_dict({})
+SENTIMENT = SentimentDataSettings.from_dict({})
 LOADERS: dict[str, tuple[str, Loader]] = {  # name -> (file name, loader of that file)
     "mono": ("ta.txt", read_mono),
     "pairs": ("p.tsv", lambda p: merge_and_split([p], 1, 13)),

@@ -23,7 +23,7 @@ from lem.core.numerics import cpu_flags, is_x86
 from lem.core.training import steps_per_epoch, training_schedule
 from lem.core.training.checkpoints import fingerprint, prepare_checkpoint_dir
 from lem.features import build_pair_features
-from lem.pretrain import ModelSettings, TrainSettings, new_model
+from lem.pretrain import ModelSettings, PretrainTrainingSettings, new_model
 
 
 @pytest.fixture(scope="module")
@@ -334,10 +334,10 @@ def test_steps_per_epoch_counts_as_the_trainer_does(n, batch, accum, tmp_path):
 
 def test_training_settings_reject_bad_min_evaluations():
     with pytest.raises(ValueError, match="min_evaluations"):
-        TrainSettings.from_dict({"min_evaluations": 0})
-    assert TrainSettings.from_dict({}).min_evaluations == 5
+        PretrainTrainingSettings.from_dict({"min_evaluations": 0})
+    assert PretrainTrainingSettings.from_dict({}).min_evaluations == 5
 
 
 def test_training_settings_reject_unknown_keys():
     with pytest.raises(ValueError, match="unknown key"):
-        TrainSettings.from_dict({"epochs": 1, "learnin_rate": 0.1})
+        PretrainTrainingSettings.from_dict({"epochs": 1, "learnin_rate": 0.1})

@@ -251,7 +251,7 @@ def test_a_bad_argument_or_file_is_one_line_naming_it(case, tmp_path, capsys):
 
 def test_a_label_map_merges_labels_in_two_cases(tmp_path):
     """The documented rule: labels are compared case-sensitively; label_map merges two spellings."""
-    from lem.data.sentiment import SentimentSettings, read_labelled
+    from lem.data.sentiment import SentimentDataSettings, read_labelled
 
     path = tmp_path / "s.csv"
     path.write_text(
@@ -263,7 +263,7 @@ def test_a_label_map_merges_labels_in_two_cases(tmp_path):
         "Negative": "Negative",
         "Negative 2": "Negative",
     }
-    rows, _ = read_labelled(path, SentimentSettings.from_dict({"label_map": label_map}))
+    rows, _ = read_labelled(path, SentimentDataSettings.from_dict({"label_map": label_map}))
     assert sorted({label for _, label in rows}) == ["Negative", "Positive"]
 
 

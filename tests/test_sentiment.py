@@ -15,7 +15,7 @@ from lem.sentiment import SentimentSettings, finetune
 @pytest.fixture(scope="module")
 def data(tmp_path_factory) -> dict[str, Path]:
     from lem.corpus.generate import GenerateSettings, generate
-    from lem.data.sentiment import SentimentSettings as Prepare
+    from lem.data.sentiment import SentimentDataSettings as Prepare
     from lem.data.sentiment import prepare_sentiment
     from lem.pretrain import ModelSettings, new_model
     from lem.tokenizer import train_tokenizer

@@ -131,7 +131,7 @@ def test_settings_by_name_builds_each_entry():
 # --- the trainers ---------------------------------------------------------------------------------------------
 
 TRAINERS = {
-    "lem.pretrain:TrainSettings": {"epochs": 1.0, "batch_size": 32, "learning_rate": 5e-5, "weight_decay": 0.0,
+    "lem.pretrain:PretrainTrainingSettings": {"epochs": 1.0, "batch_size": 32, "learning_rate": 5e-5, "weight_decay": 0.0,
                                    "precision": "auto", "warmup_ratio": 0.0, "seed": 13, "max_steps": -1},
     "lem.sentiment:SentimentSettings": {"epochs": 10.0, "batch_size": 32, "learning_rate": 5e-5,
                                         "weight_decay": 0.01, "precision": "auto", "warmup_ratio": 0.1,

@@ -110,18 +110,20 @@ def test_the_gathered_loss_is_the_eager_loss_and_gradients_on_the_same_batches()
 
 
 def test_static_shapes_settings():
-    from lem.pretrain import TrainSettings, use_static_shapes
+    from lem.pretrain import PretrainTrainingSettings, use_static_shapes
 
-    s = TrainSettings.from_dict({})
+    s = PretrainTrainingSettings.from_dict({})
     assert (s.static_shapes, s.compile) == ("auto", "none")
     assert not use_static_shapes(s, "cpu") and use_static_shapes(s, "cuda")  # CPU defaults: the eager path
-    assert not use_static_shapes(TrainSettings.from_dict({"loss_positions": "all"}), "cuda")
-    assert use_static_shapes(TrainSettings.from_dict({"static_shapes": "on"}), "cpu")
-    assert TrainSettings.from_dict({"compile": True}).compile == "default"  # older configs' boolean
+    assert not use_static_shapes(PretrainTrainingSettings.from_dict({"loss_positions": "all"}), "cuda")
+    assert use_static_shapes(PretrainTrainingSettings.from_dict({"static_shapes": "on"}), "cpu")
+    assert (
+        PretrainTrainingSettings.from_dict({"compile": True}).compile == "default"
+    )  # older configs' boolean
     for bad in ({"static_shapes": "yes"}, {"compile": "max"}, {"static_shapes": "on", "loss_positions": "all"},
                 {"compile": "reduce-overhead", "static_shapes": "off"}):  # fmt: skip
         with pytest.raises(ValueError, match="training settings"):
-            TrainSettings.from_dict(bad)
+            PretrainTrainingSettings.from_dict(bad)
     args = training.training_arguments("/tmp/x", policy=training.CheckpointPolicy.final(), seed=1, batch_size=4,
                                        learning_rate=1e-3, logging_steps=5, device="cpu", compile="reduce-overhead",
                                        no_step_sync=True)  # fmt: skip
@@ -146,14 +148,14 @@ def test_the_static_length_stays_inside_the_position_table():
 def test_a_small_training_run_selects_the_same_checkpoint_on_both_paths(tmp_path):
     from datasets import Dataset
 
-    from lem.pretrain import TrainSettings, train_stage
+    from lem.pretrain import PretrainTrainingSettings, train_stage
 
     torch.set_num_threads(1)
     tok = tokenizer()
     train, valid = feature_rows(92, 6, 30, seed=2), feature_rows(24, 6, 30, seed=3)
     selections = {}
     for path in ("off", "on"):
-        settings = TrainSettings.from_dict({
+        settings = PretrainTrainingSettings.from_dict({
             "max_steps": 10, "batch_size": 8, "learning_rate": 1e-2, "checkpoint_every": 2, "min_evaluations": 5,
             "logging_steps": 5, "seed": 4, "stats_examples": 16, "static_shapes": path,
             # the static path's collator (masking, padding, gathering) in a DataLoader worker: the same batches

@@ -190,7 +190,7 @@ def weights(run: Path) -> dict:
 def train_in_process(tiny, run: Path, callbacks=(), **overrides) -> dict:
     from lem.masking.collate import MaskingSettings as M
     from lem.pretrain import (
-        TrainSettings,
+        PretrainTrainingSettings,
         fingerprint,
         load_features,
         load_model,
@@ -203,7 +203,7 @@ def train_in_process(tiny, run: Path, callbacks=(), **overrides) -> dict:
     train, valid = load_features([tiny["features"]])
     return train_stage(
         model=model, tokenizer=tok, train_ds=train, valid_ds=valid, masking=M.from_dict(cfg["masking"]),
-        settings=TrainSettings.from_dict(cfg["training"]), out_dir=run / "model", ckpt_dir=run / "ckpt",
+        settings=PretrainTrainingSettings.from_dict(cfg["training"]), out_dir=run / "model", ckpt_dir=run / "ckpt",
         fp=fingerprint(result_settings(cfg)), callbacks=list(callbacks),
     )  # fmt: skip
 
@@ -287,9 +287,9 @@ def test_nproc_and_launch_command(monkeypatch):
 
 
 def test_training_settings_check_the_new_keys():
-    from lem.pretrain import TrainSettings
+    from lem.pretrain import PretrainTrainingSettings
 
-    s = TrainSettings.from_dict({})
+    s = PretrainTrainingSettings.from_dict({})
     assert (s.loss_positions, s.dataloader_num_workers, s.group_by_length, s.compile) == (
         "labelled",
         0,
@@ -299,7 +299,7 @@ def test_training_settings_check_the_new_keys():
     for bad in ({"loss_positions": "some"}, {"dataloader_num_workers": -1}, {"compile": "yes"},
                 {"precision": "fp8"}):  # fmt: skip
         with pytest.raises(ValueError, match="training settings"):
-            TrainSettings.from_dict(bad)
+            PretrainTrainingSettings.from_dict(bad)
 
 
 def test_precision_flags_and_checkpoint_policies():

@@ -1,6 +1,6 @@
 """Every config section checked against the settings dataclass of the `lem` verb that reads it.
 
-The settings dataclasses (`lem.mine.MineSettings`, `lem.pretrain.TrainSettings`, ...) are the single
+The settings dataclasses (`lem.mine.MineSettings`, `lem.pretrain.PretrainTrainingSettings`, ...) are the single
 source of truth for what a section may hold; the schema types the other sections (and repeats a few of
 these). `check_config` builds every section's dataclass from the config exactly as the workflow's rules
 pass it (the same merges: the run's `seed`, a stage's `epochs`, a MADLAD language's `size`, ...), so an

@@ -173,7 +173,7 @@ STAGE = Stage(
         Verb("sentiment", "labelled CSV/TSV into stratified train/valid/test", cmd_sentiment, (
             arg("--input", required=True),
             arg("--out-dir", required=True),
-        ), settings="lem.data.sentiment:SentimentSettings"),
+        ), settings="lem.data.sentiment:SentimentDataSettings"),
         Verb("lines", "line-aligned parallel files into src<TAB>tgt", cmd_lines, (
             arg("--src", required=True),
             arg("--tgt", required=True),

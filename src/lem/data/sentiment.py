@@ -38,7 +38,7 @@ SPLITS = ("train", "valid", "test")
 
 
 @dataclass
-class SentimentSettings(Settings):
+class SentimentDataSettings(Settings):
     SECTION = "sentiment settings"
 
     text_column: str = "Sentence"
@@ -71,7 +71,7 @@ class SentimentSettings(Settings):
 
 
 def read_labelled(
-    path: str | os.PathLike, settings: SentimentSettings
+    path: str | os.PathLike, settings: SentimentDataSettings
 ) -> tuple[list[tuple[str, str]], Counter]:
     """(text, label) rows after mapping, dropping and deduplication, with the counts of what was removed."""
     path = Path(path)
@@ -133,7 +133,9 @@ def read_labelled(
     return rows, counts
 
 
-def _refuse_case_variants(path: Path, pairs: list[tuple[int, str, str]], settings: SentimentSettings) -> None:
+def _refuse_case_variants(
+    path: Path, pairs: list[tuple[int, str, str]], settings: SentimentDataSettings
+) -> None:
     """Labels are compared case-sensitively (`label_map`, `drop_labels` and the classes), so two labels that
     differ only in case would be two classes (`positive` beside `Positive`: a one-row class of its own):
     refused, naming a line of each, unless `label_map` maps both (it merges them by name). A `drop_labels`
@@ -206,7 +208,7 @@ def stratified_split(labels: list[str], fractions: tuple[float, float, float], s
 
 
 def prepare_sentiment(
-    path: str | os.PathLike, settings: SentimentSettings, out_dir: str | os.PathLike
+    path: str | os.PathLike, settings: SentimentDataSettings, out_dir: str | os.PathLike
 ) -> dict[str, Any]:
     """Write `{train,valid,test}.tsv` (header `text<TAB>label`) and `stats.json`; return the stats."""
     started = time.monotonic()

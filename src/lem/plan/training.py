@@ -56,9 +56,9 @@ def plan_job(
     size: ModelSize,
     tps: float,
 ) -> Job:
-    from lem.pretrain import TrainSettings, stage_schedule
+    from lem.pretrain import PretrainTrainingSettings, stage_schedule
 
-    t = TrainSettings.from_dict(training)  # what the training job itself parses
+    t = PretrainTrainingSettings.from_dict(training)  # what the training job itself parses
     sched = stage_schedule(split.train, t)
     per_example = split.train_tokens / split.train
     if t.max_steps > 0:

@@ -12,7 +12,7 @@ Trainer, the masked-LM loss on the labelled positions, data-parallel runs, savin
 a stage's checkpoint folders and the checked choice among them `lem.core.training.checkpoints`; the masking
 of training batches and of the validation set is `lem.masking.collate`. By concern:
 
-- `lem.pretrain.settings`: a stage's training (`TrainSettings`), the architecture from scratch
+- `lem.pretrain.settings`: a stage's training (`PretrainTrainingSettings`), the architecture from scratch
   (`ModelSettings`), each verb's `--settings` (`StageSettings`, `ScratchSettings`);
 - `lem.pretrain.stage`: `train_stage` and its steps, the schedule planning reads (`stage_schedule`);
 - `lem.pretrain.model`: the model a stage starts from (`new_model`, `load_model`);
@@ -26,9 +26,9 @@ from lem.pretrain.settings import (
     RESULT_NEUTRAL,
     STATIC_SHAPES,
     ModelSettings,
+    PretrainTrainingSettings,
     ScratchSettings,
     StageSettings,
-    TrainSettings,
     result_settings,
 )
 from lem.pretrain.stage import (
@@ -46,7 +46,7 @@ from lem.pretrain.stage import (
 
 __all__ = [
     "RESULT_NEUTRAL", "STATIC_SHAPES", "ModelSettings", "ScratchSettings", "StageOutcome", "StageSettings",
-    "TrainSettings", "fingerprint", "load_features", "load_model", "new_model", "prepare_checkpoint_dir",
+    "PretrainTrainingSettings", "fingerprint", "load_features", "load_model", "new_model", "prepare_checkpoint_dir",
     "result_settings", "selection_record", "stage_arguments", "stage_batches", "stage_schedule", "static_length",
     "train_stage", "use_static_shapes", "write_stage",
 ]  # fmt: skip

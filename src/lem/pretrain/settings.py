@@ -1,4 +1,4 @@
-"""The settings of pre-training: how one training stage runs (`TrainSettings`), the architecture of a model
+"""The settings of pre-training: how one training stage runs (`PretrainTrainingSettings`), the architecture of a model
 from scratch (`ModelSettings`), and what each verb's `--settings` holds (`StageSettings` for `lem pretrain
 continue`, `ScratchSettings` for `lem pretrain base`)."""
 
@@ -15,7 +15,7 @@ STATIC_SHAPES = ("auto", "on", "off")
 
 
 @dataclass(frozen=True)
-class TrainSettings(TrainingSettings):
+class PretrainTrainingSettings(TrainingSettings):
     """How one training stage runs (HF Trainer arguments we expose); epochs, batch_size, learning_rate,
     weight_decay and precision are `lem.core.training.TrainingSettings`'."""
 
@@ -94,7 +94,7 @@ class StageSettings(Settings):
 
     SECTION = "pretrain settings"
 
-    training: TrainSettings = field(default_factory=TrainSettings)
+    training: PretrainTrainingSettings = field(default_factory=PretrainTrainingSettings)
     masking: MaskingSettings = field(default_factory=MaskingSettings)
 
 

@@ -32,7 +32,7 @@ from lem.masking.collate import (
     round_up,
 )
 from lem.masking.stats import masking_stats
-from lem.pretrain.settings import TrainSettings
+from lem.pretrain.settings import PretrainTrainingSettings
 
 # transformers and datasets are imported inside the functions: planning (`lem plan cost`, the config check)
 # imports lem.pretrain for `stage_schedule` and the settings without loading them.
@@ -40,7 +40,7 @@ from lem.pretrain.settings import TrainSettings
 log = logging.getLogger("lem.pretrain")
 
 
-def stage_schedule(n_examples: int, settings: TrainSettings, world_size: int = 1) -> Schedule:
+def stage_schedule(n_examples: int, settings: PretrainTrainingSettings, world_size: int = 1) -> Schedule:
     """`training_schedule` of a stage with these training settings. `settings.batch_size` is the global
     batch of the stage (a data-parallel run shares it between its processes), so its schedule is the
     one-process schedule (`world_size` 1); `world_size` > 1 counts `batch_size` per process instead."""
@@ -56,7 +56,7 @@ def stage_schedule(n_examples: int, settings: TrainSettings, world_size: int = 1
     )
 
 
-def use_static_shapes(settings: TrainSettings, device: str) -> bool:
+def use_static_shapes(settings: PretrainTrainingSettings, device: str) -> bool:
     """Whether a stage takes the static path: `static_shapes: on`, or `auto` on a CUDA device (with the
     labelled-positions loss, which the static path computes in its gathered form)."""
     if settings.static_shapes == "auto":
@@ -87,7 +87,9 @@ def load_features(dirs: list[str | Path]):
     return train, valid
 
 
-def stage_arguments(settings: TrainSettings, schedule: Schedule, ckpt_dir: Path, world: int, static: bool):
+def stage_arguments(
+    settings: PretrainTrainingSettings, schedule: Schedule, ckpt_dir: Path, world: int, static: bool
+):
     """The TrainingArguments of a stage: evaluate and save on `schedule`, `settings.batch_size` shared between
     the `world` processes, the static path's flags when `static`; fails unless the Trainer runs `world`
     processes."""
@@ -122,7 +124,9 @@ def stage_arguments(settings: TrainSettings, schedule: Schedule, ckpt_dir: Path,
     return args
 
 
-def stage_batches(*, model, tokenizer, train_ds, valid_ds, masking, settings: TrainSettings, static: bool):
+def stage_batches(
+    *, model, tokenizer, train_ds, valid_ds, masking, settings: PretrainTrainingSettings, static: bool
+):
     """The stage's masking: the base collator (`masking_stats` reads it), the validation set masked once with
     a fixed seed, the training collator (seeded per batch; on the static path, padded to fixed shapes) and
     the sampler drawing the training batches."""
@@ -165,7 +169,7 @@ class StageOutcome:
     seconds: float
 
 
-def selection_record(outcome: StageOutcome, *, schedule: Schedule, settings: TrainSettings, ckpt_dir: Path,
+def selection_record(outcome: StageOutcome, *, schedule: Schedule, settings: PretrainTrainingSettings, ckpt_dir: Path,
                      extra: dict | None = None) -> dict:  # fmt: skip
     """`selection.json`: the checkpoint chosen, how (the schedule, the evaluations) and the checkpoints' sizes."""
     on_disk = checkpoint_dirs(ckpt_dir)
@@ -205,7 +209,7 @@ def selection_record(outcome: StageOutcome, *, schedule: Schedule, settings: Tra
     }
 
 
-def write_stage(trainer, tokenizer, base_collator, train_ds, settings: TrainSettings, selection: dict,
+def write_stage(trainer, tokenizer, base_collator, train_ds, settings: PretrainTrainingSettings, selection: dict,
                 out_dir: Path) -> None:  # fmt: skip
     """The stage's output folder (atomically): the chosen model, `selection.json`, what the variant's collator
     actually masks (`masking_stats.json`: a fresh copy, seeded apart from training) and the training log."""
@@ -226,7 +230,7 @@ def train_stage(
     train_ds,
     valid_ds,
     masking,
-    settings: TrainSettings,
+    settings: PretrainTrainingSettings,
     out_dir: Path,
     ckpt_dir: Path,
     fp: str,

@@ -18,7 +18,7 @@ And what makes masked-LM training fast and reproducible:
   XLM-R) runs on ~15 % of the positions; cross-entropy in float32, the same mean over labelled positions
   as the full head's loss;
 - the static step (`gathered_positions_loss`, with `lem.masking.collate.static_batch`'s batches, on a GPU by
-  default: `lem.pretrain.TrainSettings.static_shapes`): every batch the same shape, the labelled positions
+  default: `lem.pretrain.PretrainTrainingSettings.static_shapes`): every batch the same shape, the labelled positions
   in a fixed-size per-row buffer, the 4-D padding mask, no host synchronisation per step (`no_step_sync`),
   so `torch.compile` (`compile_mode`, "reduce-overhead": CUDA graphs) captures one graph; the same loss;
 - training batches drawn by `BatchIndexSampler`: each batch carries its global index (epoch x batches per

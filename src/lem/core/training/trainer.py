@@ -33,7 +33,7 @@ LOSS_POSITIONS = ("labelled", "all")
 
 @dataclass(frozen=True)
 class TrainingSettings(Settings):
-    """The knobs of every trainer, checked once: the settings of pre-training (`lem.pretrain.TrainSettings`),
+    """The knobs of every trainer, checked once: the settings of pre-training (`lem.pretrain.PretrainTrainingSettings`),
     sentiment (`lem.sentiment.SentimentSettings`), NER (`lem.annotate.hf_ner.TrainNERSettings`) and NMT
     (`lem.nmt.settings.NMTSettings`) extend it, each keeping its own defaults where they differ (a subclass
     overrides a default). A knob that only some trainers read (max_steps, warmup, max_length, seed) is
