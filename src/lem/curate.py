@@ -201,7 +201,6 @@ def select_top(ranked_tsv: str | os.PathLike, corpus_tsv: str | os.PathLike, out
     """Write the top `share` (or `count`) pairs of `corpus_tsv` in the order of `ranked_tsv` (what
     `lem curate rank --out-scores` writes) to `out` as `src<TAB>tgt[<TAB>label]` with a header, atomically.
     Returns counts (and the clean share of the kept pairs when the corpus has labels)."""
-    from lem.data.noisy import read_noisy
 
     src, tgt, labels = read_noisy(corpus_tsv)
     order = read_ranking(ranked_tsv)
@@ -228,7 +227,6 @@ def control_ranking(corpus_tsv: str | os.PathLike, out: str | os.PathLike, kind:
                     seed: int = 0) -> None:  # fmt: skip
     """A ranking file in `lem curate rank`'s format that no model made: `random` (a seeded shuffle: the floor of
     the curation table) or `oracle` (clean pairs first, each group shuffled: the ceiling; needs labels)."""
-    from lem.data.noisy import read_noisy
 
     src, _, labels = read_noisy(corpus_tsv)
     rng = random.Random(f"{seed}/{kind}")

@@ -22,7 +22,7 @@ import numpy as np
 from lem.core.files import with_keys, write_json
 from lem.core.inputs import InputError
 from lem.core.stage import Stage, UsageError, Verb, arg
-from lem.core.training import TrainingSettings
+from lem.core.training import BATCH_KEY, TrainingSettings
 from lem.evidence.chance import classification_chance
 
 log = logging.getLogger("lem.sentiment")
@@ -148,7 +148,6 @@ def max_length_of(settings: SentimentSettings, config, model_dir: str) -> int:
 
 def without_batch_key(collate):
     """`collate` of rows that may carry the length-grouped sampler's batch index (`BATCH_KEY`), left out."""
-    from lem.core.training import BATCH_KEY
 
     def call(rows: list[dict]) -> dict:
         return collate([{k: v for k, v in r.items() if k != BATCH_KEY} for r in rows])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from lem.core.entities import TAGSETS
+from lem.core.entities import NATIVE_TAGSET, TAGSETS, native_tagset
 from lem.core.stage import Stage, UsageError, Verb, arg, json_object, lang_code
 
 
@@ -24,7 +24,6 @@ def conll_for_task(path: str, fmt: str, task: str, on_error: str):
 def needs_tagset(lang: str, tagset: str | None, expected: str) -> None:
     """UsageError (one line) when `lang` has no default POS tag set and none is given: a language code of the
     config's own (`xx`) names the set its tags are in (before: a traceback from lem.core.entities)."""
-    from lem.core.entities import NATIVE_TAGSET
 
     if not tagset and lang not in NATIVE_TAGSET:
         raise UsageError(
@@ -53,7 +52,6 @@ def cmd_run(a: argparse.Namespace) -> None:
 
 def cmd_train_crf(a: argparse.Namespace) -> None:
     from lem.annotate.crf import train_crf
-    from lem.core.entities import native_tagset
 
     tagset = None
     if a.task == "pos":

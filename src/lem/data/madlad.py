@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lem.core.files import atomic_path
+from lem.core.files import atomic_path, write_json
 from lem.core.settings import Settings, SettingsError
 
 log = logging.getLogger(__name__)
@@ -422,7 +422,6 @@ def extract_to_file(
 
     `provenance` (optional JSON path): the source of the documents, for the hub the commit they were
     streamed at, and the sentence count."""
-    from lem.core.files import write_json
 
     started = time.monotonic()
     record = source_provenance(lang, settings, local_jsonl, allow_unpinned)
