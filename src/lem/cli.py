@@ -13,6 +13,7 @@ import importlib
 import sys
 from collections.abc import Callable, Sequence
 
+from lem import __version__
 from lem.core.numerics import pin_numerics
 from lem.core.stage import Stage
 
@@ -78,8 +79,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout.write(commands_markdown())
         return 0
     if argv[0] in {"--version", "-V"}:
-        from lem import __version__
-
         print(f"lem {__version__} (lem-pipeline)")
         return 0
     name, rest = argv[0], argv[1:]

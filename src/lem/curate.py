@@ -23,12 +23,15 @@ from typing import Any
 
 import numpy as np
 
+from lem.core.embeddings import load_embeddings, read_sentences
 from lem.core.files import atomic_path, with_keys, write_json, write_text
 from lem.core.inputs import InputError, read_lines, shown
 from lem.core.settings import Settings, SettingsError
 from lem.core.stage import Stage, UsageError, Verb, arg
 from lem.data.noisy import read_noisy
+from lem.data.webmined import prepare_curation_corpus
 from lem.evidence.chance import curation_chance
+from lem.mine import MARGINS, NEIGHBOURHOODS, MineSettings, pair_margin_scores
 
 log = logging.getLogger("lem.curate")
 
@@ -48,8 +51,6 @@ class CurationSettings(Settings):
 
     def margin_settings(self) -> tuple[int, str, str]:
         """(k, margin, neighbourhood): this section's where set, else mining's (one place for the margin)."""
-        from lem.mine import MineSettings
-
         mine = MineSettings.from_dict(self.mining)
         return (
             mine.k if self.k is None else self.k,
@@ -58,8 +59,6 @@ class CurationSettings(Settings):
         )
 
     def validate(self) -> None:
-        from lem.mine import MARGINS, NEIGHBOURHOODS
-
         if self.k is not None and self.k < 1:
             raise SettingsError(
                 f"curation settings: k={self.k!r}: expected an integer >= 1 (or null: mining's)"
@@ -110,9 +109,6 @@ def curate(
     """Score every pair of the prepared corpus `pairs` (`lem curate prepare`) from the embed stage's
     embeddings of its two sides (`src_emb`, `tgt_emb`, checked against the sentence files' ids) with the
     margin of `lem.mine.pair_margin_scores`; write the ranking (best first) and the metrics."""
-    from lem.core.embeddings import load_embeddings, read_sentences
-    from lem.mine import pair_margin_scores
-
     t0 = time.time()
     src, _, labels = read_noisy(pairs)
     sides = []
@@ -259,8 +255,6 @@ def cmd_rank(a: argparse.Namespace) -> None:
 
 
 def cmd_prepare(a: argparse.Namespace) -> None:
-    from lem.data.webmined import prepare_curation_corpus
-
     stats = prepare_curation_corpus(
         a.pair, a.out_dir, corpus=a.corpus, src_file=a.src, tgt_file=a.tgt, max_pairs=a.max_pairs,
         exclude=a.exclude, filters=a.settings,

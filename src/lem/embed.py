@@ -21,6 +21,12 @@ import numpy as np
 from lem.core.embeddings import read_sentences, write_embeddings
 from lem.core.settings import Settings, SettingsError
 from lem.core.stage import Stage, UsageError, Verb, arg, json_object
+from lem.corpus import lexicon as lx
+from lem.corpus.generate import GenerateSettings
+from lem.evidence import controls
+
+# Imported inside functions: torch and transformers (planning and `lem reference --help` import this module
+# and need neither)
 
 if TYPE_CHECKING:
     from lem.evidence.controls import Dictionary
@@ -187,10 +193,6 @@ def generated_dictionary(
     Perera") split into words that each map to the row. Words fixed in the generator's templates are not in the
     lexicon and count as unknown words. `codes` (code -> built-in language, config `corpus.generate.languages`)
     names languages as the config does."""
-    from lem.corpus import lexicon as lx
-    from lem.corpus.generate import GenerateSettings
-    from lem.evidence import controls
-
     code = GenerateSettings.from_dict({"languages": dict(codes or {})}).codes
 
     lex = lx.load(data_dir)
@@ -212,8 +214,6 @@ def cmd_control(a: argparse.Namespace) -> None:
     """The evaluation chain's controls, in the embed layout: `lexical` (a positive control: bag of dictionary
     concepts, `lem.evidence.controls.lexical_embeddings`) and `random` (a negative control: seeded random vectors,
     a different seed per file so that no two files share rows)."""
-    from lem.evidence import controls
-
     if (a.kind == "lexical") != bool(a.dictionary):
         raise UsageError("--dictionary is required by --kind lexical, and only by it")
     if a.kind == "lexical" and a.dictionary != "generated" and len(a.dict_langs or ()) != 2:

@@ -40,6 +40,8 @@ from lem.core.entities import FLAG_BITS
 from lem.core.files import atomic_path
 from lem.core.stage import Stage, Verb, arg
 
+# Imported inside functions: datasets and transformers (`lem features --help` needs neither)
+
 log = logging.getLogger(__name__)
 
 

@@ -29,15 +29,20 @@ import re
 import sys
 import time
 from dataclasses import dataclass, field
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from lem.core.embeddings import read_sentences, write_embeddings
+from lem.core.inputs import InputError
 from lem.core.settings import Settings, SettingsError
 from lem.core.stage import Stage, Verb, arg
 from lem.embed import encode_jobs
+
+# Imported inside functions: torch, huggingface_hub and sentence_transformers (planning reads
+# RefEncoderSettings from this module and needs none of them)
 
 log = logging.getLogger(__name__)
 
@@ -190,10 +195,6 @@ def _check_sha256(settings: RefEncoderSettings, folder: Path, digests: dict[str,
 
 
 def _package_version(name: str) -> str | None:
-    try:
-        from importlib.metadata import PackageNotFoundError, version
-    except ImportError:  # pragma: no cover
-        return None
     try:
         return version(name)
     except PackageNotFoundError:
@@ -444,8 +445,6 @@ def encode_files(settings: RefEncoderSettings, files: list[tuple[str, str, str]]
     """Embed every (sentence file, language, out .npy) with one model load (a sentence-transformers model
     serves every language), in the given order; every input is read first, so a bad file fails before the
     model is loaded. Returns the metas."""
-    from lem.core.inputs import InputError
-
     for path, _, _ in files:
         try:
             read_sentences(path)

@@ -19,11 +19,15 @@ from typing import Any
 
 import numpy as np
 
+from lem.core import training
 from lem.core.files import with_keys, write_json
 from lem.core.inputs import InputError
 from lem.core.stage import Stage, UsageError, Verb, arg
 from lem.core.training import BATCH_KEY, TrainingSettings
 from lem.evidence.chance import classification_chance
+
+# Imported inside functions: sklearn, torch, transformers and datasets (planning reads SentimentSettings from
+# this module and needs none of them)
 
 log = logging.getLogger("lem.sentiment")
 
@@ -161,8 +165,6 @@ def train_and_predict(model, tokenizer, data: dict, names: list[str], weights: l
     returns the test predictions, the best validation macro-F1 and the validation macro-F1 per epoch."""
     from transformers import DataCollatorWithPadding
 
-    from lem.core import training
-
     def metrics(pred) -> dict:
         return {
             "macro_f1": macro_f1_report(
@@ -263,8 +265,6 @@ def finetune_prepared(
     split scored once; every random choice from `seed`, so a run gives the same metrics alone or after
     other seeds in the same process."""
     from transformers import AutoModelForSequenceClassification
-
-    from lem.core import training
 
     names, model_dir = prep.names, prep.model_dir
     training.seed_everything(seed)  # the new classification head's initialisation

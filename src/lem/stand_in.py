@@ -24,7 +24,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from lem.core.files import atomic_path, write_json
 from lem.core.stage import Stage, UsageError, Verb, arg
+from lem.data.download import sha256_file
+
+# Imported inside functions: torch, transformers, tokenizers, numpy and lem.tokenizer (planning reads SIZES
+# here and `lem stand-in --help` imports this module: neither needs them)
 
 log = logging.getLogger("lem.stand_in")
 
@@ -83,8 +88,6 @@ def build_stand_in(
     import torch
     from transformers import AutoTokenizer, XLMRobertaConfig, XLMRobertaForMaskedLM
 
-    from lem.core.files import atomic_path, write_json
-    from lem.data.download import sha256_file
     from lem.tokenizer import train_tokenizer
 
     if size not in SIZES:

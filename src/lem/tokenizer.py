@@ -25,6 +25,8 @@ from tokenizers.models import Unigram
 from lem.core.files import atomic_path
 from lem.core.stage import Stage, Verb, arg
 
+# Imported inside functions: sentencepiece and transformers (`lem tokenizer --help` needs neither)
+
 log = logging.getLogger(__name__)
 
 SPECIAL_TOKENS = ["<s>", "<pad>", "</s>", "<unk>"]

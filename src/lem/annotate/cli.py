@@ -5,15 +5,18 @@ from __future__ import annotations
 import argparse
 import json
 
+from lem.annotate.readers import read_conll_columns, read_conll_ner, read_conllu
 from lem.core.entities import NATIVE_TAGSET, TAGSETS, native_tagset
+from lem.core.files import with_keys, write_json
 from lem.core.stage import Stage, UsageError, Verb, arg, json_object, lang_code
+
+# Imported inside functions: lem.annotate.run, .crf, .hf_ner, .schema, .scoring and .coverage (they load
+# pyarrow, python-crfsuite or numpy, which `lem annotate --help` and the other verbs need not)
 
 
 def conll_for_task(path: str, fmt: str, task: str, on_error: str):
     """Training sentences of (word, tag): CoNLL-U -> surface tokens with UPOS; CoNLL -> the last column
     (NER) or, for POS, the second column."""
-    from lem.annotate.readers import read_conll_columns, read_conll_ner, read_conllu
-
     if fmt == "conllu":
         return read_conllu(path, on_error, surface=True)
     if task == "ner":
@@ -34,7 +37,6 @@ def needs_tagset(lang: str, tagset: str | None, expected: str) -> None:
 
 def cmd_run(a: argparse.Namespace) -> None:
     from lem.annotate.run import annotate_file
-    from lem.core.files import write_json
 
     pos = a.settings.pos
     if pos.backend == "none":
@@ -68,7 +70,6 @@ def cmd_train_crf(a: argparse.Namespace) -> None:
 
 def cmd_train_ner(a: argparse.Namespace) -> None:
     from lem.annotate.hf_ner import train_ner
-    from lem.annotate.readers import read_conll_ner
 
     s = a.settings
     valid = read_conll_ner(a.valid, s.on_error) if a.valid else None
@@ -77,10 +78,8 @@ def cmd_train_ner(a: argparse.Namespace) -> None:
 
 
 def cmd_score(a: argparse.Namespace) -> None:
-    from lem.annotate.readers import read_conll_columns
     from lem.annotate.schema import read_annotations
     from lem.annotate.scoring import score_against_conll
-    from lem.core.files import with_keys, write_json
 
     result = with_keys(
         score_against_conll(read_annotations(a.pred), read_conll_columns(a.gold, 3), a.lang, a.gold_tagset),

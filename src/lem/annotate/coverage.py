@@ -19,6 +19,10 @@ from lem.core.entities import ENTITY_BITS, ENTITY_TYPES
 from lem.core.files import write_json
 from lem.core.settings import Settings, SettingsByName, SettingsError
 from lem.core.stage import UsageError
+from lem.masking.collate import MaskingSettings
+
+# Imported inside functions: lem.annotate.run, which loads pyarrow (planning imports this module, for the
+# masked entity types, and needs no pyarrow)
 
 log = logging.getLogger(__name__)
 
@@ -52,8 +56,6 @@ ANNOTATION_BY_LANGUAGE = SettingsByName(AnnotateSettings)
 def enabled_entity_types(variants: dict[str, dict]) -> dict[str, list[str]]:
     """Entity type -> the variants whose masking uses it (only `lem` strategies mask by type; a variant
     without `entity_types` uses the masking default, all three)."""
-    from lem.masking.collate import MaskingSettings
-
     used: dict[str, list[str]] = {}
     for name, masking in sorted(variants.items()):
         m = MaskingSettings.from_dict(masking)
@@ -68,7 +70,7 @@ def sample_sentences(
 ) -> tuple[list[str], int]:
     """A seeded uniform sample of `n` non-empty lines (reservoir sampling: one streamed pass, memory for `n`
     lines), in file order; and the number of non-empty lines."""
-    from lem.annotate.run import iter_sentences  # pyarrow: not imported where the config is checked
+    from lem.annotate.run import iter_sentences
 
     rng = random.Random(seed)
     reservoir: list[tuple[int, str]] = []

@@ -14,10 +14,16 @@ import shutil
 import time
 from dataclasses import dataclass
 
+import numpy as np
+
 from lem.annotate import BackendError
+from lem.core import training
 from lem.core.entities import repair_iob2, to_iob2
 from lem.core.files import atomic_path, write_json
 from lem.core.training import TrainingSettings, pick_device
+
+# Imported inside functions: torch, transformers and seqeval (planning reads TrainNERSettings from this module
+# and needs none of them)
 
 log = logging.getLogger(__name__)
 LABELS = ["O", "B-PER", "I-PER", "B-LOC", "I-LOC", "B-ORG", "I-ORG", "B-MISC", "I-MISC"]
@@ -144,8 +150,6 @@ def train_ner(
         DataCollatorForTokenClassification,
     )
 
-    from lem.core import training
-
     s = settings or TrainNERSettings()
     training.seed_everything(s.seed)
     device = pick_device(s.device)
@@ -237,8 +241,6 @@ def validation_record(state, model_dir: str, valid: list[list[tuple[str, str]]],
 def token_f1(pred) -> dict:
     """`compute_metrics` of NER fine-tuning: entity F1 of the labels predicted at the labelled (first)
     subwords, repaired into IOB2 as `HFNER.tag` does."""
-    import numpy as np
-
     ids = np.argmax(pred.predictions, axis=-1)
     gold, guess = [], []
     for p_row, l_row in zip(ids, pred.label_ids, strict=True):

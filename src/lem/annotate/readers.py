@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from lem.core.entities import NER_TYPES
 from lem.core.inputs import MAX_LINE_CHARS, InputError, shown
 from lem.core.inputs import read_lines as _read_input_lines
+from lem.core.text import words
 
 log = logging.getLogger(__name__)
 
@@ -330,8 +331,6 @@ def lexicon_from_sentences(sentences: list[list[tuple[str, str]]], path: str = "
 
 def read_gazetteer_tsv(path: str | os.PathLike, on_error: str = "raise", normalize=None) -> Gazetteer:
     """Gazetteer `phrase<TAB>TYPE`; phrases are split into words with `lem.core.text.words`."""
-    from lem.core.text import words
-
     check_on_error(on_error)
     norm = normalize or (lambda w: w)
     gaz = Gazetteer(path=str(path))

@@ -12,9 +12,14 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
+from lem.annotate.hf_ner import HFNER
+from lem.annotate.lexicon import load_gazetteer, load_pos_lexicon
 from lem.annotate.readers import ReaderError
 from lem.annotate.schema import Annotated, annotation_schema, to_table
 from lem.annotate.settings import AnnotateSettings, TaskSettings
+from lem.annotate.sinling_backend import SinlingPOS
+from lem.annotate.spacy_backend import SpacyTagger
+from lem.annotate.stanza_backend import StanzaTagger
 from lem.core.entities import (
     ENTITY_BITS,
     LANG_CODE,
@@ -28,6 +33,8 @@ from lem.core.files import atomic_path
 from lem.core.settings import SettingsError
 from lem.core.text import word_spans
 
+# Imported inside functions: lem.annotate.crf (it loads python-crfsuite, which only the crf backend needs)
+
 log = logging.getLogger(__name__)
 
 
@@ -37,8 +44,6 @@ def make_tagger(task: str, lang: str, s: TaskSettings, on_error: str = "raise"):
     if s.backend == "none":
         return None
     if s.backend == "lexicon":
-        from lem.annotate.lexicon import load_gazetteer, load_pos_lexicon
-
         if task == "ner":
             return load_gazetteer(s.path, s.format, on_error)
         # A CoNLL-U lexicon holds UPOS whatever the language; a tsv / tnt file the language's native set
@@ -48,8 +53,6 @@ def make_tagger(task: str, lang: str, s: TaskSettings, on_error: str = "raise"):
     if s.backend == "sinling":
         if lang != "si":
             raise SettingsError(f"backend 'sinling' tags Sinhala only, not {lang!r}")
-        from lem.annotate.sinling_backend import SinlingPOS
-
         return SinlingPOS()
     if s.backend == "crf":
         from lem.annotate.crf import CRFTagger
@@ -73,18 +76,12 @@ def make_tagger(task: str, lang: str, s: TaskSettings, on_error: str = "raise"):
                 )
         return tagger
     if s.backend == "hf_ner":
-        from lem.annotate.hf_ner import HFNER
-
         return HFNER(s.path, s.device, s.batch_size, s.max_length)
     if s.backend == "stanza":
-        from lem.annotate.stanza_backend import StanzaTagger
-
         return StanzaTagger(lang, task, s.path, s.device)
     if s.backend == "spacy":
         if lang != "en":
             raise SettingsError("backend 'spacy' is for English only")
-        from lem.annotate.spacy_backend import SpacyTagger
-
         return SpacyTagger(task, s.path)
     raise ValueError(f"unknown backend {s.backend!r}")
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from lem.annotate import BackendError
 
+# Imported inside functions: sinling (only this backend needs it; lem.annotate.run imports every backend)
+
 
 class SinlingPOS:
     tagset = "ucsc"

@@ -5,6 +5,8 @@ from __future__ import annotations
 from lem.annotate import BackendError
 from lem.core.entities import repair_iob2, to_iob2
 
+# Imported inside functions: spacy (only this backend needs it; lem.annotate.run imports every backend)
+
 
 class SpacyTagger:
     tagset = "penn"  # POS: the fine-grained `tag_` of spaCy's English models

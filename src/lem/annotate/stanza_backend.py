@@ -8,6 +8,8 @@ from lem.annotate import BackendError
 from lem.core.entities import repair_iob2, to_iob2
 from lem.core.settings import SettingsError
 
+# Imported inside functions: stanza (only this backend needs it; lem.annotate.run imports every backend)
+
 STANZA_COVERAGE = {"pos": ("en", "ta"), "ner": ("en",)}
 
 

@@ -110,6 +110,7 @@ from lem.config_check.sections import (
     type_problems,
 )
 from lem.data.download import unpinned_hub_sources, unpinned_url_sources
+from lem.evidence.compare import EvidenceSettings, declared
 
 
 def check_config(config: dict[str, Any], written: dict[str, Any] | None = None) -> None:
@@ -147,8 +148,6 @@ def check_config(config: dict[str, Any], written: dict[str, Any] | None = None) 
 def _check_evidence(config: dict[str, Any]) -> None:
     """The declared comparison families (`evidence`, lem.evidence.compare): their settings, and no comparison
     in two families (it would sit in two corrections)."""
-    from lem.evidence.compare import EvidenceSettings, declared
-
     try:
         ev = EvidenceSettings.from_dict(config.get("evidence"))
         declared(list(config.get("variants") or []), ev.families)

@@ -3,11 +3,16 @@ generated world's languages and scripts, POS tag sets, CRF models, labelled cura
 
 from __future__ import annotations
 
+import unicodedata
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from lem.config_check.errors import ConfigError, _one_line
+from lem.core.entities import NATIVE_TAGSET
+from lem.corpus.generate import PAIRS, GenerateSettings
+from lem.data.webmined import SCRIPTS
 
 
 def _check_crf_models(config: dict[str, Any]) -> None:
@@ -78,8 +83,6 @@ def _check_corpus_files(config: dict[str, Any]) -> None:
 def _check_generated_languages(config: dict[str, Any]) -> None:
     """`corpus.source: generate`: every configured language is one of the generated world's (en, si, ta, or
     a code `corpus.generate.languages` names one of them by), every pair one of its pairs."""
-    from lem.corpus.generate import PAIRS, GenerateSettings
-
     named = ((config.get("corpus") or {}).get("generate") or {}).get("languages") or {}
     try:
         settings = GenerateSettings.from_dict({"languages": named})
@@ -109,8 +112,6 @@ def _check_generated_languages(config: dict[str, Any]) -> None:
 def _generated_builtins(config: dict[str, Any]) -> dict[str, str]:
     """`corpus.source: generate`: configured code -> the built-in language (en, si, ta) written under it
     ({} for another source, or when `corpus.generate.languages` is refused: its own check says so)."""
-    from lem.corpus.generate import GenerateSettings
-
     corpus = config.get("corpus") or {}
     if corpus.get("source", "generate") != "generate":
         return {}
@@ -141,8 +142,6 @@ def _check_tagsets(config: dict[str, Any]) -> None:
     default set (en Penn, si UCSC, ta UPOS) names one (a renamed language without it failed in `lem annotate
     run` with a traceback), and a generated lexicon is read in the set of the built-in language written
     under the code (`{si: ta, ta: si}` read Tamil's UPOS lexicon as UCSC)."""
-    from lem.core.entities import NATIVE_TAGSET
-
     builtins = _generated_builtins(config)
     for where, lang, spec in _annotation_specs(config):
         pos = spec.get("pos")
@@ -188,8 +187,6 @@ def _check_scripts(config: dict[str, Any]) -> None:
     pair dropped as "another script" at job time); a renamed language needs its script named when the
     script filter is on. With `corpus.source: files`, the first lines of each language's text file (when it
     exists) are in the script expected of its code."""
-    from lem.data.webmined import SCRIPTS
-
     curation = config.get("curation") or {}
     filters = curation.get("filters") or {}
     scripts = filters.get("scripts") if isinstance(filters.get("scripts"), dict) else SCRIPTS
@@ -231,9 +228,6 @@ SCRIPT_MIN_SHARE = 0.2
 def _check_file_script(key: str, path: Path, code: str, expected: str) -> None:
     """The first lines of text file `path` are mostly in `expected`'s script (a file of another language
     named for `code` was found only at a later job, or never)."""
-    import unicodedata
-    from collections import Counter
-
     if not path.is_file():
         return
     counts: Counter[str] = Counter()

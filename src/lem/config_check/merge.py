@@ -11,7 +11,11 @@ import io
 from pathlib import Path
 from typing import Any
 
+import yaml
+
+from lem.config_check import check_workflow_config
 from lem.config_check.errors import ConfigError
+from lem.run import Run
 
 
 def merged(configs: list[dict[str, Any]]) -> dict[str, Any]:
@@ -31,8 +35,6 @@ def merged(configs: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def grid_size(config: dict[str, Any]) -> int:
-    from lem.run import Run
-
     return sum(len(outputs) for outputs in Run(config).jobs().values())
 
 
@@ -43,9 +45,6 @@ def merge_note(
     (`loaded` holds both) and the merge changes the job grid, against the given files alone; None when there
     was no such merge, when the given files alone are no complete config (an overlay: the merge is meant),
     or when the grids are the same. `config`: the merged config as checked."""
-    import yaml
-
-    from lem.config_check import check_workflow_config
 
     given_paths = {Path(p).resolve() for p in given or ()}
     workflow_files = [str(p) for p in loaded or () if Path(p).resolve() not in given_paths]

@@ -11,6 +11,7 @@ from typing import Any, NamedTuple
 from lem.config_check.errors import ConfigError
 from lem.config_check.sections import SECTION
 from lem.run import Run
+from lem.stand_in import SIZES
 
 
 def base_model_folder(config: dict[str, Any]) -> str | None:
@@ -26,7 +27,6 @@ def _stand_in_architecture(config: dict[str, Any]) -> dict[str, Any] | None:
     bm = config.get("base_model") or {}
     if bm.get("source") != "stand_in":
         return None
-    from lem.stand_in import SIZES
 
     size = (bm.get("stand_in") or {}).get("size", "base")
     if size not in SIZES:

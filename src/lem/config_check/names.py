@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from lem.config_check.errors import ConfigError, _short
+from lem.reference import RefEncoderSettings, hub_model
 
 
 def _check_epochs(config: dict[str, Any]) -> None:
@@ -358,8 +359,6 @@ def _check_references(config: dict[str, Any]) -> None:
     """reference_encoders.<name>: its row `ref_<name>` is no variant's name; a laser encoder has a LASER code
     for every configured language; a sentence-transformers hub model is pinned (lem.reference refuses it at
     run time otherwise, after the jobs before it)."""
-    from lem.reference import RefEncoderSettings, hub_model
-
     for name, spec in (config.get("reference_encoders") or {}).items():
         row, path = f"ref_{name}", f"reference_encoders.{name}"
         if row in (config.get("variants") or []):

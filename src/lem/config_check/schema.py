@@ -11,7 +11,11 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from lem.config_check.errors import ConfigError, _one_line, _short
+
+# Imported inside functions: jsonschema (`lem plan --help` imports this module and needs no validator)
 
 # The config schema, shipped in the package (package data: in the source tree a link to
 # workflow/schemas/config.schema.yaml, the workflow's own; in a wheel the file itself), so that `lem plan`
@@ -175,7 +179,6 @@ def _schema_validator(schema_path: str | Path) -> Any:
     """A jsonschema validator of the schema file that fills in defaults as it validates, as Snakemake's
     `validate(..., set_default=True)` does (the jsonschema FAQ's recipe), each default a copy; built once
     per file and version (Snakemake's loads and builds it on every call: 0.26 s)."""
-    import yaml
     from jsonschema import Draft202012Validator, validators
 
     path = Path(schema_path).resolve()
@@ -243,8 +246,6 @@ def yte_allowed() -> bool:
 def yte_templates(configfiles: Any) -> list[str]:
     """The config files (of those Snakemake loaded) that ask for YTE templating (`__use_yte__: true` at the
     top level): Snakemake has rendered them, running their Python, before the workflow could check them."""
-    import yaml
-
     found = []
     for path in configfiles or ():
         try:

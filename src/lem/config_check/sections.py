@@ -10,6 +10,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
+from lem.annotate.settings import BACKENDS
 from lem.config_check.errors import ConfigError, _one_line
 from lem.core.settings import describe, field_hints, misfit, type_ok
 from lem.run.settings import section_merges
@@ -111,8 +112,6 @@ def type_problems(obj: Any, where: dict[str, str]) -> list[str]:
 
 def _unknown_task_keys(path: str, data: dict) -> None:
     """annotation: `pos` / `ner` keys the chosen backend does not take (lem.annotate.settings.BACKENDS)."""
-    from lem.annotate.settings import BACKENDS
-
     for task in ("pos", "ner"):
         spec = data.get(task)
         backend = spec.get("backend", "none") if isinstance(spec, dict) else None

@@ -4,14 +4,20 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import hashlib
+import importlib.metadata
 import json
 import os
+import platform
 import re
 import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+from lem.core.inputs import InputError, read_text
+from lem.core.numerics import hardware_provenance
 
 
 @contextlib.contextmanager
@@ -147,8 +153,6 @@ def record_job_settings(command: str, argv: list[str]) -> None:
     `[command, *argv]` with `--threads N` left out (a resource, not a setting). In the workflow the arguments
     are exactly what the rule passed (its input and output paths, relative to the run's folder, its params
     and wildcards), so the hash changes when, and only when, Snakemake's params trigger reruns the job."""
-    import hashlib
-
     kept, skip = [], False
     for a in argv:
         if skip:
@@ -164,9 +168,6 @@ def record_job_settings(command: str, argv: list[str]) -> None:
 
 def software_versions() -> dict[str, str | None]:
     """Python and the installed versions of `VERSIONED` (read from package metadata: nothing is imported)."""
-    import importlib.metadata
-    import platform
-
     versions: dict[str, str | None] = {"python": platform.python_version()}
     for dist in VERSIONED:
         try:
@@ -181,8 +182,6 @@ def run_provenance() -> dict[str, Any]:
     received (`record_job_settings`; None when called outside a `lem` command), the software versions and the
     hardware (`lem.core.numerics.hardware_provenance`: CPU, SIMD flags, `cpu_numerics` and the levels pinned,
     PyTorch's kernel level, BLAS, threads; the GPU when one was used)."""
-    from lem.core.numerics import hardware_provenance
-
     return {
         "command": _JOB.get("command"),
         "settings_sha256": _JOB.get("settings_sha256"),
@@ -202,8 +201,6 @@ def with_keys(metrics: dict[str, Any], keys: dict[str, str] | None) -> dict[str,
 def read_json(path: str | os.PathLike) -> Any:
     """The JSON value of file `path`; `lem.core.inputs.InputError` naming the file and the line when it is not
     UTF-8 JSON (a `lem` verb prints it as one line), OSError when it cannot be read."""
-    from lem.core.inputs import InputError, read_text
-
     try:
         return json.loads(read_text(path))
     except json.JSONDecodeError as err:
@@ -215,8 +212,6 @@ def read_json(path: str | os.PathLike) -> Any:
 def content_digest(paths: list[str | os.PathLike]) -> str:
     """sha256 over what `paths` hold (every file of a folder: relative name, size and bytes), not their
     names: a model or features folder rebuilt with other content gets another digest."""
-    import hashlib
-
     h = hashlib.sha256()
     for root in map(Path, paths):
         files = sorted(p for p in root.rglob("*") if p.is_file()) if root.is_dir() else [root]

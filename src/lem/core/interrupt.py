@@ -24,6 +24,9 @@ import threading
 import time
 from typing import Any
 
+# Imported inside functions: psutil and transformers (`lem --help` imports this module, through
+# lem.core.stage, and needs neither)
+
 log = logging.getLogger(__name__)
 
 REPEAT_S = 2.0  # a second SIGINT within this many seconds of the first is the same interrupt

@@ -31,6 +31,9 @@ import sys
 from collections.abc import MutableMapping
 from typing import Any
 
+# Imported inside functions: threadpoolctl (`lem --help` imports this module and needs it not; it is optional:
+# scikit-learn's)
+
 log = logging.getLogger("lem.core.numerics")
 
 MODES = ("portable", "native")

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import errno
+import importlib
 import json
 import logging
 import sys
@@ -31,6 +32,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lem.core.interrupt import restore_default as restore_default_sigint
+
+# Imported inside functions: lem.core.entities, .inputs, .settings, .files and .training (`lem --help` imports
+# this module, through lem.cli, and needs none)
 
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
@@ -85,8 +89,6 @@ def arg(*flags: str, **options: Any) -> Arg:
 def resolve(obj: Any) -> Any:
     """`obj`, or the object a "module:attribute" string names (imported now: stages stay light to load)."""
     if isinstance(obj, str):
-        import importlib
-
         module, _, attr = obj.partition(":")
         return getattr(importlib.import_module(module), attr)
     return obj

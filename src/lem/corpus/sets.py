@@ -13,6 +13,7 @@ from lem.corpus.sentences import draw, frame_text, realize, sample_frame
 from lem.corpus.settings import PAIRS, GenerateSettings
 from lem.corpus.templates import Tok
 from lem.corpus.world import Fill, variety
+from lem.data.leakage import normalise
 
 NOISE_LABELS = ("misaligned", "untranslated", "wrong_language")
 
@@ -137,8 +138,6 @@ def noisy_extra(s: GenerateSettings, pair: str, taken: dict[str, set[str]]) -> l
     """The `noisy_extra_pairs[pair]` pairs appended to the pair's noisy corpus (stream `noisy_extra`): no
     sentence equal, after the leakage guard's normalisation, to one in `taken` (language -> sentences: every
     other text of the world) or to another extra pair's."""
-    from lem.data.leakage import normalise
-
     keys = {lang: {normalise(t) for t in texts} for lang, texts in taken.items()}
 
     def fresh(lang: str, text: str) -> bool:

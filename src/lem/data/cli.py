@@ -4,12 +4,28 @@ from __future__ import annotations
 
 import argparse
 
+from lem.annotate.readers import read_conll_ner
+from lem.core.files import write_json
 from lem.core.stage import Stage, UsageError, Verb, arg
+from lem.data import parallel
+from lem.data.download import fetch_hf, fetch_url, unpack
+from lem.data.leakage import (
+    EvalLeakageSettings,
+    LeakageSettings,
+    check_evalset,
+    drop_leaked_items,
+    guard,
+    write_report,
+)
+from lem.data.madlad import extract_to_file
+from lem.data.news import load_news, pair_languages, write_news
+from lem.data.retrieval import load_retrieval
+
+# Imported inside functions: lem.data.sentiment and lem.data.ner (they load numpy, which `lem data --help` and
+# the other verbs need not)
 
 
 def cmd_news(a: argparse.Namespace) -> None:
-    from lem.data.news import load_news, pair_languages, write_news
-
     try:
         pair_languages(a.pair)  # any two language codes: folders and ids name them (lem.data.news)
     except ValueError as e:
@@ -18,9 +34,6 @@ def cmd_news(a: argparse.Namespace) -> None:
 
 
 def cmd_retrieval(a: argparse.Namespace) -> None:
-    from lem.data.news import pair_languages, write_news
-    from lem.data.retrieval import load_retrieval
-
     try:
         pair_languages(a.pair)
     except ValueError as e:
@@ -35,43 +48,31 @@ def cmd_sentiment(a: argparse.Namespace) -> None:
 
 
 def cmd_lines(a: argparse.Namespace) -> None:
-    from lem.core.files import write_json
-    from lem.data.parallel import read_parallel, write_pairs
-
-    pairs, stats = read_parallel(a.src, a.tgt, a.format)
-    write_pairs(pairs, a.out)
+    pairs, stats = parallel.read_parallel(a.src, a.tgt, a.format)
+    parallel.write_pairs(pairs, a.out)
     if a.stats:
         write_json(a.stats, stats)
 
 
 def cmd_mono(a: argparse.Namespace) -> None:
-    from lem.data.parallel import read_mono_files, write_lines
-
-    write_lines(read_mono_files(a.input)[0], a.out)
+    parallel.write_lines(parallel.read_mono_files(a.input)[0], a.out)
 
 
 def cmd_pairs(a: argparse.Namespace) -> None:
-    from lem.data.parallel import given_valid_split, merge_and_split, write_pairs
-
     if not a.valid_input and a.valid_size < 1:
         raise UsageError("give validation pair files (--valid-input) or --valid-size > 0")
     if a.valid_input:
-        train, valid, stats = given_valid_split(a.inputs, a.valid_input)
+        train, valid, stats = parallel.given_valid_split(a.inputs, a.valid_input)
     else:
-        train, valid, stats = merge_and_split(a.inputs, a.valid_size, a.seed)
-    write_pairs(train, a.out_train)
-    write_pairs(valid, a.out_valid)
+        train, valid, stats = parallel.merge_and_split(a.inputs, a.valid_size, a.seed)
+    parallel.write_pairs(train, a.out_train)
+    parallel.write_pairs(valid, a.out_valid)
     if a.stats:
-        from lem.core.files import write_json
-
         write_json(a.stats, stats)
 
 
 def cmd_conll_text(a: argparse.Namespace) -> None:
-    from lem.annotate.readers import read_conll_ner
-    from lem.data.parallel import write_lines
-
-    write_lines([" ".join(tok for tok, _ in sent) for sent in read_conll_ner(a.input)], a.out)
+    parallel.write_lines([" ".join(tok for tok, _ in sent) for sent in read_conll_ner(a.input)], a.out)
 
 
 def cmd_conll_split(a: argparse.Namespace) -> None:
@@ -83,8 +84,6 @@ def cmd_conll_split(a: argparse.Namespace) -> None:
 
 
 def cmd_unpack(a: argparse.Namespace) -> None:
-    from lem.data.download import unpack
-
     unpack(a.archive, a.out)
 
 
@@ -95,8 +94,6 @@ def cmd_multiner(a: argparse.Namespace) -> None:
 
 
 def cmd_fetch_url(a: argparse.Namespace) -> None:
-    from lem.data.download import fetch_url
-
     fetch_url(
         a.url,
         a.out,
@@ -109,15 +106,10 @@ def cmd_fetch_url(a: argparse.Namespace) -> None:
 
 
 def cmd_fetch_hf(a: argparse.Namespace) -> None:
-    from lem.data.download import fetch_hf
-
     fetch_hf(a.repo, a.revision, a.kind, a.out, a.include, allow_unpinned=a.allow_unpinned)
 
 
 def cmd_madlad(a: argparse.Namespace) -> None:
-    from lem.core.files import write_json
-    from lem.data.madlad import extract_to_file
-
     counts = extract_to_file(
         a.lang, a.settings, a.out, a.local_jsonl, provenance=a.provenance, allow_unpinned=a.allow_unpinned
     )
@@ -126,21 +118,14 @@ def cmd_madlad(a: argparse.Namespace) -> None:
 
 
 def cmd_leakage(a: argparse.Namespace) -> None:
-    from lem.data.leakage import guard, write_report
-
     write_report(guard(a.train, a.eval, a.out_clean, a.settings), a.report)
 
 
 def cmd_leakage_check(a: argparse.Namespace) -> None:
-    from lem.core.files import write_json
-    from lem.data.leakage import LeakageSettings, check_evalset
-
     write_json(a.out, check_evalset(a.name, a.eval, a.train, a.guard_report, a.settings or LeakageSettings()))
 
 
 def cmd_leakage_items(a: argparse.Namespace) -> None:
-    from lem.data.leakage import EvalLeakageSettings, drop_leaked_items
-
     settings = a.settings or EvalLeakageSettings()
     drop_leaked_items(a.name, a.pair, a.prepared, a.out_dir, a.train, a.guard_report, settings)
 

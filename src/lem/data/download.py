@@ -8,20 +8,28 @@ fetched and where to put it by hand.
 
 from __future__ import annotations
 
+import datetime
 import hashlib
 import http.client
 import json
 import logging
 import os
 import re
+import shutil
+import tarfile
 import time
 import urllib.error
 import urllib.request
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from lem.core.files import atomic_path, write_json
 from lem.core.settings import Settings
+
+# Imported inside functions: huggingface_hub (planning imports this module, for the fetched sources' pins, and
+# needs no huggingface_hub)
 
 log = logging.getLogger(__name__)
 
@@ -93,8 +101,6 @@ def url_provenance(
     url: str, path: Path, pinned: str | None, allow_unpinned: bool, obtained: str
 ) -> dict[str, Any]:
     """The provenance record of a URL source: the pin asked for, the sha256 observed, how the file came."""
-    import datetime
-
     return {
         "source": "url",
         "url": url,
@@ -162,18 +168,12 @@ def fetch_url(
                 sha256_file(fetched),
             )
     if fetched != out:
-        from lem.core.files import atomic_path
-
         with atomic_path(out) as tmp:
             try:
                 os.link(fetched, tmp)
             except OSError:  # another file system, or links not allowed
-                import shutil
-
                 shutil.copyfile(fetched, tmp)
     if provenance is not None:
-        from lem.core.files import write_json
-
         write_json(provenance, url_provenance(url, out, sha256, allow_unpinned, obtained))
     return out
 
@@ -345,8 +345,6 @@ def hub_provenance(
     repo: str, kind: str, requested: str | None, commit: str | None, **extra: Any
 ) -> dict[str, Any]:
     """The provenance record of a hub source: what was asked for and the commit it resolved to."""
-    import datetime
-
     import huggingface_hub
 
     return {
@@ -437,17 +435,11 @@ def fetch_hf(
 
 
 def _write_provenance(out: Path, record: dict[str, Any]) -> None:
-    from lem.core.files import write_json
-
     write_json(out / PROVENANCE, record)
 
 
 def unpack(archive: str | os.PathLike, out: str | os.PathLike) -> Path:
     """Extract a zip or tar(.gz) archive into `out` atomically, refusing members that escape it."""
-    import tarfile
-    import zipfile
-
-    from lem.core.files import atomic_path
 
     archive, out = Path(archive), Path(out)
     with atomic_path(out) as tmp:

@@ -11,12 +11,14 @@ single-token set, and only `.html` URLs were removed.
 
 from __future__ import annotations
 
+import gzip
 import json
 import logging
 import os
 import re
 import time
 import unicodedata
+import zlib
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -24,7 +26,13 @@ from pathlib import Path
 from typing import Any
 
 from lem.core.files import atomic_path, write_json
+from lem.core.inputs import InputError
 from lem.core.settings import Settings, SettingsError
+from lem.data.download import FetchError, hub_provenance, require_pinned, resolve_hub_commit, sha256_file
+from lem.data.leakage import read_eval_sentences
+
+# Imported inside functions: fasttext and datasets (planning reads MadladSettings from this module and needs
+# neither; fasttext is optional)
 
 log = logging.getLogger(__name__)
 
@@ -287,10 +295,6 @@ def iter_local_jsonl(path: str | os.PathLike) -> Iterator[str]:
     """Documents of a local file in the MADLAD layout: one JSON object `{"text": ...}` per line (`.gz` too);
     a line that is not UTF-8 or not such an object, or a broken gzip stream, fails naming the file and the
     line (`lem.core.inputs.InputError`)."""
-    import gzip
-    import zlib
-
-    from lem.core.inputs import InputError
 
     opener = gzip.open if str(path).endswith(".gz") else open
     lineno = 0
@@ -347,8 +351,6 @@ def iter_hub(lang: str, settings: MadladSettings, commit: str | None = None) -> 
 def read_exclusions(paths: Iterable[str | os.PathLike]) -> set[str]:
     out: set[str] = set()
     for p in paths:
-        from lem.data.leakage import read_eval_sentences
-
         out.update(s.strip() for s in read_eval_sentences(p) if s.strip())
     return out
 
@@ -379,8 +381,6 @@ def source_provenance(
 ) -> dict[str, Any]:
     """Where the documents come from. From the hub: the configured revision must be a commit unless
     `allow_unpinned`; it is resolved to its commit, and the documents are streamed at that commit."""
-    from lem.data.download import FetchError, hub_provenance, require_pinned, resolve_hub_commit, sha256_file
-
     if local_jsonl:
         files = {str(p): {"bytes": Path(p).stat().st_size, "sha256": sha256_file(p)} for p in local_jsonl}
         return {

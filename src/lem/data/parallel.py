@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import os
+import random
 import time
 from collections import Counter
 from collections.abc import Sequence
@@ -21,6 +22,7 @@ from typing import Any
 
 from lem.core.files import atomic_path
 from lem.core.inputs import MAX_LINE_CHARS, InputError, decode, long_line_message, shown, split_lines
+from lem.data.leakage import normalise
 
 log = logging.getLogger(__name__)
 
@@ -162,8 +164,6 @@ def merge_and_split(
     inputs: list[str | os.PathLike], valid_size: int, seed: int
 ) -> tuple[list[tuple[str, str]], list[tuple[str, str]], dict[str, int]]:
     """Concatenate pair files, drop exact duplicate pairs, and hold out a seeded validation sample."""
-    import random
-
     seen: set[tuple[str, str]] = set()
     pairs: list[tuple[str, str]] = []
     dup = 0
@@ -203,8 +203,6 @@ def given_valid_split(
     pair (compared after `lem.data.leakage.normalise` of both sides): the best checkpoint is chosen on
     validation loss, which a repeated pair turns into training loss. What was dropped is counted and logged;
     a validation set left empty fails naming its files."""
-    from lem.data.leakage import normalise
-
     train, _, stats = merge_and_split(inputs, 0, 0)
     named = ", ".join(map(str, valid_inputs))
     given = [p for path in valid_inputs for p in read_pairs_tsv(path)]

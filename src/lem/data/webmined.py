@@ -35,6 +35,9 @@ from typing import Any
 from lem.core.files import atomic_path, write_json
 from lem.core.inputs import MAX_LINE_CHARS, InputError, decode, long_line_message, shown
 from lem.core.settings import Settings, SettingsError
+from lem.data.download import sha256_file
+from lem.data.leakage import normalise, read_eval_sentences
+from lem.data.noisy import NOISY_HEADERS
 
 SCRIPTS = {"en": "LATIN", "si": "SINHALA", "ta": "TAMIL"}  # language -> the first word of its letters' names
 
@@ -105,8 +108,6 @@ def _lines(path: str | os.PathLike) -> Iterator[tuple[int, str]]:
 
 def stream_tsv(path: str | os.PathLike) -> tuple[bool, Iterator[tuple[str, str, str | None]]]:
     """(has labels, rows) of a `src<TAB>tgt[<TAB>label]` TSV with a header line."""
-    from lem.data.noisy import NOISY_HEADERS
-
     lines = _lines(path)
     first = next(lines, None)
     header = first[1].split("\t") if first else None
@@ -147,8 +148,6 @@ def kept_pairs(rows, langs: tuple[str, str], banned: set[str], filters: FilterSe
     """The pairs of `rows` kept, stripped: none empty, leaked (a side in `banned`), filtered or repeated (after
     `lem.data.leakage.normalise`); reading stops at `max_pairs` kept. What is read, dropped and kept is
     counted in `counts`."""
-    from lem.data.leakage import normalise
-
     seen: set[bytes] = set()
     kept = 0
     for a, b, label in rows:
@@ -220,8 +219,6 @@ def prepare_curation_corpus(
     """Stream the corpus (a TSV, or two line-aligned files), keep at most `max_pairs` distinct pairs that
     share no sentence with the `exclude` evaluation files and pass the `filters` (default: `FilterSettings()`),
     and write `pairs.tsv`, `{src}.tsv`, `{tgt}.tsv` and `stats.json` under `out_dir`."""
-    from lem.data.leakage import normalise, read_eval_sentences
-
     if (corpus is None) == (src_file is None or tgt_file is None):
         raise ValueError("curation corpus: give a TSV corpus or both line-aligned files (src and tgt)")
     if max_pairs is not None and (isinstance(max_pairs, bool) or max_pairs < 1):
@@ -245,7 +242,6 @@ def prepare_curation_corpus(
             f"filters ({counts.get('dropped_identical', 0)} identical, {counts.get('dropped_script', 0)} in "
             "another script: curation.filters)"
         )
-    from lem.data.download import sha256_file
 
     sources = [corpus] if corpus is not None else [src_file, tgt_file]
     stats = {

@@ -52,6 +52,8 @@ from lem.core.inputs import InputError, long_line_message, read_lines, shown, to
 from lem.core.settings import Settings
 from lem.core.text import words
 
+# Imported inside functions: scipy (planning and `lem report --help` import this module and need no scipy)
+
 
 def normalise(word: str) -> str:
     """The key a word is looked up by: NFC, case-folded (Sinhala and Tamil are unchanged by case folding)."""

@@ -45,6 +45,9 @@ import numpy as np
 
 from lem.evidence.stats import Statistic
 
+# Imported inside functions: scipy (`lem plan --help` and `lem report --help` import this module and need no
+# scipy)
+
 METHOD = "two-level t (seeds x items, jackknife-linearised, Satterthwaite df)"
 
 

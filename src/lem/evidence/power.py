@@ -28,6 +28,8 @@ import numpy as np
 
 from lem.evidence import crossed
 
+# Imported inside functions: scipy (`lem plan --help` imports this module and needs no scipy)
+
 
 class PowerError(ValueError):
     """No comparison to size, or an argument out of its range."""

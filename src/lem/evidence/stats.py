@@ -34,6 +34,9 @@ from typing import Any
 
 import numpy as np
 
+# Imported inside functions: scipy (planning, `lem plan --help` and the stages' --help import this module and
+# need no scipy)
+
 Statistic = Callable[[np.ndarray], np.ndarray]
 _CHUNK_CELLS = 4_000_000  # resamples x units per chunk (bounds memory at ~32 MB of float64)
 

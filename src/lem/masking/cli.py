@@ -17,6 +17,8 @@ from lem.core.stage import Stage, Verb, arg
 from lem.masking.collate import MaskingSettings, make_collator
 from lem.masking.stats import masking_stats
 
+# Imported inside functions: datasets and transformers (`lem masking --help` needs neither)
+
 log = logging.getLogger(__name__)
 
 

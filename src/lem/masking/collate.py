@@ -47,6 +47,9 @@ from lem.core.entities import ENTITY_BITS
 from lem.core.settings import Settings, SettingsError
 from lem.core.training import BATCH_KEY
 
+# Imported inside functions: torch, transformers and datasets (planning reads MaskingSettings from this module
+# and needs none of them)
+
 STRATEGIES = ("standard", "lem")
 COUNT_RULES = ("non_special", "all_tokens")
 ROUNDINGS = ("half_up", "half_even")

@@ -44,6 +44,9 @@ from lem.mine.margin import (
 )
 from lem.mine.settings import MineSettings
 
+# Imported inside functions: scipy (`lem mine --help` imports this module and needs no scipy: only the mining
+# ceiling does)
+
 ANALYTIC_RETRIEVALS = ("forward", "backward", "intersection")  # the default directions of the analytic chance
 RETRIEVALS_ALL = ("forward", "backward", "intersection", "max")  # lem.mine.RETRIEVALS
 

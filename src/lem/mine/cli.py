@@ -7,18 +7,17 @@ import logging
 import time
 from typing import Any
 
+from lem.core.embeddings import load_embeddings, read_sentences
+from lem.core.files import atomic_path, with_keys, write_json
 from lem.core.stage import Stage, Verb, arg
+from lem.mine.chance import candidate_groups, mining_ceiling, mining_chance_analytic
+from lem.mine.evaluate import prf, read_gold, unit_counts
+from lem.mine.margin import mine_corpus
 
 log = logging.getLogger("lem.mine")
 
 
 def cmd_run(a: argparse.Namespace) -> None:
-    from lem.core.embeddings import load_embeddings, read_sentences
-    from lem.core.files import atomic_path, with_keys, write_json
-    from lem.mine.chance import candidate_groups, mining_ceiling, mining_chance_analytic
-    from lem.mine.evaluate import prf, read_gold, unit_counts
-    from lem.mine.margin import mine_corpus
-
     t0 = time.perf_counter()
     settings = a.settings
     src, tgt = read_sentences(a.src_sents), read_sentences(a.tgt_sents)

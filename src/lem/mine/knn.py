@@ -17,6 +17,9 @@ import numpy as np
 
 from lem.mine.settings import MineSettings
 
+# Imported inside functions: torch and faiss (planning imports this module, with the mining settings, and
+# needs neither; each index needs one)
+
 _BOUND_GROUP = 2048  # columns per group when bounding the k-th best of a row (see `_group_bound`)
 
 

@@ -17,6 +17,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
+# Imported inside functions: sacrebleu (`lem nmt --help` and `lem report --help` import this module and need
+# no sacrebleu)
+
 MAX_ORDER = 4
 COLUMNS = (
     "hyp_len",

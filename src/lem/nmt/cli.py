@@ -15,6 +15,7 @@ from lem.core.files import atomic_path, read_json, with_keys, write_json
 from lem.core.inputs import InputError
 from lem.core.stage import Stage, UsageError, Verb, arg
 from lem.curate import select_top
+from lem.data.webmined import prepare_test_set
 from lem.nmt.bleu import COLUMNS, bleu_from_sums, sentence_stats
 from lem.nmt.data import flip, read_pairs, read_test_set
 from lem.nmt.settings import NMTSettings
@@ -151,8 +152,6 @@ def cmd_run(a) -> None:
 
 
 def cmd_heldout(a) -> None:
-    from lem.data.webmined import prepare_test_set
-
     n = prepare_test_set(a.out, corpus=a.corpus, src_file=a.src, tgt_file=a.tgt)
     log.info("nmt heldout: %d pairs -> %s", n, a.out)
 

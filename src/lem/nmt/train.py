@@ -12,8 +12,22 @@ from typing import Any
 from lem.core.files import atomic_path, write_json
 from lem.core.inputs import InputError
 from lem.core.settings import SettingsError
+from lem.core.training import (
+    CheckpointPolicy,
+    make_trainer,
+    save_model_dir,
+    scheduled_evaluation_callback,
+    seed_everything,
+    set_threads,
+    training_arguments,
+    training_schedule,
+    write_json_lines,
+)
 from lem.nmt.data import Pair
 from lem.nmt.settings import COMMIT, HUB_ID, NMT_JSON, NMTSettings
+
+# Imported inside functions: torch, transformers and lem.tokenizer, which loads tokenizers (`lem nmt --help`
+# imports this module and needs none)
 
 log = logging.getLogger("lem.nmt")
 
@@ -73,14 +87,6 @@ def _encode_pretrained(tokenizer, pairs: Sequence[Pair], max_length: int, src_co
 
 def _fit(model, tokenizer, train_rows: list[dict], valid_rows: list[dict], s: NMTSettings, work: Path):
     """Train `model` in place with the project's Trainer; returns (trainer, training arguments, summary)."""
-    from lem.core.training import (
-        CheckpointPolicy,
-        make_trainer,
-        scheduled_evaluation_callback,
-        training_arguments,
-        training_schedule,
-    )
-
     # a huge interval, shrunk by training_schedule to steps // evaluations: `evaluations` evenly spaced
     # evaluations (and checkpoints, the best and the last kept), the last step included
     schedule = training_schedule(
@@ -137,16 +143,12 @@ def _fit(model, tokenizer, train_rows: list[dict], valid_rows: list[dict], s: NM
 
 
 def _save(directory: Path, trainer, tokenizer, args, meta: dict[str, Any]) -> None:
-    from lem.core.training import save_model_dir, write_json_lines
-
     save_model_dir(directory, trainer.model, tokenizer, args)
     write_json_lines(directory / "train_log.jsonl", trainer.state.log_history)
     write_json(directory / NMT_JSON, meta)
 
 
 def _prepare(s: NMTSettings, train_pairs: Sequence[Pair]) -> None:
-    from lem.core.training import seed_everything, set_threads
-
     s.validate()
     if not train_pairs:
         raise InputError("nmt: no training pairs")
@@ -161,7 +163,6 @@ def train_scratch(train_pairs: Sequence[Pair], valid_pairs: Sequence[Pair], sett
     checkpoint by `valid_pairs`, and save it to `out_dir` (atomically). Returns the training summary."""
     from transformers import AutoTokenizer, GenerationConfig, MarianConfig, MarianMTModel
 
-    from lem.core.training import seed_everything
     from lem.tokenizer import train_tokenizer
 
     s = settings

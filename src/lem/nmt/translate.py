@@ -13,7 +13,11 @@ from typing import Any
 from lem.core.files import read_json
 from lem.core.inputs import InputError
 from lem.core.stage import UsageError
+from lem.core.training import pick_device, precision_flags, set_threads
 from lem.nmt.settings import NMT_JSON, NMTSettings
+
+# Imported inside functions: torch, transformers and sacrebleu (`lem nmt --help` imports this module and needs
+# none of them)
 
 log = logging.getLogger("lem.nmt")
 
@@ -25,8 +29,6 @@ log = logging.getLogger("lem.nmt")
 def _autocast(device: str, precision: str) -> Iterator[None]:
     """The training precision's autocast for inference (lem.core.training.precision_flags); none on the CPU."""
     import torch
-
-    from lem.core.training import precision_flags
 
     flags = precision_flags(precision, device)
     dtype = torch.bfloat16 if flags.get("bf16") else torch.float16 if flags.get("fp16") else None
@@ -43,8 +45,6 @@ def translate(model_dir: str | os.PathLike, sentences: Sequence[str], settings: 
     new tokens, batches of `settings.eval_batch_size` sentences of similar length; deterministic."""
     import torch
     from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
-
-    from lem.core.training import pick_device, set_threads
 
     s = settings
     set_threads(s.threads)

@@ -55,6 +55,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from lem.config_check import ConfigError, check_base_model, check_workflow_config
+from lem.core.files import write_json
 from lem.core.stage import Stage, UsageError, Verb, arg, json_object
 from lem.evidence.power import PowerError
 from lem.plan.config import (
@@ -77,6 +79,7 @@ from lem.plan.counts import Counter, Split, conll_sentences, count_lines, featur
 from lem.plan.model import ModelSize, base_folder, model_size, safetensors_parameters, tokenizer_vocab
 from lem.plan.other import OtherJobs, Task
 from lem.plan.power import check_arguments, run_power
+from lem.plan.settings import SettingsTableError, rule_lines
 from lem.plan.table import (
     COLUMNS,
     TASK_COLUMNS,
@@ -93,8 +96,6 @@ from lem.plan.training import Job, make_plan, plan_job, training_rate
 
 def cmd_power(a: argparse.Namespace) -> None:
     """`lem plan power` (lem.plan.power): the arguments checked first, then the config's `evidence` section."""
-    from lem.config_check import ConfigError, check_workflow_config
-
     check_arguments(a)
     raw: dict[str, Any] = {}
     if a.configfile:
@@ -109,9 +110,6 @@ def cmd_power(a: argparse.Namespace) -> None:
 def cmd_settings(a: argparse.Namespace) -> None:
     """`lem plan settings RULE` (lem.plan.settings): the config keys of a rule's `--settings`, with their values
     in --configfile (checked as the workflow checks it) where given."""
-    from lem.config_check import ConfigError, check_workflow_config
-    from lem.plan.settings import SettingsTableError, rule_lines
-
     config = None
     if a.configfile:
         try:
@@ -133,15 +131,10 @@ def cmd_settings(a: argparse.Namespace) -> None:
 def cmd_check_model(a: argparse.Namespace) -> None:
     """`lem plan check-model`: the config's checks that need the base model's files, on the run that fetches
     it (rule check_base_model, between the fetch and the first training job)."""
-    from lem.config_check import check_base_model
-    from lem.core.files import write_json
-
     write_json(a.out, check_base_model(a.config_json))
 
 
 def cmd_cost(a: argparse.Namespace) -> int:
-    from lem.config_check import ConfigError, check_workflow_config
-
     if bool(a.configfile) == bool(a.config_json):
         raise UsageError("give --configfile or --config-json (one of them)")
     if a.configfile:

@@ -9,7 +9,10 @@ from typing import Any
 
 import yaml
 
+from lem.config_check import switch_off
 from lem.config_check.schema import SCHEMA  # the package's own copy of the workflow's schema
+
+# Imported inside functions: snakemake (`lem plan --help` imports this module and needs no Snakemake)
 
 # the pipeline's training stage (LM head on the labelled positions), xlm-roberta-base's architecture, batch 32,
 # bf16: bench/gpu_training.py on one H200, 2026-11-26 (12,291 on an H100 before the labelled-positions head)
@@ -62,8 +65,6 @@ def load_config(configfiles: list[str | Path], schema: Path = SCHEMA) -> dict[st
 
 def validated(config: dict[str, Any], schema: Path = SCHEMA) -> dict[str, Any]:
     from snakemake.utils import validate
-
-    from lem.config_check import switch_off
 
     if not schema.is_file():
         raise PlanError(f"config schema {schema} not found (pass --schema)")

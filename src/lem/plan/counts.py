@@ -8,9 +8,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from lem.corpus.generate import GenerateSettings
 from lem.plan.config import PlanError
 from lem.run import paths
 from lem.run.paths import fill
+
+# Imported inside functions: pyarrow, datasets and lem.features, which loads pyarrow (`lem plan --help`
+# imports this module and needs none)
 
 
 @dataclass
@@ -76,7 +80,6 @@ class Counter:
     def generate(self) -> dict[str, Any] | None:
         if self.config["corpus"]["source"] != "generate":
             return None
-        from lem.corpus.generate import GenerateSettings
 
         return dataclasses.asdict(GenerateSettings.from_dict(self.config["corpus"].get("generate")))
 

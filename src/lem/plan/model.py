@@ -10,7 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from lem.plan.config import KNOWN_HUB, TOKENIZER_BYTES_PER_ID, PlanError
+from lem.pretrain import ModelSettings
 from lem.run import Run, paths
+from lem.stand_in import SIZES, xlmr_mlm_parameters
 
 # --- the model ----------------------------------------------------------------------------------------------
 
@@ -52,8 +54,6 @@ class ModelSize:
 
 def model_size(config: dict[str, Any], root: Path) -> ModelSize:
     """Parameters of the models that train (all variants start from the base model, so all share them)."""
-    from lem.stand_in import SIZES, xlmr_mlm_parameters
-
     bm = config["base_model"]
     folder = base_folder(config, root)
     tok_files = [p for p in folder.glob("*") if p.name.startswith(("tokenizer", "sentencepiece", "special"))]
@@ -62,8 +62,6 @@ def model_size(config: dict[str, Any], root: Path) -> ModelSize:
     if weights.is_file():
         return ModelSize(safetensors_parameters(weights), tok_bytes, f"{weights} (header)", str(folder))
     if bm["source"] == "scratch":
-        from lem.pretrain import ModelSettings
-
         arch = ModelSettings.from_dict(bm.get("model"))
         trained_vocab = None
         if config["tokenizer"]["source"] == "train":

@@ -8,11 +8,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from lem.annotate.hf_ner import TrainNERSettings
+from lem.nmt.settings import NMTSettings
 from lem.plan.config import BYTES_PER_ANNOTATED_TOKEN, EVAL_COST, KNOWN_NMT_PARAMETERS, THROUGHPUT
 from lem.plan.counts import Counter, conll_sentences, count_lines
 from lem.plan.model import ModelSize, base_folder, safetensors_parameters
+from lem.pretrain import ModelSettings
 from lem.run import Run, paths
 from lem.run.paths import fill
+from lem.sentiment import SentimentSettings
+from lem.stand_in import SIZES
 
 
 @dataclass
@@ -89,15 +94,11 @@ class TaskCounts:
 
     def hidden_size(self) -> int:
         """Floats per embedding: the base model's hidden size (every row is stored as float32)."""
-        from lem.stand_in import SIZES
-
         bm = self.config["base_model"]
         cfg = base_folder(self.config, self.root) / "config.json"
         if cfg.is_file():
             return int(json.loads(cfg.read_text(encoding="utf-8"))["hidden_size"])
         if bm["source"] == "scratch":
-            from lem.pretrain import ModelSettings
-
             return ModelSettings.from_dict(bm.get("model")).hidden_size
         if bm["source"] == "stand_in":
             return SIZES[bm["stand_in"]["size"]]["hidden_size"]
@@ -112,7 +113,6 @@ class OtherJobs(TaskCounts):
         spec = self.config.get("ner_model")
         if not spec:
             return []
-        from lem.annotate.hf_ner import TrainNERSettings
 
         t = TrainNERSettings.from_dict(spec.get("settings"))
         train = self.root / spec["train"]
@@ -126,8 +126,6 @@ class OtherJobs(TaskCounts):
         return [self.task("ner", "ner/model", 1, n, "sentences", tokens, disk, counts)]
 
     def sentiment(self) -> list[Task]:
-        from lem.sentiment import SentimentSettings
-
         sent = self.config.get("sentiment") or {}
         t = SentimentSettings.from_dict(sent.get("training"))
         per = min(self.sps + 2, t.max_length or 128)
@@ -145,8 +143,6 @@ class OtherJobs(TaskCounts):
         return out
 
     def nmt(self) -> list[Task]:
-        from lem.nmt.settings import NMTSettings
-
         nmt = (self.config.get("curation") or {}).get("nmt") or {}
         if not nmt.get("pairs"):
             return []

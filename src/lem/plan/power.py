@@ -23,6 +23,9 @@ from lem.evidence.compare import EvidenceSettings
 from lem.evidence.power import PowerError, plan_comparison
 from lem.run.paths import CURATION, MINING, NMT_FILE, RESULTS, SENTIMENT, glob_pattern
 
+# Imported inside functions: lem.report.tables and .comparisons, which load pandas (`lem plan --help` imports
+# this module and needs no pandas)
+
 if TYPE_CHECKING:
     from lem.report.comparisons import Items
 

@@ -8,6 +8,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+from lem.run import Run
 from lem.run.settings import CODE, SETTINGS, Add, Part, lookup
 
 
@@ -76,8 +77,6 @@ def rule_lines(
                 value = "(not in this config, or a wildcard not given)"
             lines.append(f"    = `{key}`: {value}")
     if config is not None:
-        from lem.run import Run
-
         try:
             passed = json.dumps(Run(config).settings_for(rule, **w), sort_keys=True)
         except (KeyError, TypeError, ValueError) as err:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
+import textwrap
 from typing import Any
 
+from lem.core.files import write_json, write_text
 from lem.plan.config import PlanError
 from lem.plan.training import Job
 
@@ -71,8 +73,6 @@ def fixed_width(columns: list, records: list[dict], total: list[str]) -> list[st
 
 def table(plan: dict[str, Any], title: str = "") -> str:
     """The plan as a fixed-width table, totals and notes."""
-    import textwrap
-
     t = plan["totals"]
     total_name = f"total ({t['jobs']} jobs)"
     width = max([len(j["name"]) for j in plan["jobs"]] + [len(total_name)])
@@ -136,8 +136,6 @@ TSV_FIELDS = [f.name for f in dataclasses.fields(Job)]
 
 def write_outputs(plan: dict[str, Any], text: str, outs: list[str]) -> None:
     """Each of `outs` by its suffix: .json (everything), .tsv (one row per job), .txt (the table)."""
-    from lem.core.files import write_json, write_text
-
     for out in outs:
         if out.endswith(".txt"):
             write_text(out, text)

@@ -13,6 +13,7 @@ from lem.plan.config import CKPT_STATE_BYTES, EVAL_COST
 from lem.plan.counts import Counter, Split
 from lem.plan.model import ModelSize, model_size
 from lem.plan.other import OtherJobs
+from lem.pretrain import PretrainTrainingSettings, stage_schedule
 from lem.run import Run
 
 
@@ -56,8 +57,6 @@ def plan_job(
     size: ModelSize,
     tps: float,
 ) -> Job:
-    from lem.pretrain import PretrainTrainingSettings, stage_schedule
-
     t = PretrainTrainingSettings.from_dict(training)  # what the training job itself parses
     sched = stage_schedule(split.train, t)
     per_example = split.train_tokens / split.train

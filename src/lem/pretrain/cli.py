@@ -16,7 +16,7 @@ from lem.pretrain.model import load_model, new_model
 from lem.pretrain.settings import ScratchSettings, StageSettings, result_settings
 from lem.pretrain.stage import load_features, train_stage
 
-# transformers is imported inside `run`: `lem pretrain --help` stays light.
+# Imported inside functions: transformers (`lem pretrain --help` needs no transformers)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from lem.pretrain.settings import ModelSettings
 
-# torch and transformers are imported inside the functions: planning (`lem plan cost`, the config check)
-# imports lem.pretrain for its settings without loading them.
+# Imported inside functions: torch and transformers (planning, `lem plan cost` and the config check alike,
+# imports lem.pretrain for its settings and needs neither)
 
 
 def new_model(tokenizer, arch: ModelSettings, seed: int):

@@ -34,8 +34,8 @@ from lem.masking.collate import (
 from lem.masking.stats import masking_stats
 from lem.pretrain.settings import PretrainTrainingSettings
 
-# transformers and datasets are imported inside the functions: planning (`lem plan cost`, the config check)
-# imports lem.pretrain for `stage_schedule` and the settings without loading them.
+# Imported inside functions: transformers and datasets (planning, `lem plan cost` and the config check alike,
+# imports lem.pretrain for `stage_schedule` and the settings and needs neither)
 
 log = logging.getLogger("lem.pretrain")
 

@@ -19,6 +19,7 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
+from lem.core.inputs import read_text
 from lem.core.stage import Stage, Verb, arg
 from lem.report.build import build_report
 from lem.report.controls import ControlError, controls_gate
@@ -26,8 +27,6 @@ from lem.report.readme import update_readme
 
 
 def cmd_readme(a: argparse.Namespace) -> None:
-    from lem.core.inputs import read_text
-
     update_readme(Path(a.readme), read_text(a.summary), a.note, a.block, tuple(a.sections or ()))
     print(f"{a.readme}: {a.block} block regenerated from {a.summary}")
 

@@ -12,8 +12,11 @@ losses), never paths for meaning.
 
 from __future__ import annotations
 
+import base64
+import html
 import json
 import re
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,6 +26,9 @@ from lem.core.files import atomic_path
 from lem.evidence import crossed
 from lem.evidence.compare import FAMILIES, TASKS
 from lem.report.intervals import KIND_WORDS, NONE, SEEDS, TWO_LEVEL
+
+# Imported inside functions: matplotlib (`lem report --help` imports this module and needs no matplotlib;
+# drawing a figure does)
 
 STAGES = ("base", "mono", "para")
 PRIORITY = ("ne", "verb", "noun", "other")
@@ -146,8 +152,6 @@ def overview_figure(summary: pd.DataFrame, variants: list[str], path: Path) -> N
 
 
 def _wrap(text: str, width: int) -> str:
-    import textwrap
-
     return "\n".join(textwrap.wrap(text, width))
 
 
@@ -452,9 +456,6 @@ def markdown_html(md: str, title: str, images: Path | None = None) -> str:
     """The report's markdown (headings, paragraphs, pipe tables, images) as one self-contained HTML page for
     the Snakemake report: no markdown package needed, nothing fetched. An image line (`![alt](name.png)`) is
     embedded from the folder `images` (as a data URL), or linked where it is not there."""
-    import base64
-    import html
-
     out = [
         "<!DOCTYPE html><html><head><meta charset='utf-8'>",
         f"<title>{html.escape(title)}</title><style>body{{font-family:sans-serif;max-width:1100px;margin:1em auto}}"
@@ -495,8 +496,6 @@ def markdown_html(md: str, title: str, images: Path | None = None) -> str:
 
 
 def _inline(text: str) -> str:
-    import html
-
     text = html.escape(text)
     text = re.sub(r"`([^`]+)`", r"<code>\1</code>", text)
     return re.sub(r"\*([^*]+)\*", r"<em>\1</em>", text)

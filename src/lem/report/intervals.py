@@ -21,6 +21,8 @@ from lem.evidence import crossed
 from lem.evidence.stats import Statistic
 from lem.report.comparisons import HEADLINE, Items
 
+# Imported inside functions: scipy (`lem report --help` imports this module and needs no scipy)
+
 TWO_LEVEL = "two-level"  # seeds x test items, the verdicts' procedure
 SEEDS = "seeds"  # the t-interval over seeds: no per-item rows for this metric
 NONE = "none"  # one seed: no spread to estimate

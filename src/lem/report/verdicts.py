@@ -3,6 +3,7 @@ generated sentence per declared comparison, and the comparisons' markdown table.
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any
 
 import pandas as pd
@@ -34,8 +35,6 @@ def verdict_sentence(r: Any) -> str:
     """One comparison in words its tests allow: the verdict, the difference with its interval, and for an
     inconclusive one the smallest difference the run could have detected. `r`: a row of `compare`'s table
     (a pandas Series or an itertuples row)."""
-    from types import SimpleNamespace
-
     r = SimpleNamespace(**(r._asdict() if hasattr(r, "_asdict") else r.to_dict()))
     f = _fmt(r.task)
     where = f"{r.task} {r.dataset} {r.pair} ({r.metric})"

@@ -25,6 +25,9 @@ import tempfile
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
+# Imported inside functions: snakemake (Snakemake is the `workflow` extra: only package_source, which the
+# workflow calls, needs its source classes)
+
 
 def package_source(rules_dir) -> str:
     """Where the rules' environments install the `lem` package from (`${LEM_PIPELINE_PACKAGE}` in

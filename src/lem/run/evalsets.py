@@ -7,6 +7,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from lem.annotate.coverage import enabled_entity_types
+from lem.data.leakage import guarded_evals
 from lem.run import paths
 from lem.run.helpers import src_tgt
 from lem.run.rows import Rows
@@ -80,8 +82,6 @@ class EvalSets(Rows):
 
     def masked_types(self) -> list[str]:
         """The entity types the trained variants mask (annotation_coverage requires a share of each)."""
-        from lem.annotate.coverage import enabled_entity_types
-
         variants = self.config["pretrain"]["variants"]
         return list(enabled_entity_types({v: variants[v] for v in self.trained}))
 
@@ -135,7 +135,6 @@ class EvalSets(Rows):
         configured = self.eval_text_files()
         if not Path(paths.LEAKAGE_REPORT).exists():
             return configured
-        from lem.data.leakage import guarded_evals
 
         return [f for f in guarded_evals(paths.LEAKAGE_REPORT) if Path(f).exists() or f in configured]
 

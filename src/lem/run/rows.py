@@ -6,6 +6,7 @@ import json
 from functools import cached_property
 from typing import Any
 
+from lem.masking.collate import variant_aliases
 from lem.run import paths
 from lem.run.helpers import src_tgt
 
@@ -72,8 +73,6 @@ class Rows:
     def model_of(self) -> dict[str, str]:
         """Each trained variant -> the first-listed variant with the same masking (lem.masking.collate.MaskingSettings
         .canonical), whose model it shares: evaluated and reported under its own name with that model."""
-        from lem.masking.collate import variant_aliases
-
         return variant_aliases(self.config["pretrain"]["variants"], self.trained)
 
     @cached_property

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator
 from itertools import product
 from typing import Any, NamedTuple
 
+from lem.nmt.settings import NMTSettings, training_seed
 from lem.run.grid import Grid
 from lem.run.helpers import MARGIN_KEYS
 from lem.run.paths import fill
@@ -65,8 +66,6 @@ def _nmt_job(run: Any, w: dict[str, Any], given: dict[str, Any]) -> dict[str, An
     """A replicate per pre-training seed: its NMT model trained with a seed derived from the job's `{seed}`
     and the section's (`lem.nmt.settings.training_seed`: never the rankings' seed itself), a hub model replaced
     by its fetched folder."""
-    from lem.nmt.settings import NMTSettings, training_seed
-
     s = {**given, "seed": training_seed(int(w["seed"]), given.get("seed", NMTSettings.seed))}
     if run.nmt_hub_model():
         s.update(model=run.nmt_hub_model(), revision=None)

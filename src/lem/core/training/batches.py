@@ -8,6 +8,9 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 
+# Imported inside functions: torch, transformers and pyarrow (planning imports this package, with the training
+# stages' settings, and needs none of them)
+
 
 class BatchIndexSampler:
     """Batches of `(global batch index, row)` keys, in the order of the Trainer's own random sampler.

@@ -8,6 +8,9 @@ import subprocess
 import sys
 from collections.abc import Sequence
 
+# Imported inside functions: torch (planning imports this package, with the training stages' settings, and
+# needs no torch)
+
 log = logging.getLogger("lem.core.training")
 
 

@@ -8,6 +8,9 @@ from __future__ import annotations
 import logging
 import types
 
+# Imported inside functions: torch and transformers (planning imports this package, with the training stages'
+# settings, and needs neither)
+
 log = logging.getLogger("lem.core.training")
 
 

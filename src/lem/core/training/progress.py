@@ -15,6 +15,9 @@ import math
 import time
 from typing import Any
 
+# Imported inside functions: transformers (planning imports this package, with the training stages' settings,
+# and needs no transformers)
+
 log = logging.getLogger("lem.training")
 
 

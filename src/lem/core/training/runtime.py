@@ -3,9 +3,15 @@
 from __future__ import annotations
 
 import os
+import random
 from typing import Any
 
+import numpy as np
+
 from lem.core.settings import SettingsError
+
+# Imported inside functions: torch and transformers (planning imports this package, with the training stages'
+# settings, and needs neither)
 
 PRECISIONS = ("auto", "fp32", "fp16", "bf16")
 
@@ -57,9 +63,6 @@ def world_size() -> int:
 
 
 def rng_state() -> dict[str, Any]:
-    import random
-
-    import numpy as np
     import torch
 
     state = {"python": random.getstate(), "numpy": np.random.get_state(), "torch": torch.get_rng_state()}
@@ -69,9 +72,6 @@ def rng_state() -> dict[str, Any]:
 
 
 def set_rng_state(state: dict[str, Any]) -> None:
-    import random
-
-    import numpy as np
     import torch
 
     random.setstate(state["python"])

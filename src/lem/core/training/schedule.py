@@ -7,6 +7,9 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+# Imported inside functions: transformers (planning imports this package, with the training stages' settings,
+# and needs no transformers)
+
 KEPT_CHECKPOINTS = 2
 
 

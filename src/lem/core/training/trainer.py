@@ -12,9 +12,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from lem.core.interrupt import checkpoint_on_interrupt
 from lem.core.settings import Settings
 from lem.core.training.batches import BatchIndexSampler, KeyedRows, RankShard
 from lem.core.training.mlm_loss import use_labelled_positions_loss
+from lem.core.training.progress import progress_callback, quiet_progress_bars
 from lem.core.training.runtime import (
     PRECISIONS,
     pick_device,
@@ -24,6 +26,9 @@ from lem.core.training.runtime import (
     world_size,
 )
 from lem.core.training.schedule import CheckpointPolicy
+
+# Imported inside functions: torch and transformers (planning imports this package, with the training stages'
+# settings, and needs neither)
 
 LOSS_POSITIONS = ("labelled", "all")
 
@@ -156,8 +161,6 @@ def compile_mode(value: bool | str) -> str:
 
 @functools.cache
 def _trainer_class():
-    from functools import partial
-
     from torch.utils.data import DataLoader
     from transformers import Trainer
     from transformers.trainer_utils import seed_worker
@@ -203,7 +206,7 @@ def _trainer_class():
                     persistent_workers=a.dataloader_persistent_workers,
                     prefetch_factor=a.dataloader_prefetch_factor,
                     multiprocessing_context=a.dataloader_multiprocessing_context,
-                    worker_init_fn=partial(seed_worker, num_workers=a.dataloader_num_workers, rank=a.process_index),
+                    worker_init_fn=functools.partial(seed_worker, num_workers=a.dataloader_num_workers, rank=a.process_index),
                 )  # fmt: skip
             dataset = KeyedRows(self.train_dataset, self.train_batches)
             loader = self.accelerator.prepare(DataLoader(dataset, **params))
@@ -242,7 +245,6 @@ def make_trainer(
     (labelled positions in a fixed-size buffer), the loss `gathered_positions_loss` (needs "labelled")."""
     if loss_positions not in LOSS_POSITIONS:
         raise ValueError(f"loss_positions {loss_positions!r} not in {LOSS_POSITIONS}")
-    from lem.core.interrupt import checkpoint_on_interrupt
 
     if static_positions and loss_positions != "labelled":
         raise ValueError("static_positions needs loss_positions='labelled'")
@@ -268,8 +270,6 @@ def make_trainer(
     # dicts, no progress bars (lem.core.training.progress)
     from transformers.trainer_callback import PrinterCallback
 
-    from lem.core.training.progress import progress_callback, quiet_progress_bars
-
     quiet_progress_bars()
     trainer.remove_callback(PrinterCallback)
     trainer.add_callback(progress_callback(trainer))
@@ -286,8 +286,6 @@ def make_trainer(
 def save_model_dir(directory: str | Path, model, tokenizer, args=None) -> None:
     """Write a trained model into `directory`: weights as safetensors, config, tokenizer, and the training
     arguments as `training_args.json` (Trainer.save_model would add a pickled training_args.bin)."""
-    from lem.core.training.progress import quiet_progress_bars
-
     quiet_progress_bars()  # no "Writing model shards" bar in the job's log
     directory = Path(directory)
     model = getattr(model, "module", model)  # DDP
