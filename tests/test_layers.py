@@ -27,9 +27,18 @@ Bottom to top:
 
 Within a layer (and within one stage) imports may go either way: tests/test_imports.py checks they form no
 circle.
+
+Imports sit at the top of a module, but where one inside a function keeps a light entry point light (planning,
+`lem --help`, a stage's `--help`) or an optional backend's package out of the other backends: such a module
+says why once, in its head (`# Imported inside functions: <what> (<why>)`), and no function imports what its
+module imports already (`deferred_import_problems`).
 """
 
 from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
 
 import pytest
 from import_graph import GRAPH, MODULES, imports_of
@@ -156,3 +165,134 @@ def test_no_stage_verb_calls_the_config_checker():
         m for m, ts in GRAPH.items() if is_cli(m) and m not in ENTRY and any("config_check" in t for t in ts)
     )
     assert not callers, callers
+
+
+# --- imports inside functions -----------------------------------------------------------------------------------
+
+NOTE = "# Imported inside functions: "
+NOTE_FORM = re.compile(r"Imported inside functions: (?P<what>.+?) \((?P<why>.+)\)")
+
+
+def _source(module: str, path: Path, node: ast.ImportFrom) -> str:
+    """The module a `from ... import` statement of `module` (in file `path`) imports from."""
+    if not node.level:
+        return node.module or ""
+    base = module.split(".")
+    if path.name != "__init__.py":
+        base.pop()
+    return ".".join(base[: len(base) - node.level + 1] + ([node.module] if node.module else []))
+
+
+def _imported(module: str, path: Path, node: ast.Import | ast.ImportFrom) -> list[str]:
+    """The modules an import statement of `module` loads (`from m import n`: m.n when that is a lem module)."""
+    if isinstance(node, ast.Import):
+        return [alias.name for alias in node.names]
+    source = _source(module, path, node)
+    return sorted({f"{source}.{a.name}" if f"{source}.{a.name}" in MODULES else source for a in node.names})
+
+
+def _imports(tree: ast.Module) -> tuple[list[ast.Import | ast.ImportFrom], list[ast.Import | ast.ImportFrom]]:
+    """(the module's own imports, the imports inside its functions)."""
+    top: list[ast.Import | ast.ImportFrom] = []
+    inner: list[ast.Import | ast.ImportFrom] = []
+
+    def visit(node: ast.AST, in_function: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test):
+                continue  # for the type checker alone: nothing is imported when the module runs
+            if isinstance(child, ast.Import | ast.ImportFrom):
+                (inner if in_function else top).append(child)
+            function = isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda)
+            visit(child, in_function or function)
+
+    visit(tree, False)
+    return top, inner
+
+
+def deferred_import_problems(module: str, path: Path) -> list[str]:
+    """What is wrong with the imports inside the functions of `module`, each naming the module and the line.
+
+    An import sits inside a function only to keep a light entry point light (planning, `lem --help`, a stage's
+    `--help`) or an optional backend's package out of the others: the module says so once, in its head, as
+    `# Imported inside functions: <what> (<why>)`, <what> naming every module it defers (a package by its name,
+    a lem module by its last part). A function never imports what the module imports already."""
+    text = path.read_text(encoding="utf-8")
+    tree = ast.parse(text, filename=str(path))
+    top, inner = _imports(tree)
+    loaded = {name for node in top for name in _imported(module, path, node)}
+    loaded |= {_source(module, path, node) for node in top if isinstance(node, ast.ImportFrom)}
+    lines = text.splitlines()
+    starts = [i for i, line in enumerate(lines) if line.startswith(NOTE)]
+    out = []
+    for node in inner:
+        again = [name for name in _imported(module, path, node) if name in loaded]
+        if again:
+            out.append(f"{module}:{node.lineno}: `{ast.unparse(node)}` inside a function: the module imports "
+                       f"{', '.join(again)} at its top already")  # fmt: skip
+    if not inner:
+        return out + [
+            f"{module}:{i + 1}: a note on imports inside functions, but there is none" for i in starts
+        ]
+    if len(starts) != 1:
+        where = ", ".join(str(i + 1) for i in starts) or "none"
+        return out + [f"{module}:{inner[0].lineno}: `{ast.unparse(inner[0])}` inside a function: the module needs "
+                      f"one '{NOTE}<what> (<why>)' in its head (found: {where})"]  # fmt: skip
+    first = starts[0]
+    end = first + 1
+    while end < len(lines) and lines[end].startswith("# "):
+        end += 1
+    note = " ".join(line[2:] for line in lines[first:end])
+    head_ends = min((n.lineno for n in tree.body if isinstance(n, ast.FunctionDef | ast.ClassDef)), default=0)
+    form = NOTE_FORM.fullmatch(note)
+    if not form:
+        return out + [f"{module}:{first + 1}: the note is not '{NOTE}<what> (<why>)': {note!r}"]
+    if head_ends and first + 1 > head_ends:
+        out.append(
+            f"{module}:{first + 1}: the note on imports inside functions sits below the first definition"
+        )
+    for node in inner:
+        for name in _imported(module, path, node):
+            short = name.split(".")[0] if name.split(".")[0] != "lem" else name.rsplit(".", 1)[-1]
+            if not re.search(rf"\b{re.escape(short)}\b", form["what"]):
+                out.append(f"{module}:{node.lineno}: `{ast.unparse(node)}` inside a function: the note at line "
+                           f"{first + 1} does not name {short}")  # fmt: skip
+    return out
+
+
+def test_deferred_import_checker_finds_planted_problems(tmp_path):
+    good = tmp_path / "good.py"
+    good.write_text(
+        "import json\nfrom typing import TYPE_CHECKING\n\nfrom lem.core import files\n\n"
+        "# Imported inside functions: torch and lem.annotate.run, which loads pyarrow (planning needs\n"
+        "# neither)\n\nif TYPE_CHECKING:\n    from lem.annotate.run import Annotator\n\n\n"
+        "def f() -> Annotator:\n    import torch\n    from lem.annotate.run import chunks\n\n"
+        "    return torch, chunks, json, files\n",
+        encoding="utf-8",
+    )
+    assert deferred_import_problems("lem.good", good) == []
+    planted = {
+        "def f():\n    import torch\n": "needs one '# Imported inside functions: <what> (<why>)' in its head",
+        "import json\n\n\ndef f():\n    import json\n": "the module imports json at its top already",
+        "from lem.core.files import write_json\n\n\ndef f():\n    from lem.core.files import read_json\n":
+            "imports lem.core.files at its top already",
+        "from lem.core import files\n\n\ndef f():\n    import lem.core.files\n": "lem.core.files at its top",
+        "# Imported inside functions: torch (planning)\n\n\ndef f():\n    return 1\n": "but there is none",
+        "# Imported inside functions: torch, for planning\n\n\ndef f():\n    import torch\n": "the note is not",
+        "# Imported inside functions: torch (planning)\n\n\ndef f():\n    import faiss\n": "does not name faiss",
+        "def f():\n    import torch\n\n\n# Imported inside functions: torch (planning)\n": "below the first definition",
+        "# Imported inside functions: lem.annotate.run (pyarrow)\n\n\ndef f():\n    from lem.annotate import crf\n":
+            "does not name crf",
+    }  # fmt: skip
+    for source, problem in planted.items():
+        path = tmp_path / "planted.py"
+        path.write_text(source, encoding="utf-8")
+        found = deferred_import_problems("lem.mine.planted", path)
+        assert any(problem in f for f in found), (source, found)
+        assert all(f.startswith("lem.mine.planted:") for f in found), found
+
+
+def test_every_import_inside_a_function_is_explained():
+    found = [
+        problem for module, path in MODULES.items() for problem in deferred_import_problems(module, path)
+    ]
+    assert not found, "\n".join(found)
