@@ -1,5 +1,5 @@
-"""The curation task end to end on the shared shrunken DAG (tests/dag.py, `dag_reference`): the corpus prepared
-into the embed stage's layout, ranked by each variant from each pre-training seed's embeddings, the top
+"""The curation task end to end on the shared shrunken DAG (tests/support/dag.py, `dag_reference`): the corpus
+prepared into the embed stage's layout, ranked by each variant from each pre-training seed's embeddings, the top
 share selected, NMT trained (with the pre-training seed) and scored (BLEU, chrF with sacrebleu signatures)
 for each variant, a reference encoder (a tiny local sentence-transformers model, row `ref_tiny`), the oracle
 and random rankings and no_filter."""
@@ -9,11 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
-
 from lem.nmt.settings import training_seed
-
-pytestmark = pytest.mark.slow
 
 
 def test_curation_ranks_selects_trains_and_scores_on_every_seed(dag_reference: Path):

@@ -16,8 +16,6 @@ from support.dag import CORES, Background, snakemake_cmd
 
 REPO = Path(__file__).resolve().parents[2]
 
-pytestmark = pytest.mark.slow
-
 
 def cpu_config() -> dict:
     """gpu-smoke.yaml on CPU: tiny stand-in, few sentences, one pair, two variants, no GPU."""

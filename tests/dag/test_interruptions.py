@@ -3,10 +3,10 @@ failure does it) during a corpus, an annotate, a pretrain, an embed and a mine j
 user makes; and a second Snakemake in the same folder, refused by the lock.
 
 Ctrl-C: a SIGINT sent to Snakemake's process alone reaches its running jobs (lem.core.interrupt), tested on a
-stand-in for Snakemake's process (a unit test: no DAG).
+stand-in for Snakemake's process (a unit test: no DAG, tests/unit/test_interrupt.py).
 
-One part of the shared shrunken DAG (tests/dag.py: the same config), the chain from corpus generation to one
-mining result (`TARGET`: corpus, annotation, tokenizer, features, base model, one LEM variant's two training
+One part of the shared shrunken DAG (tests/support/dag.py: the same config), the chain from corpus generation to
+one mining result (`TARGET`: corpus, annotation, tokenizer, features, base model, one LEM variant's two training
 stages, its embeddings, one mine job; 38 of its jobs), is run from scratch in a folder whose name has a space
 and a `;` (every path of those rules reaches the shell quoted) and interrupted five times in a row: each test
 waits for its stage's `lem <stage> <verb>` process (found by its command line, never by a path), kills the
@@ -25,8 +25,6 @@ import os
 import re
 import signal
 import subprocess
-import sys
-import textwrap
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -35,39 +33,6 @@ from pathlib import Path
 import psutil
 import pytest
 from support.dag import CORES, digests, job_logs, new_workdir, sha256, snakemake, snakemake_cmd
-
-# --- Ctrl-C -------------------------------------------------------------------------------------------------
-
-# A stand-in for Snakemake's process: forwarding installed as the workflow does, one job running below a
-# shell (as Snakemake runs `shell:`), and Snakemake's own handling of the interrupt (wait for the job).
-PARENT = textwrap.dedent(
-    """
-    import subprocess, sys, time
-    from lem.core.interrupt import forward_to_jobs
-    forward_to_jobs()
-    job = subprocess.Popen(["bash", "-c", "set -e; " + sys.argv[1] + " -c 'import time\\nwhile True: time.sleep(0.05)'; true"])
-    print("started", flush=True)
-    try:
-        while True:
-            time.sleep(0.05)
-    except KeyboardInterrupt:
-        print("terminating", flush=True)
-        print("job exit", job.wait(timeout=30), flush=True)
-    """
-)
-
-
-def test_sigint_to_the_parent_alone_stops_its_jobs():
-    proc = subprocess.Popen([sys.executable, "-c", PARENT, sys.executable], stdout=subprocess.PIPE, text=True,
-                            start_new_session=True)  # fmt: skip
-    assert proc.stdout.readline().strip() == "started"
-    time.sleep(1.0)  # the job's Python is up
-    sent = time.monotonic()
-    proc.send_signal(signal.SIGINT)  # the parent only, not its process group
-    out, _ = proc.communicate(timeout=60)
-    assert time.monotonic() - sent < 10
-    assert "terminating" in out and "job exit" in out and "job exit 0" not in out, out
-
 
 # --- kill -9 of the whole run, and the lock ---------------------------------------------------------------------
 

@@ -2,10 +2,8 @@
 package planning adds, workflow/rules/common.smk), with no `lem` installed, the workflow imports its own
 source tree: it plans the embedded default and the paper config, passes `--lint`, and a folder that uses it as
 a module (what snakedeploy writes) plans with no other install step. The environment is built once per
-session (pip, from its cache after scripts/setup.sh): the `dag` tier (tests/conftest.py).
-
-Installed like a library (not editable, from a tree laid out as a clone): the plan tools read the config
-schema the package ships (package data), wherever it is installed."""
+session (pip, from its cache after scripts/setup.sh): the `dag` tier. The package installed like a library, and
+the BLEU tokenizers planning checks: tests/planning/test_planning_installed.py."""
 
 from __future__ import annotations
 
@@ -69,7 +67,7 @@ def bare_python(tmp_path_factory) -> Path:
 
 
 def bare(python: Path, workdir: Path, *args: str, **kw) -> subprocess.CompletedProcess:
-    """The suite's Snakemake command line (tests/dag.py) run by the bare environment's Python."""
+    """The suite's Snakemake command line (tests/support/dag.py) run by the bare environment's Python."""
     cmd = snakemake_cmd(workdir, *args, **kw)
     cmd[: cmd.index("snakemake") + 1] = [str(python), "-m", "snakemake"]
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
@@ -178,68 +176,3 @@ def test_without_numpy_planning_stops_in_one_line_naming_it(bare_python, tmp_pat
     assert proc.returncode != 0 and NUMPY_LINE in out and "Traceback" not in out, out[-2000:]
     common = (REPO / "workflow" / "rules" / "common.smk").read_text()
     assert NUMPY_LINE in common  # the pin named is pyproject.toml's
-
-
-def test_the_bleu_tokenizers_planning_checks_are_sacrebleus():
-    from sacrebleu.metrics import BLEU
-
-    from lem.nmt.settings import BLEU_TOKENIZERS
-
-    assert sorted(BLEU_TOKENIZERS) == sorted(BLEU.TOKENIZERS)
-
-
-# --- installed like a library ----------------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="session")
-def installed(tmp_path_factory) -> Path:
-    """`pip install --no-deps` (not editable) of a copy of the repository's package files, laid out as in a
-    clone (the schema's link in the package resolves to workflow/schemas/), into a folder of its own; the
-    dependencies are the suite's environment's."""
-    root = tmp_path_factory.mktemp("installed")
-    tree, site = root / "tree", root / "site"
-    tree.mkdir()
-    for name in ("pyproject.toml", "README.md", "LICENSE"):
-        shutil.copy(REPO / name, tree / name)
-    shutil.copytree(REPO / "src", tree / "src", symlinks=True, ignore=shutil.ignore_patterns("*.egg-info", "__pycache__"))  # fmt: skip
-    shutil.copytree(REPO / "workflow" / "schemas", tree / "workflow" / "schemas")
-    proc = subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
-         "--disable-pip-version-check", "--target", str(site), str(tree)],
-        capture_output=True, text=True,
-    )  # fmt: skip
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return site
-
-
-def lem(site: Path, cwd: Path, *args: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(site)}
-    return subprocess.run(
-        [sys.executable, "-m", "lem", *args], capture_output=True, text=True, cwd=cwd, env=env
-    )
-
-
-def test_the_installed_package_ships_the_workflows_schema(installed, tmp_path):
-    probe = "from lem.config_check.schema import SCHEMA; print(SCHEMA)"
-    out = lem(installed, tmp_path, "--help")  # the package imports from the install, not the checkout
-    assert out.returncode == 0, out.stderr
-    env = {**os.environ, "PYTHONPATH": str(installed)}
-    path = Path(subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env,
-                               cwd=tmp_path, check=True).stdout.strip())  # fmt: skip
-    assert path.is_relative_to(installed) and path.is_file() and not path.is_symlink()
-    assert path.read_bytes() == (REPO / "workflow" / "schemas" / "config.schema.yaml").read_bytes()
-
-
-def test_plan_cost_and_power_run_from_an_installed_package(installed, tmp_path):
-    cost = lem(installed, tmp_path, "plan", "cost", "--configfile", str(REPO / "config" / "config.yaml"))
-    assert cost.returncode == 0 and "GPU-hours" in cost.stdout, cost.stderr[-2000:]
-    power = lem(installed, tmp_path, "plan", "power", "--configfile", str(REPO / "config" / "config.yaml"))
-    assert power.returncode == 1 and "no metrics files under results" in power.stderr, power.stderr[-2000:]
-    bad = tmp_path / "bad.yaml"
-    bad.write_text("pretrain: {seeds: seven}\n")
-    power = lem(
-        installed, tmp_path, "plan", "power", "--configfile", str(REPO / "config" / "config.yaml"), str(bad)
-    )
-    out = power.stderr
-    assert power.returncode == 1 and "pretrain.seeds" in out and "Traceback" not in out, out[-2000:]
-    assert len(out.strip().splitlines()) == 1

@@ -6,7 +6,7 @@ to run again there: sentiment fine-tuning, curation ranking, the NMT of a varian
 selection, NER training and annotation scoring; then the run is brought up to date (the report and what read
 the new NER model). Every metrics and report file must equal the whole run's, byte for byte. The stages before
 (corpus, annotation, tokenizer, features, training, embedding, mining) are run a second time from scratch, in
-another such folder, by the kill-and-resume chain of tests/test_interruptions.py, and compared the same way.
+another such folder, by the kill-and-resume chain of tests/dag/test_interruptions.py, and compared the same way.
 """
 
 from __future__ import annotations
@@ -16,10 +16,7 @@ import shutil
 import time
 from pathlib import Path
 
-import pytest
 from support.dag import CORES, check, digests, executed_rules, snakemake
-
-pytestmark = pytest.mark.slow
 
 RERUN = {  # target -> the rules that run for it when forced
     "results/sentiment/lem/seed1/cmcs_gen/finetune1/metrics.json": {"sentiment"},

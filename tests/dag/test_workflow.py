@@ -12,8 +12,6 @@ import pytest
 import yaml
 from support.dag import run_config, snakemake
 
-pytestmark = pytest.mark.slow
-
 
 def planned_rules(proc: subprocess.CompletedProcess) -> set[str]:
     """Rule names of the jobs a dry run plans (from its job-stats table)."""
@@ -129,7 +127,7 @@ def test_stage_outputs_are_sane(run_dir: Path):
         assert lem_ne["ne"]["masked"] > 1.5 * lem_ne["ne"]["text"], lang
         assert abs(std["ne"]["masked"] - std["ne"]["text"]) < 0.1, lang
     assert (run_dir / "results/models/lem/tri/seed1/para/model.safetensors").exists()
-    # (a variant masking as another is trained once: tests/test_configs.py plans it)
+    # (a variant masking as another is trained once: tests/planning/test_configs.py plans it)
     for variant in [v for v in run_config(run_dir)["variants"] if v != "base"]:
         for stage in ("mono", "para"):
             folder = run_dir / f"results/models/{variant}/tri/seed2/{stage}"

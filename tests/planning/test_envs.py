@@ -1,6 +1,6 @@
 """The rules' environments (envs/*.yaml): pinned as pyproject.toml, each installing the workflow's own package,
 named by every rule. What Snakemake runs under `--software-deployment-method conda` is tested with the workflow
-used as a module (tests/test_module.py, with the stand-in `conda` of tests/conftest.py)."""
+used as a module (tests/dag/test_module_run.py, with the stand-in `conda` of tests/support/dag.py)."""
 
 from __future__ import annotations
 

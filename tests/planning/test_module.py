@@ -1,60 +1,26 @@
 """The workflow used the Snakemake way, from another folder: deployed as a `module` in the layout snakedeploy
 writes (the user's workflow/Snakefile declares the module and uses all its rules; config/config.yaml is the
-user's), planned with the user's config, and a small target run to the end in its rule's environment (a
-stand-in conda, tests/dag.py). Nothing of the deploying folder is taken for the workflow's own files (its
+user's), planned with the user's config (a small target run to the end in its rule's environment, a stand-in
+conda: tests/dag/test_module_run.py). Nothing of the deploying folder is taken for the workflow's own files (its
 environments, its package, its scripts), and planning imports no heavy stack (torch, transformers, faiss)."""
 
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 import yaml
-from support.dag import TEST_CONFIG, conda_records, shrunken_config_text, snakemake, stand_in_conda
+from support.builders import OVERLAY, deployed_module
+from support.dag import TEST_CONFIG, shrunken_config_text
 
 REPO = Path(__file__).resolve().parents[2]
 
-# What `snakedeploy deploy-workflow <repo> DIR --tag vX` writes (the module's snakefile a local path here;
-# snakedeploy writes github("<owner>/<repo>", path="workflow/Snakefile", tag="vX")), with the user's overlay
-# named after the copy of config/config.yaml that snakedeploy places beside it.
-DEPLOYED_SNAKEFILE = """from snakemake.utils import min_version
-
-min_version("9.0")
-
-
-configfile: "config/config.yaml"
-configfile: "config/overlay.yaml"
-
-
-module lem_pipeline:
-    snakefile:
-        "@SNAKEFILE@"
-    config:
-        config
-
-
-use rule * from lem_pipeline
-"""
-
-# The user's overlay of six keys: their rows and seed, no sentiment, NMT on si-en (config/nmt.yaml's key), a
-# LASER reference encoder (its rule runs the workflow's own script), and a small generated world.
-OVERLAY = """variants: [base, lem]
-pretrain: {seeds: [7]}
-sentiment: {enabled: false}
-curation: {nmt: {pairs: [si-en]}}
-reference_encoders: {laser: {settings: {backend: laser}}}
-corpus:
-  generate: {mono_sentences: 40, para_train: 20, para_valid: 5, news_documents: 2, sentiment_examples: 20,
-             noisy_pairs: 8, noisy_extra_pairs: {si-en: 10}}
-"""
-
 # pyproject.toml's packages that planning never imports. Planning needs numpy only besides Snakemake and its own
-# dependencies (PyYAML, jsonschema, requests): workflow/rules/common.smk, tests/test_planning_env.py. pandas (and
-# pyarrow through it) stay out of this set because Snakemake's `validate` imports pandas when it is installed; scipy,
+# dependencies (PyYAML, jsonschema, requests): workflow/rules/common.smk, tests/dag/test_planning_env.py. pandas
+# (and pyarrow through it) stay out of this set because Snakemake's `validate` imports pandas when it is installed; scipy,
 # sacrebleu and tqdm are not imported by planning but are light.
 HEAVY = {"torch", "transformers", "accelerate", "tokenizers", "sentencepiece", "safetensors", "datasets",
          "huggingface_hub", "faiss", "matplotlib", "sklearn", "sklearn_crfsuite", "sinling", "stanza", "seqeval",
@@ -74,14 +40,7 @@ finally:
 
 @pytest.fixture
 def deployed(tmp_path) -> Path:
-    root = tmp_path / "my-lem"
-    (root / "workflow").mkdir(parents=True)
-    (root / "config").mkdir()
-    snakefile = DEPLOYED_SNAKEFILE.replace("@SNAKEFILE@", str(REPO / "workflow" / "Snakefile"))
-    (root / "workflow" / "Snakefile").write_text(snakefile)
-    shutil.copy(REPO / "config" / "config.yaml", root / "config" / "config.yaml")
-    (root / "config" / "overlay.yaml").write_text(OVERLAY)
-    return root
+    return deployed_module(tmp_path)
 
 
 def test_a_module_plans_with_the_users_overlay_and_imports_no_heavy_stack(deployed, tmp_path):
@@ -111,35 +70,13 @@ def test_a_module_plans_with_the_users_overlay_and_imports_no_heavy_stack(deploy
     assert not imported & HEAVY, sorted(imported & HEAVY)
 
 
-def test_a_module_runs_a_small_target_in_its_rules_environment(deployed, tmp_path):
-    """`--sdm conda` in the deploying folder: the rule's environment (the module's envs/core.yaml) installs the
-    package from the module's folder, never the deploying one; the job's command line is the activation, then
-    Snakemake's `set -euo pipefail`, then the rule's `lem` call, which runs that environment's `lem`."""
-    env, log = stand_in_conda(tmp_path)
-    target = "results/corpus/mono/en.txt"
-    # no --snakefile: Snakemake finds the deployed workflow's Snakefile in the deploying folder
-    proc = snakemake(deployed, target, "--cores", "1", "--sdm", "conda", config=None, snakefile=None, env=env)
-    got = conda_records(log)
-    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-4000:] + f"\n{got}"
-    assert (deployed / target).stat().st_size > 0
-    created = [r for r in got if "created" in r]
-    core = yaml.safe_load((REPO / "envs" / "core.yaml").read_text())["dependencies"][-1]["pip"]
-    assert len(created) == 1 and created[0]["pip"][:-1] == core[:-1]
-    assert created[0]["pip"][-1] == f"lem-pipeline @ {REPO.as_uri()}"
-    env_dir = created[0]["created"]
-    assert env_dir.startswith(str(deployed / ".snakemake" / "conda"))
-    composed = [r["composed"] for r in got if "composed" in r]
-    activate = tmp_path / "fake-conda" / "bin" / "activate"
-    assert len(composed) == 1 and composed[0].startswith(f"source {activate} '{env_dir}'; set -euo pipefail;")
-    assert " lem corpus generate " in composed[0] and "PATH" not in composed[0]
-    assert {"ran": f"{env_dir}/bin/lem"} in got  # the environment's lem, not the one on Snakemake's PATH
-
-
 def test_the_test_config_is_the_suites_shrunken_dag():
     """.test/config/config.yaml (the catalog's `.test/` config, runnable by anyone) is the shrunken embedded
-    default that CI's whole-DAG run uses (tests/dag.py's small_config), generated from config/config.yaml."""
+    default that CI's whole-DAG run uses (tests/support/dag.py's small_config), generated from
+    config/config.yaml."""
     assert TEST_CONFIG.read_text(encoding="utf-8") == shrunken_config_text(), (
-        f"{TEST_CONFIG} is not current (config/config.yaml or tests/dag.py changed): run `python tests/dag.py`"
+        f"{TEST_CONFIG} is not current (config/config.yaml or tests/support/dag.py changed): "
+        "run `python tests/support/dag.py`"
     )
 
 

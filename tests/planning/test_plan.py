@@ -1,5 +1,6 @@
 """`lem plan cost`: one row per training job with the schedule training follows, counts from the run's files
-where they exist, estimates from the config otherwise, and a loud failure where neither is there."""
+where they exist, estimates from the config otherwise, and a loud failure where neither is there. The `plan`
+rule run alone: tests/dag/test_plan_rule.py."""
 
 from __future__ import annotations
 
@@ -10,7 +11,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-from support.dag import snakemake
 
 from lem.core.training import training_schedule
 from lem.features import mono_split
@@ -211,14 +211,6 @@ def test_parameter_count_is_transformers(tmp_path):
     )
     save_file({"a": torch.zeros(2, 3)}, str(tmp_path / "x.safetensors"))
     assert safetensors_parameters(tmp_path / "x.safetensors") == 6
-
-
-def test_plan_rule_runs_alone(tmp_path):
-    proc = snakemake(tmp_path, "results/plan.txt", "--cores", "1", config=PAPER)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "total (48 jobs)" in (tmp_path / "results/plan.txt").read_text()
-    assert len(json.loads((tmp_path / "results/plan.json").read_text())["jobs"]) == 48
-    assert sorted(p.name for p in (tmp_path / "results").iterdir()) == ["plan.json", "plan.tsv", "plan.txt"]
 
 
 def test_every_pretraining_seed_is_its_own_job(tmp_path):

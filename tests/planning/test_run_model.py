@@ -1,108 +1,41 @@
 """lem.run.Run, the one model of a run: the jobs it and `lem plan cost` count are the jobs Snakemake plans
-(`snakemake -n`, every output of every job) for every shipped config; paths and settings come from it alone."""
+(`snakemake -n`, every output of every job) for every shipped config (config/local.yaml, on the real data:
+tests/realdata/test_run_model_local.py); paths and settings come from it alone."""
 
 from __future__ import annotations
 
-import copy
-import re
 import subprocess
 from pathlib import Path
 
 import pytest
-from support.dag import snakemake
+from support.run_model import job_grid_is_the_dags, planned_config, plans_jobs_are_the_dags
 
-from lem.config_check import ConfigError, base_model_folder, check_config, expand_data_root
+from lem.config_check import ConfigError, base_model_folder, check_config
 from lem.nmt.settings import training_seed
-from lem.plan import load_config, make_plan
+from lem.plan import load_config
 from lem.run import Run
 
 REPO = Path(__file__).resolve().parents[2]
-CONFIGS = ["config.yaml", "paper.yaml", "gpu-smoke.yaml", "ablation.yaml", "local.yaml"]
-OVERLAYS = {"ablation.yaml": ["config.yaml", "ablation.yaml"]}  # an overlay: given after the embedded default
-
-
-def dry_run_jobs(workdir: Path, configfile: Path | list[Path], *extra: str) -> dict[str, list[set[str]]]:
-    """Rule -> the outputs of each job that `snakemake -n` plans in `workdir` (nothing runs)."""
-    proc = snakemake(workdir, "-n", *extra, config=configfile)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    jobs: dict[str, list[set[str]]] = {}
-    for m in re.finditer(r"^(?:local)?rule (\w+):\n((?:    .*\n)+)", proc.stdout + proc.stderr, re.M):
-        out = re.search(r"^    output: (.*)$", m.group(2), re.M)
-        jobs.setdefault(m.group(1), []).append(set(out.group(1).split(", ")) if out else set())
-    return jobs
+CONFIGS = ["config.yaml", "paper.yaml", "gpu-smoke.yaml", "ablation.yaml"]  # local.yaml: the real data's tier
 
 
 @pytest.fixture(scope="module", params=CONFIGS)
 def planned(request, tmp_path_factory) -> tuple[str, dict, dict[str, list[set[str]]]]:
     """(name, the config as the workflow holds it, the DAG's jobs) of one shipped config."""
-    name = request.param
-    extra: tuple[str, ...] = ()
-    files = [REPO / "config" / f for f in OVERLAYS.get(name, [name])]
-    config = load_config(files)
-    if name == "local.yaml":  # the real data of ../shared/data
-        data = request.getfixturevalue("shared_data").resolve()
-        extra = ("--config", f"data_root={data}")
-        config["data_root"] = str(data)
-    expand_data_root(config)
-    check_config(config)
-    workdir = tmp_path_factory.mktemp(name.removesuffix(".yaml"))
-    return name, config, dry_run_jobs(workdir, files, *extra)
+    return planned_config(request.param, tmp_path_factory.mktemp(request.param.removesuffix(".yaml")))
 
 
 def test_the_run_models_job_grid_is_the_dags(planned):
     """Every job of lem.run.Run.jobs() is one job of the DAG, of the same rule, and every DAG job of those
     rules is one of them (pre-training, embedding, controls, reference encoders, mining, sentiment,
     curation, NMT)."""
-    name, config, dag = planned
-    grid = Run(config).jobs()
-    assert grid["mine"] and grid["pretrain_mono"], name
-    for rule, paths in grid.items():
-        jobs = dag.get(rule, [])
-        matched = [sorted(p for p in paths if p in outputs) for outputs in jobs]
-        # a sentiment job runs every fine-tuning seed of its pre-training seed: one file per seed
-        per_job = len(config["sentiment"]["seeds"]) if rule == "sentiment" else 1
-        assert all(len(m) == per_job for m in matched), (
-            name,
-            rule,
-            [m for m in matched if len(m) != per_job][:3],
-        )
-        missing = paths - {p for m in matched for p in m}
-        assert not missing, (name, rule, sorted(missing)[:5])
-    embed_rules = {r for r in dag if r == "embed" or r.startswith("embed_")}
-    every = {"pretrain_base", "pretrain_mono", "pretrain_para", "mine", "sentiment", "curate", "nmt_run"}
-    assert set(grid) >= (set(dag) & (every | embed_rules)), name
+    job_grid_is_the_dags(planned)
 
 
 def test_the_plans_jobs_are_the_dags(planned, tmp_path):
     """`lem plan cost` counts the DAG's jobs: its training jobs are the pre-training jobs (their model
     folders), its NMT, sentiment and NER rows the DAG's jobs of those rules."""
-    name, config, dag = planned
-    config = copy.deepcopy(config)
-    estimates = config["plan"]["estimates"]  # sizes where the config gives none (local.yaml: made by the run)
-    for lang in config["languages"]:
-        estimates["mono_sentences"].setdefault(lang, 1000)
-    for pair in config["pairs"]:
-        estimates["para_pairs"].setdefault(pair, 1000)
-        estimates["para_valid_pairs"].setdefault(pair, 100)
-    plan = make_plan(config, tmp_path)  # a fresh run: nothing counted from files
-    training = {f"results/models/{j['name']}" for j in plan["jobs"]}
-    dag_training = {
-        o
-        for r in ("pretrain_base", "pretrain_mono", "pretrain_para")
-        for outs in dag.get(r, [])
-        for o in outs
-    }
-    assert training == dag_training, name
-    tasks = {t["name"]: t["jobs"] for t in plan["tasks"]}
-    for pair in config["curation"]["nmt"]["pairs"]:
-        runs = [
-            o for outs in dag["nmt_run"] for o in outs if o.endswith("/metrics.json") and f"/{pair}/" in o
-        ]
-        assert tasks[f"nmt/{pair}"] == len(runs), (name, pair)
-    for dataset in config["sentiment"].get("datasets", {}):
-        runs = [outs for outs in dag["sentiment"] if any(f"/{dataset}/finetune" in o for o in outs)]
-        assert tasks[f"sentiment/{dataset}"] == len(runs), (name, dataset)
-    assert tasks.get("ner/model", 0) == len(dag.get("train_ner", [])), name
+    plans_jobs_are_the_dags(planned, tmp_path)
 
 
 def test_every_path_of_a_base_model_comes_from_one_place(tmp_path):

@@ -1,4 +1,5 @@
-"""The annotate stage offline on real text from ../shared/data (skips when it is absent)."""
+"""The annotate stage offline on real text from ../shared/data (skips when it is absent), and its readers of
+lexicons and tagged corpora on the real files (on small fixtures: tests/unit/test_annotate_readers.py)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import json
 import pyarrow.parquet as pq
 import pytest
 
+from lem.annotate.readers import is_junk_tag, read_conll_ner, read_conllu, read_tnt_lex
 from lem.cli import command
 from lem.core.entities import FLAG_NOUN, FLAG_VERB
 
@@ -155,3 +157,12 @@ def test_english_crf_trained_on_ewt_dev_is_the_offline_english_pos_route(shared_
     score = json.loads((tmp_path / "score.json").read_text(encoding="utf-8"))
     assert score["sentences"] >= 1700 and score["pos_tagsets"] == {"gold": "upos", "pred": "upos"}
     assert score["pos"]["accuracy"] > 0.88 and score["pos"]["coarse_accuracy"] > 0.93
+
+
+def test_real_data_readers(shared_data):
+    en = read_conll_ner(shared_data / "multiner" / "Final_English.txt", on_error="skip")
+    assert len(en) == 3836
+    ta = read_conllu(shared_data / "ud-tamil-ttb" / "ta_ttb-ud-test.conllu")
+    assert len(ta) == 120
+    lex = read_tnt_lex(shared_data / "sinhala-pos-lexicon" / "sinhala_final.lex", on_error="skip")
+    assert len(lex.tags) > 50_000 and not any(is_junk_tag(t) for t in lex.tags.values())

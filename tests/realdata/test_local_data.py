@@ -27,7 +27,8 @@ def shrunken_local_config(data_root: Path) -> dict:
     cfg["pretrain"]["seeds"] = [1]
     # ta-en trains on multiNER alone, a list of one file: the NLPC corpus (8,899 pairs, two fifths of all the
     # text to annotate) is left out; its reader still runs on the glossary (the lexical control), merging a
-    # list of pair files is tested in tests/test_data_files.py and planned for local.yaml in test_configs.py
+    # list of pair files is tested in tests/unit/test_data_files.py and planned for local.yaml in
+    # tests/planning/test_configs.py
     cfg["corpus"]["files"]["para"]["ta-en"]["train"] = ["resources/pairs/multiner_ta-en.train.tsv"]
     cfg["tokenizer"]["vocab_size"] = 1000
     cfg["base_model"]["model"].update(hidden_size=32, intermediate_size=64, max_length=48)

@@ -30,8 +30,6 @@ TARGET = os.environ.get("LEM_SLURM_TARGET", DEFAULT_TARGET)
 TIMEOUT_S = int(os.environ.get("LEM_SLURM_TIMEOUT", "900"))
 SUBMITTED = re.compile(r"Job (\d+) has been submitted with SLURM jobid (\d+) \(log: (\S+)\)\.")
 
-pytestmark = pytest.mark.slurm  # its tier (tests/conftest.py gives it to every test here anyway)
-
 
 def unavailable(reason: str) -> None:
     """Skip, or fail when the caller (CI) said a cluster must be there."""

@@ -1,7 +1,8 @@
 """The suite's shared helpers, in one place (tests/conftest.py puts tests/ on the path: `from support.dag import
 snakemake`): `dag` (the suite's one way to run Snakemake, the shrunken DAG), `builders` (the data a fixture
 builds, one function each, whichever test files read it), `import_graph` (the imports between lem modules) and
-the helpers that test files of several tiers share (`training`, `renaming`, `reference`, `run_model`)."""
+the helpers that test files of several tiers share (`training`, `static_step`, `renaming`, `reference`,
+`run_model`)."""
 
 from __future__ import annotations
 

@@ -25,8 +25,8 @@ CORES = "2"
 def small_config(reference_model: Path | None = None) -> dict:
     """The embedded default, shrunk to what the DAG-level tests read: the default's four rows (base, mlm_tlm
     and two LEM variants; the other ablation variants only change the masking, tested at unit level, and
-    their planning and aliases by dry runs in tests/test_configs.py), two pre-training seeds (intervals and
-    pooled paired tests), curation and NMT on si-en at one kept share, and NMT a few steps long (the wiring,
+    their planning and aliases by dry runs in tests/planning/test_configs.py), two pre-training seeds (intervals
+    and pooled paired tests), curation and NMT on si-en at one kept share, and NMT a few steps long (the wiring,
     not the translation quality). With `reference_model` (a local sentence-transformers folder), a reference
     encoder row `ref_tiny` too."""
     cfg = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
@@ -52,7 +52,7 @@ def small_config(reference_model: Path | None = None) -> dict:
     cfg["sentiment"]["seeds"] = [1]
     cfg["sentiment"]["training"]["epochs"] = 1
     cfg["pretrain"]["seeds"] = [1, 2]  # intervals over seeds and pooled paired tests
-    cfg["controls"]["random_seeds"] = 1  # one random draw (its pooling over draws: tests/test_report.py)
+    cfg["controls"]["random_seeds"] = 1  # one random draw (its pooling over draws: tests/unit/test_report.py)
     cfg["curation"]["corpora"] = {"si-en": cfg["curation"]["corpora"]["si-en"]}  # the NMT pair
     cfg["curation"]["settings"]["keep_fractions"] = [0.5]
     cfg["curation"]["nmt"]["pairs"] = ["si-en"]  # as config/nmt.yaml: the embedded default runs no NMT
@@ -70,9 +70,10 @@ def small_config(reference_model: Path | None = None) -> dict:
 
 TEST_CONFIG = REPO / ".test" / "config" / "config.yaml"
 TEST_CONFIG_HEADER = """\
-# The suite's shrunken embedded default (tests/dag.py, small_config): the whole DAG that tests/conftest.py's
-# dag_reference runs in CI (there with a tiny local sentence-transformers model as reference encoder row
-# `ref_tiny`). Generated: `python tests/dag.py` writes it; tests/test_module.py checks it is current. Run it:
+# The suite's shrunken embedded default (tests/support/dag.py, small_config): the whole DAG that
+# tests/conftest.py's dag_reference runs in CI (there with a tiny local sentence-transformers model as reference
+# encoder row `ref_tiny`). Generated: `python tests/support/dag.py` writes it; tests/planning/test_module.py checks
+# it is current. Run it:
 #   snakemake --cores all --configfile .test/config/config.yaml --directory runs/test
 """
 
@@ -89,8 +90,8 @@ NO_JOB_FLAGS = {"-n", "--dry-run", "--dryrun", "--lint", "--unlock", "--dag", "-
                 "--list-rules", "--list", "-l", "--list-target-rules", "--lt", "--summary", "-S",
                 "--detailed-summary", "-D", "--d3dag"}  # fmt: skip
 
-# The tier markers of the test now running, set by tests/conftest.py before each test: a Snakemake run that
-# executes jobs from a test of a fast tier (unit, planning) fails, saying where to tier it.
+# The tier of the test now running (its folder), set by tests/conftest.py before each test: a Snakemake run
+# that executes jobs from a test of a fast tier (tests/unit, tests/planning) fails, saying where it belongs.
 RUNNING: dict[str, object] = {"test": None, "tiers": frozenset()}
 JOB_TIERS = frozenset({"dag", "slurm", "gpu", "realdata"})
 
@@ -122,12 +123,14 @@ def runs_jobs(args: tuple[str, ...] | list[str]) -> bool:
 
 
 def check_tier(args: tuple[str, ...] | list[str]) -> None:
-    """Fail a test of a fast tier that runs Snakemake jobs: tests/conftest.py must tier it (DAG_TESTS)."""
+    """Fail a test of a fast tier that runs Snakemake jobs: its file belongs in tests/dag/."""
     test, tiers = RUNNING["test"], RUNNING["tiers"]
     if test is not None and runs_jobs(args) and not tiers & JOB_TIERS:
+        folders = ", ".join(f"tests/{tier}/" for tier in sorted(tiers))
         pytest.fail(
-            f"{test} runs Snakemake jobs (no -n) but is in a fast tier ({', '.join(sorted(tiers))}): add it to "
-            "DAG_TESTS in tests/conftest.py (the `dag` tier, run by `pytest --all`), or make it a dry run"
+            f"{test} runs Snakemake jobs (no -n) but is in a fast tier ({folders}): move it into tests/dag/ (the "
+            "`dag` tier, run by `pytest --all`), or make it a dry run",
+            pytrace=False,
         )
 
 

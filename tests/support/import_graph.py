@@ -1,6 +1,6 @@
 """The import graph of src/lem, read from the source (no module is imported): every `import` statement
-between lem modules, at the top of a file or inside a function alike (tests/test_imports.py,
-tests/test_layers.py)."""
+between lem modules, at the top of a file or inside a function alike (tests/unit/test_imports.py,
+tests/unit/test_layers.py)."""
 
 from __future__ import annotations
 

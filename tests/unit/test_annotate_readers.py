@@ -97,12 +97,3 @@ def test_tsv_lexicon_and_gazetteer(tmp_path):
 def test_junk_tags():
     assert is_junk_tag("???") and is_junk_tag("NNC\u200d") and is_junk_tag("140") and is_junk_tag("NNc")
     assert not is_junk_tag("NNC") and not is_junk_tag("PROPN")
-
-
-def test_real_data_readers(shared_data):
-    en = read_conll_ner(shared_data / "multiner" / "Final_English.txt", on_error="skip")
-    assert len(en) == 3836
-    ta = read_conllu(shared_data / "ud-tamil-ttb" / "ta_ttb-ud-test.conllu")
-    assert len(ta) == 120
-    lex = read_tnt_lex(shared_data / "sinhala-pos-lexicon" / "sinhala_final.lex", on_error="skip")
-    assert len(lex.tags) > 50_000 and not any(is_junk_tag(t) for t in lex.tags.values())

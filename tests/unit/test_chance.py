@@ -6,25 +6,18 @@ import itertools
 
 import numpy as np
 import pytest
+from support.builders import news_benches
 
 from lem.evidence import chance
 from lem.evidence.controls import random_embeddings
 from lem.mine import MineSettings, mine_corpus, prf
 from lem.mine import chance as mine_chance
 
-NEWS = {"mono_sentences": 10, "para_train": 10, "para_valid": 5, "news_documents": 30,
-        "sentiment_examples": 20, "noisy_pairs": 8}  # fmt: skip
-
 
 @pytest.fixture(scope="module")
 def news(tmp_path_factory):
     """The generated si-en news benchmark: (src ids, docs), (tgt ids, docs), gold links."""
-    from lem.corpus.generate import GenerateSettings, generate
-    from lem.data.news import load_news
-
-    root = tmp_path_factory.mktemp("gen")
-    generate(GenerateSettings.from_dict(NEWS), root / "corpus", root / "eval")
-    b = load_news(root / "eval" / "news", "GEN", "si-en")
+    b = news_benches(tmp_path_factory.mktemp("gen"))["si-en"]
     return (
         [r[0] for r in b.src],
         [r[1] for r in b.src],

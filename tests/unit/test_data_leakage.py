@@ -1,4 +1,5 @@
-"""Leakage guard: exact and normalised overlaps between training text and evaluation sets."""
+"""Leakage guard: exact and normalised overlaps between training text and evaluation sets (on the real
+corpora: tests/realdata/test_data_leakage_real.py)."""
 
 from __future__ import annotations
 
@@ -40,18 +41,6 @@ def test_report_only(tmp_path: Path) -> None:
     main(["leakage", "--train", str(tmp_path / "t.txt"), "--eval", str(tmp_path / "e.txt"),
           "--settings", '{"drop": false}', "--report", str(tmp_path / "r.json")])  # fmt: skip
     assert json.loads((tmp_path / "r.json").read_text())["train"][str(tmp_path / "t.txt")]["dropped"] == 0
-
-
-def test_real_multiner_vs_nlpc_overlap(shared_data: Path, tmp_path: Path) -> None:
-    """The README warns nlpc-en-ta-gov overlaps multiNER: the guard must find it."""
-    d = shared_data / "nlpc-en-ta-gov"
-    main(["lines", "--src", str(d / "En-Ta English.txt"), "--tgt", str(d / "En-Ta Tamil.txt"), "--format", "nlpc",
-          "--out", str(tmp_path / "gov.tsv")])  # fmt: skip
-    main(["multiner", "--dir", str(shared_data / "multiner"), "--out-dir", str(tmp_path / "ner")])
-    main(["leakage", "--train", str(tmp_path / "gov.tsv"), "--eval", str(tmp_path / "ner" / "en.test.conll"),
-          str(tmp_path / "ner" / "ta.test.conll"), "--report", str(tmp_path / "r.json")])  # fmt: skip
-    r = json.loads((tmp_path / "r.json").read_text())["train"][str(tmp_path / "gov.tsv")]
-    assert r["normalised_overlap"] > 0 and r["dropped"] == r["normalised_overlap"]
 
 
 def guarded_run(tmp_path: Path) -> tuple[list[str], Path]:

@@ -1,4 +1,5 @@
-"""multiNER split: same sentence indices for all three languages, seeded, title block left out."""
+"""multiNER split: same sentence indices for all three languages, seeded, title block left out (the real
+multiNER: tests/realdata/test_data_ner_real.py)."""
 
 from __future__ import annotations
 
@@ -34,14 +35,3 @@ def test_fixture_three_way(tmp_path: Path) -> None:
         b.split("\t")[0][8:] for b in (out / "ta.test.conll").read_text(encoding="utf-8").split("\n\n") if b
     ]
     assert en == ta  # same sentence indices in every language
-
-
-def test_real_multiner(shared_data: Path, tmp_path: Path) -> None:
-    assert main(["multiner", "--dir", str(shared_data / "multiner"), "--out-dir", str(tmp_path)]) == 0
-    stats = json.loads((tmp_path / "stats.json").read_text())
-    assert stats["sentences"] == 3836
-    assert stats["split_sizes"] == {"test": 384, "valid": 384, "train": 3067}
-    assert stats["irregular_spacing_lines"] == {"en": 3, "si": 5, "ta": 2}
-    for lang in ("en", "si", "ta"):
-        blocks = (tmp_path / f"{lang}.test.conll").read_text(encoding="utf-8").strip("\n").split("\n\n")
-        assert len(blocks) == 384 and all("\r" not in b for b in blocks)

@@ -1,10 +1,10 @@
-"""News gold-alignment loader: every defect of the real layout, on a small fixture and on the ITN copy."""
+"""News gold-alignment loader: every defect of the real layout, on a small fixture (on the ITN copy:
+tests/realdata/test_data_news_real.py)."""
 
 from __future__ import annotations
 
 import json
 import os
-import re
 from pathlib import Path
 
 import pytest
@@ -13,11 +13,9 @@ from lem.cli import command
 from lem.core.inputs import InputError
 from lem.data.news import (
     REPAIR_RULES,
-    find_dir,
     find_gold,
     gold_counts_markdown,
     gold_name_re,
-    language_folder,
     load_news,
     write_news,
 )
@@ -68,24 +66,6 @@ def test_cli_writes_contract_files(tmp_path: Path) -> None:
                                                           "si_11_1\ten_11_1", "si_11_1\ten_11_2"]  # fmt: skip
     stats = json.loads((out / "stats.json").read_text())
     assert stats["doc_pairs"] == "gold" and stats["gold_links"] == 3
-
-
-@pytest.mark.parametrize(
-    ("pair", "docs", "gold_docs", "links", "missing", "src_sents"),
-    [("si-en", 352, 93, 300, 0, 776), ("si-ta", 34, 22, 78, 0, 188), ("ta-en", 112, 77, 285, 2, 605)],
-)
-def test_real_itn(shared_data: Path, pair, docs, gold_docs, links, missing, src_sents) -> None:
-    b = load_news(shared_data / "sent-align-news-itn", "ITN", pair)
-    assert b.stats["doc_pairs_total"] == docs
-    assert b.stats["doc_pairs_used"] == gold_docs
-    assert b.stats["gold_links"] == links
-    assert b.stats["defects"].get("gold_missing_src_id", 0) == missing  # ta-en: 2 IDs of absent documents
-    assert len(b.src) == src_sents
-    ids = {r[0] for r in b.src} | {r[0] for r in b.tgt}
-    assert all(s in ids and t in ids for s, t in b.gold)
-    if pair == "si-en":
-        assert b.stats["defects"]["gold_tgt_ids_repeated"] == 1
-    assert load_news(shared_data / "sent-align-news-itn", "ITN", pair, "all").stats["doc_pairs_used"] == docs
 
 
 def make_archive(root: Path) -> None:
@@ -177,65 +157,6 @@ def test_gold_counts_markdown(tmp_path: Path) -> None:
         "prefix 1, ids swapped 1 | source id in no shared document 1 | - |"
     )
     assert gold_counts_markdown([]) == []
-
-
-def independent_count(site: Path, pair: str) -> dict[str, int]:
-    """The raw files counted without the loader: shared document files, gold lines, and the gold links (ids
-    lower-cased, `_6,7` expanded) whose both sentences are in a shared document, deduplicated."""
-    src, tgt = pair.split("-")
-    names = {"si": "Sinhala", "ta": "Tamil", "en": "English"}
-    sides = {
-        lang: next(p for p in site.iterdir() if p.name.lower() == names[lang].lower()) for lang in (src, tgt)
-    }
-    shared = {p.name for p in sides[src].iterdir()} & {p.name for p in sides[tgt].iterdir()}
-    ids = {
-        lang: {line.split("\t")[0].strip().lower() for d in shared
-               for line in (sides[lang] / d).read_text(encoding="utf-8-sig").splitlines() if "\t" in line}
-        for lang in (src, tgt)
-    }  # fmt: skip
-    (gold_file,) = [p for p in site.iterdir() if p.is_file()]
-    lines = [line.split() for line in gold_file.read_text(encoding="utf-8-sig").splitlines() if line.strip()]
-
-    def expand(sid: str) -> list[str]:
-        head, _, ks = sid.lower().rpartition("_")
-        return [f"{head}_{k}" for k in ks.split(",")]
-
-    links = {
-        (s, t) for a, b in lines for s in expand(a) for t in expand(b) if s in ids[src] and t in ids[tgt]
-    }
-    return {"doc_pairs_total": len(shared), "gold_lines": len(lines), "gold_links": len(links)}
-
-
-def archive_sites(root: Path) -> list[tuple[str, str]]:
-    pairs = {"sinhalaenglish": "si-en", "sinhalatamil": "si-ta", "tamilenglish": "ta-en"}
-    return [
-        (site.name, pairs[re.sub(r"[\s_-]", "", folder.name).lower()])
-        for folder in sorted(root.iterdir()) if folder.is_dir()
-        for site in sorted(folder.iterdir()) if site.is_dir()
-    ]  # fmt: skip
-
-
-def test_every_site_and_pair_of_the_real_archive_matches_an_independent_count(shared_data: Path) -> None:
-    """Every site and pair of the archive on disk (ITN here; all four sites where the full archive is
-    placed) loads, and its counts equal the raw files' (`independent_count`), repairs aside."""
-    root = shared_data / "sent-align-news-itn"
-    if not root.is_dir():
-        pytest.skip(f"{root} is absent: the news archive copy is not on this machine")
-    sites = archive_sites(root)
-    assert len(sites) >= 3
-    for site, pair in sites:
-        b = load_news(root, site, pair, repairs=REPAIR_RULES)
-        src, tgt = pair.split("-")
-        folder = find_dir(find_dir(root, f"{language_folder(src)}-{language_folder(tgt)}"), site)
-        expected = independent_count(folder, pair)
-        repaired = sum(
-            v for k, v in b.stats["gold_repaired"].items() if "other_language" in k or "swapped" in k
-        )
-        got = {k: b.stats[k] for k in expected}
-        assert got == {**expected, "gold_links": expected["gold_links"] + repaired}, (site, pair)
-        assert b.stats["gold_links_read"] == b.stats["gold_links"] + sum(
-            v for k, v in b.stats["gold_dropped"].items() if k != "malformed_lines"
-        )
 
 
 def test_prefix_repair_only_when_provably_right(tmp_path: Path) -> None:

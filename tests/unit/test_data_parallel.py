@@ -1,4 +1,5 @@
-"""Line-aligned parallel files: plain and NLPC (BOM, `#` headers, empty lines at matching positions)."""
+"""Line-aligned parallel files: plain and NLPC (BOM, `#` headers, empty lines at matching positions); the real
+NLPC files: tests/realdata/test_data_parallel_real.py."""
 
 from __future__ import annotations
 
@@ -29,18 +30,3 @@ def test_unequal_lengths_name_both_files(tmp_path: Path) -> None:
     (tmp_path / "b").write_text("x\n")
     with pytest.raises(ValueError, match="not line-aligned"):
         read_parallel(tmp_path / "a", tmp_path / "b")
-
-
-def test_real_nlpc_en_ta(shared_data: Path) -> None:
-    d = shared_data / "nlpc-en-ta-gov"
-    pairs, stats = read_parallel(d / "En-Ta English.txt", d / "En-Ta Tamil.txt", "nlpc")
-    assert stats["lines"] == 8946 and stats["empty_both"] == 47 and stats.get("empty_one_side", 0) == 0
-    assert stats["bom"] == 2 and stats["header_lines"] == 6 and len(pairs) == 8899
-    assert not pairs[0][0].startswith(("#", "\ufeff"))
-
-
-def test_real_orderpapers(shared_data: Path) -> None:
-    d = shared_data / "nlpc-si-ta-orderpapers"
-    pairs, stats = read_parallel(d / "Sinhala.txt", d / "Tamil.txt", "plain")
-    assert stats["lines"] == 1133 and stats["crlf_files"] == 2 and len(pairs) == 1133
-    assert all(not x.startswith(" ") and "\r" not in y for x, y in pairs)

@@ -1,9 +1,8 @@
-"""Sentiment CSV/TSV: label mapping, dedupe, seeded stratified split."""
+"""Sentiment CSV/TSV: label mapping, dedupe, seeded stratified split (the real code-mixed set:
+tests/realdata/test_data_sentiment_real.py)."""
 
 from __future__ import annotations
 
-import json
-from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -41,24 +40,6 @@ def test_settings_reject_unknown_keys_and_unmapped_labels(tmp_path: Path) -> Non
     )
     with pytest.raises(ValueError, match=r"labels \['B'\]"):
         prepare_sentiment(tmp_path / "d.tsv", s, tmp_path / "o")
-
-
-def test_real_cmcs(shared_data: Path, tmp_path: Path) -> None:
-    csv = shared_data / "cmcs-si-en-sentiment" / "sentence-level-annotation.csv"
-    settings = json.dumps({"label_map": {"Positive": "Positive", "Negative": "Negative", "Neutral": "Neutral",
-                                         "Conflict": None}})  # fmt: skip
-    assert main(["sentiment", "--input", str(csv), "--settings", settings, "--out-dir", str(tmp_path)]) == 0
-    stats = json.loads((tmp_path / "stats.json").read_text())
-    assert stats["rows_in"] == 13518
-    assert stats["removed"] == {"dropped_label_Conflict": 124, "duplicate_conflicting_labels_dropped": 2,
-                                "duplicate_texts_dropped": 6}  # fmt: skip
-    total = Counter()
-    for split in stats["splits"].values():
-        total.update(split)
-    assert total == {"Neutral": 8591, "Negative": 3641, "Positive": 1154} and stats["rows_kept"] == 13386
-    assert stats["splits"]["test"] == {"Negative": 364, "Neutral": 859, "Positive": 116}
-    header = (tmp_path / "valid.tsv").read_text(encoding="utf-8").splitlines()[0]
-    assert header == "text\tlabel"
 
 
 @pytest.mark.parametrize(

@@ -1,7 +1,8 @@
 """src/lem's layout (docs/development.md, "Layout"): every module imports; the `import` statements between lem modules
 (at the top of a file or inside a function alike) form no circle; `lem.core` imports no stage; and every
 stage of the `lem` command lives in the module or package named as the stage (`lem.<stage>` or
-`lem.<stage>.cli`, `-` read as `_`). The import graph is tests/import_graph.py's; its layers, tests/test_layers.py."""
+`lem.<stage>.cli`, `-` read as `_`). The import graph is tests/support/import_graph.py's; its layers,
+tests/unit/test_layers.py."""
 
 from __future__ import annotations
 

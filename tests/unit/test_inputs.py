@@ -3,7 +3,7 @@ line-aligned sources, the news benchmark, lexicons and CoNLL files, sentiment CS
 the leakage guard's evaluation files, local MADLAD JSONL) either fails with one `lem.core.inputs.InputError`
 naming the file, the line and what was expected, or follows its documented skip policy and counts what it
 dropped. Fuzzed with random bytes and random text full of tabs, CRLF, BOMs and NULs: no other exception
-type ever leaves a loader."""
+type ever leaves a loader. A workflow run on an empty input file: tests/dag/test_inputs_workflow.py."""
 
 from __future__ import annotations
 
@@ -14,10 +14,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from support.dag import snakemake
+from support.builders import write
 
 from lem.annotate import readers
 from lem.cli import command
@@ -33,15 +32,7 @@ from lem.data.webmined import stream_aligned
 
 data_main = command("data")
 
-REPO = Path(__file__).resolve().parents[2]
 LONG = "x" * 100_000
-
-
-def write(folder: Path, name: str, data: bytes | str) -> Path:
-    path = folder / name
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(data if isinstance(data, bytes) else data.encode("utf-8"))
-    return path
 
 
 def news_site(root: Path, si: bytes | str = "si_1_0\tඑක\nsi_1_1\tදෙක\n", en: bytes | str = "en_1_0\tone\n",
@@ -281,23 +272,6 @@ def test_a_malformed_curation_corpus_fails_in_the_leakage_guard_before_training(
     clean = write(tmp_path, "ok.tsv", "src\ttgt\na line\tb\n")
     with pytest.raises(InputError, match=r"mono\.txt: every one of its 1 lines is in an evaluation set"):
         guard([train], [clean], None, LeakageSettings())
-
-
-def test_files_corpus_with_an_empty_language_stops_the_workflow(tmp_path):
-    """A real `corpus.source: files` run: the Tamil text file is empty; its preparation job fails, naming
-    the file, instead of the run training on 0 Tamil sentences."""
-    cfg = yaml.safe_load((REPO / "config" / "config.yaml").read_text(encoding="utf-8"))
-    for lang in ("en", "si"):
-        write(tmp_path, f"in/{lang}.txt", "a sentence\n")
-    write(tmp_path, "in/ta.txt", "")
-    cfg["corpus"] = {"source": "files", "files": {"mono": {lang: f"in/{lang}.txt" for lang in ("en", "si", "ta")},
-                     "para": {p: {"train": "in/p.tsv", "valid_size": 1} for p in cfg["pairs"]}}}  # fmt: skip
-    write(tmp_path, "c.yaml", yaml.safe_dump(cfg))
-    proc = snakemake(tmp_path, "results/corpus/mono/ta.txt", "--cores", "1", config=tmp_path / "c.yaml")
-    assert proc.returncode != 0, proc.stdout + proc.stderr
-    log = (tmp_path / "logs/corpus/mono_ta.log").read_text()
-    assert "lem data mono: in/ta.txt: expected one sentence per line, got no sentence" in log, log
-    assert not (tmp_path / "results/corpus/mono/ta.txt").exists()
 
 
 # --- fuzz: random bytes and random text never raise anything but InputError --------------------------------

@@ -1,8 +1,7 @@
 """Any language by config (issue 25 item 6): Sinhala declared as `xx` everywhere in the config gives what `si`
 gives. The generator writes its built-in languages under the configured codes (`corpus.generate.languages`),
-the news layout loads any pair of codes, the `generated` lexical control and gold scoring follow the codes;
-the slow test runs a part of the shared shrunken DAG (tests/dag.py) again, renamed, and finds every metric it
-writes equal to the shared run's."""
+the news layout loads any pair of codes, the `generated` lexical control and gold scoring follow the codes.
+A part of the shared shrunken DAG run again, renamed: tests/dag/test_language_rename_dag.py."""
 
 from __future__ import annotations
 
@@ -13,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
-from support.dag import CORES, check, metrics_files, new_workdir, snakemake
+from support.renaming import SI, declared_as_xx, files, to_xx
 
 from lem.core.settings import SettingsError
 from lem.corpus.generate import GenerateSettings, generate
@@ -21,37 +20,8 @@ from lem.data.news import language_folder, load_news
 from lem.embed import generated_dictionary
 from lem.evidence.controls import lexical_embeddings
 
-SI = re.compile(r"(?<![A-Za-z])si(?![A-Za-z])")
 SMALL = {"mono_sentences": 60, "para_train": 40, "para_valid": 10, "news_documents": 6, "sentiment_examples": 30,
          "noisy_pairs": 20, "noisy_extra_pairs": {"si-en": 8}}  # fmt: skip
-
-
-def to_xx(text: str) -> str:
-    """`text` with the code `si` renamed `xx` (paths, pairs, ids, keys) and Sinhala's news folder its code."""
-    return SI.sub("xx", text).replace("Sinhala", "xx")
-
-
-def renamed(node):
-    """A config (or any YAML value) with every `si` renamed `xx`."""
-    if isinstance(node, dict):
-        return {renamed(k): renamed(v) for k, v in node.items()}
-    if isinstance(node, list):
-        return [renamed(v) for v in node]
-    return to_xx(node) if isinstance(node, str) else node
-
-
-def declared_as_xx(cfg: dict) -> dict:
-    """`cfg` with Sinhala declared as `xx`: every key and value renamed, and what the library knows of `si`
-    by default said in the config (the generated world's language, its tag set, its script)."""
-    new = renamed(cfg)
-    new["corpus"]["generate"]["languages"] = {"xx": "si"}
-    new["annotation"]["xx"]["pos"]["tagset"] = "ucsc"
-    new["curation"]["filters"]["scripts"] = {"en": "LATIN", "xx": "SINHALA", "ta": "TAMIL"}
-    return new
-
-
-def files(root: Path) -> dict[str, bytes]:
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
 @pytest.fixture(scope="module")
@@ -136,43 +106,3 @@ def test_config_check_takes_the_renamed_config():
     del cfg["corpus"]["generate"]["languages"]
     with pytest.raises(ConfigError, match=r"languages: 'xx' is not a language of the generated world"):
         check_config(cfg)
-
-
-# --- the shared shrunken DAG, and a part of it renamed ------------------------------------------------------
-
-# the part of the shared DAG (tests/dag.py) run again with si declared as xx: what a language code reaches. The
-# two mining pairs of si through the LEM variant (the generated world, annotation, tokenizer, base model, both
-# training stages, features, embedding, the news layout), the generated lexical control, the configured
-# annotators scored on the gold in its tag set, and curation's script filter and ranking
-RENAMED_TARGETS = [
-    "results/mining/lem/seed1/news_gen/xx-en.metrics.json",
-    "results/mining/lem/seed1/news_gen/xx-ta.metrics.json",
-    "results/mining/control_lexical/seed1/news_gen/xx-en.metrics.json",
-    "results/annotation_eval/configured/xx.json",
-    "results/curation/lem/seed1/xx-en/metrics.json",
-]
-
-
-def numbers(path: Path, rename: bool = False) -> object:
-    """What a metrics file says, its provenance (versions, commands, times) left out, `si` renamed `xx` with
-    `rename`."""
-    data = json.loads(path.read_text(encoding="utf-8"))
-    data = {k: v for k, v in data.items() if k != "provenance"}
-    return renamed(data) if rename else data
-
-
-@pytest.mark.slow
-def test_a_renamed_language_gives_the_same_metrics(tmp_path, dag_config, dag_reference):
-    """The shared DAG's config with si declared as xx, run to the targets above in a folder of its own: every
-    metrics file it writes equals the shared run's file of the same job, si read as xx."""
-    workdir = new_workdir(tmp_path / "xx", declared_as_xx(dag_config))
-    proc = snakemake(workdir, "--cores", CORES, *RENAMED_TARGETS)
-    (workdir / "snakemake.out").write_text(proc.stdout + proc.stderr)
-    check(proc, workdir)
-    xx = {p.relative_to(workdir).as_posix(): p for p in metrics_files(workdir)}
-    assert set(RENAMED_TARGETS) == set(xx)  # the targets are the metrics files of the part run
-    assert not [p for p in files(workdir / "results") if SI.search(p)]  # no file of the renamed run says si
-    si = {to_xx(p.relative_to(dag_reference).as_posix()): p for p in metrics_files(dag_reference)}
-    assert set(xx) <= set(si), sorted(set(xx) - set(si))
-    different = [p for p in sorted(xx) if numbers(si[p], rename=True) != numbers(xx[p])]
-    assert not different, different

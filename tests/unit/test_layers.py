@@ -25,7 +25,7 @@ Bottom to top:
    module may import anything below; no module imports a CLI module but `lem.cli` and `lem.__main__`
    (`lem.cli` imports a stage's module by name, when a command names it).
 
-Within a layer (and within one stage) imports may go either way: tests/test_imports.py checks they form no
+Within a layer (and within one stage) imports may go either way: tests/unit/test_imports.py checks they form no
 circle.
 """
 
@@ -63,7 +63,7 @@ def layer(module: str) -> tuple[int, int]:
         return REPORT, 0
     if top in PLANNING_MODULES:
         return PLANNING, 0
-    raise KeyError(f"{module}: no layer declared (tests/test_layers.py)")
+    raise KeyError(f"{module}: no layer declared (tests/unit/test_layers.py)")
 
 
 def _where(module: str) -> str:

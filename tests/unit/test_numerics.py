@@ -1,5 +1,5 @@
 """The CPU's numeric code paths pinned from `resources.cpu_numerics` (lem.core.numerics), and the hardware that every
-metrics file records. The two-dispatch training test is in tests/test_pretrain.py."""
+metrics file records. The two-dispatch training test is in tests/dag/test_pretrain_processes.py."""
 
 from __future__ import annotations
 

@@ -1,6 +1,8 @@
 """Reference encoders (lem.reference): settings, the laser backend against a fake `laser_encoders` (the real one
 needs Python 3.8 and downloads its models), and the sentence_transformers backend for real on a tiny random
-model built here. No network: hub look-ups are local-only."""
+model built here. No network: hub look-ups are local-only. In the DAG, the rows ref_<name>: planned with their
+environments (tests/planning/test_refenc_plan.py), and a run stopping at the first of them with its message
+(tests/dag/test_refenc_run.py)."""
 
 from __future__ import annotations
 
@@ -9,23 +11,18 @@ import hashlib
 import importlib.abc
 import importlib.util
 import json
-import os
-import re
-import subprocess
 import sys
 import types
 from pathlib import Path
 
 import numpy as np
 import pytest
-import yaml
-from support.dag import snakemake
+from support.reference import COMMIT, LASER_SCRIPT
 
 from lem import reference as refenc
 from lem.reference import RefEncoder, RefEncoderError, RefEncoderSettings, embed_files, encode
 
 REPO = Path(__file__).resolve().parents[2]
-COMMIT = "0123456789abcdef0123456789abcdef01234567"
 SENTENCES = ["The cat sat.", "a dog ran", "the dog and the cat", "cat"]
 
 
@@ -89,8 +86,6 @@ def test_unpinned_revision_only_when_allowed():
 
 
 # --- laser: workflow/scripts/laser_encode.py, a CLI of its own run in envs/laser.yaml ----------------------------
-
-LASER_SCRIPT = REPO / "workflow" / "scripts" / "laser_encode.py"
 
 
 @pytest.fixture
@@ -479,108 +474,3 @@ def test_the_verb_with_a_sentence_transformers_folder(st_folder, tmp_path):
     assert cli.main(reference_encode(settings, *files)) == 0
     np.testing.assert_array_equal(np.load(tmp_path / "a.npy"), np.load(tmp_path / "b.npy"))
     assert json.loads((tmp_path / "b.meta.json").read_text())["lang"] == "b"
-
-
-# --- in the DAG: rows ref_<name>, planned with their environment, stopping with the message when run ------------
-
-
-def _planned(proc: subprocess.CompletedProcess) -> dict[str, set[str]]:
-    """rule -> the `variant` wildcards of its planned jobs, from a dry run's output."""
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    jobs: dict[str, set[str]] = {}
-    for block in (proc.stdout + proc.stderr).split("\nrule ")[1:]:
-        m = re.search(r"wildcards: .*?variant=([\w.-]+)", block)
-        jobs.setdefault(block.split(":", 1)[0], set()).add(m.group(1) if m else "")
-    return jobs
-
-
-def _reference_rows(named: dict, laser: bool) -> set:
-    """The union of `named`'s values over the reference rules (`embed_reference[_laser][_<part>]`) of one kind."""
-    return set().union(
-        *(v for rule, v in named.items() if rule.startswith("embed_reference") and ("laser" in rule) == laser)
-    )
-
-
-def test_the_paper_config_plans_the_reference_rows_in_their_environments(paper_plan):
-    jobs = _planned(subprocess.CompletedProcess([], 0, paper_plan, ""))  # planned once (tests/conftest.py)
-    assert _reference_rows(jobs, laser=True) == {"ref_laser"} and _reference_rows(jobs, laser=False) == {
-        "ref_labse"
-    }
-    assert {"ref_laser", "ref_labse"} <= jobs["mine"]
-    plan = paper_plan
-    assert "results/mining/ref_laser/seed13/news_itn/si-ta.metrics.json" in plan
-    assert "results/embeddings/ref_labse/seed13/news_itn/si-en/si.npy" in plan
-    laser_jobs = [
-        line.removeprefix("Shell command: ") for line in plan.splitlines() if "laser_encode.py" in line
-    ]
-    assert laser_jobs and all(
-        line.startswith(f"python {LASER_SCRIPT} --sentences ") and "PYTHONPATH" not in line
-        for line in laser_jobs
-    )  # the workflow's own script, by the path of the workflow's folder
-    # the rules' environments: tests/test_envs.py (laser.yaml for the laser rows, train.yaml for the others)
-    laser_env = yaml.safe_load((REPO / "envs" / "laser.yaml").read_text())
-    assert "python=3.8" in laser_env["dependencies"]
-    assert f"laser-encoders=={refenc.LASER_ENCODERS_VERSION}" in laser_env["dependencies"][-1]["pip"]
-
-
-@pytest.mark.slow
-def test_enabled_without_models_the_run_stops_at_the_first_reference_job_with_its_message(tmp_path):
-    """The issue's done-when: the backends enabled and no model present, the dry run plans them and a real
-    run stops at the first of them with one line saying what to do (here, without conda: the laser script runs
-    on this Python and says to use envs/laser.yaml; the LaBSE job is not in the empty cache)."""
-    cfg = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
-    cfg["corpus"]["generate"].update(
-        mono_sentences=60,
-        para_train=40,
-        para_valid=10,
-        news_documents=4,
-        sentiment_examples=30,
-        noisy_pairs=8,
-    )
-    cache = tmp_path / "hf-cache"
-    cfg["reference_encoders"] = {
-        "laser": {"settings": {"backend": "laser", "model_dir": str(tmp_path / "no-models")}},
-        "labse": {"settings": {"backend": "sentence_transformers", "model": "sentence-transformers/LaBSE",
-                               "revision": COMMIT, "local_files_only": True, "cache_dir": str(cache)}},
-    }  # fmt: skip
-    config = tmp_path / "config.yaml"
-    config.write_text(yaml.safe_dump(cfg))
-    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    jobs = _planned(snakemake(tmp_path, "-n", config=config, env=env))
-    assert _reference_rows(jobs, laser=True) == {"ref_laser"} and _reference_rows(jobs, laser=False) == {
-        "ref_labse"
-    }
-    assert {"ref_laser", "ref_labse", "control_random"} <= jobs["mine"]
-    assert {"ref_laser", "ref_labse"} & jobs["embed_news_gen"] == set()
-
-    first = cfg["pretrain"]["seeds"][0]  # rows with no pre-training have the first seed's folder
-    targets = [
-        f"results/embeddings/{row}/seed{first}/news_gen/si-en/si.npy" for row in ("ref_laser", "ref_labse")
-    ]
-    logs = {
-        row: tmp_path / "logs" / "embed" / row / f"seed{first}" / "news_gen" / "reference.log"
-        for row in ("ref_laser", "ref_labse")
-    }
-    messages = {
-        "ref_laser": "laser_encode: the laser backend needs Python 3.8 to 3.10; this is Python "
-        f"{sys.version_info[0]}.{sys.version_info[1]} (laser-encoders 0.0.2 imports fairseq 0.12.2",
-        "ref_labse": "lem reference encode: sentence-transformers model sentence-transformers/LaBSE@"
-        f"{COMMIT} is not in the Hugging Face cache ({cache}) and could not be fetched",
-    }
-    proc = snakemake(tmp_path, "--cores", "1", *targets, config=config, env=env)
-    assert proc.returncode != 0
-    failed = [row for row, log in logs.items() if log.exists()]
-    assert len(failed) == 1, proc.stdout + proc.stderr  # it stops at the first
-    assert f"Error in rule embed_reference{'_laser' if failed == ['ref_laser'] else ''}" in proc.stderr
-
-    def says_what_to_do(row: str) -> None:
-        lines = logs[row].read_text().strip().splitlines()
-        assert len(lines) == 1 and lines[0].startswith(messages[row]), lines
-        assert ("--software-deployment-method conda" if row == "ref_laser" else "hf download") in lines[0]
-        assert not list((tmp_path / "results" / "embeddings" / row).rglob("*.npy"))
-
-    says_what_to_do(failed[0])
-    proc = snakemake(tmp_path, "--cores", "1", "--keep-going", *targets, config=config, env=env)
-    assert proc.returncode != 0
-    for row in logs:  # the other one too: each says what to do, in one line
-        says_what_to_do(row)

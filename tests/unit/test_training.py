@@ -1,18 +1,15 @@
 """lem.core.training: the masked-LM loss on the labelled positions, batches keyed by their global index (workers,
-resume), data-parallel runs under torchrun, and the launcher."""
+resume), data-parallel runs under torchrun (tests/dag/test_training_torchrun.py), and the launcher."""
 
 from __future__ import annotations
 
-import json
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import torch
-from safetensors.numpy import load_file
+from support.builders import training_world
+from support.training import stage_settings, weights
 
 from lem.core import training
 from lem.core.training import BATCH_KEY
@@ -156,35 +153,7 @@ def test_masks_depend_on_the_batch_index_only_not_on_workers(rows_and_tokenizer,
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory) -> dict[str, Path]:
-    """Generated English text, its annotation, a tokenizer, MLM features, and a random tiny model without
-    dropout (so that data-parallel and one-process runs can agree to float precision)."""
-    from support.builders import english_features
-    from transformers import AutoTokenizer
-
-    from lem.pretrain import ModelSettings, new_model
-
-    root = tmp_path_factory.mktemp("training")
-    english_features(root, mono_sentences=300, para_train=10, vocab_size=500, valid=0.15)
-    tok = AutoTokenizer.from_pretrained(str(root / "tok"))
-    model = new_model(tok, ModelSettings(hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
-                                         intermediate_size=64, max_length=40), seed=1)  # fmt: skip
-    model.config.hidden_dropout_prob = model.config.attention_probs_dropout_prob = 0.0
-    model.save_pretrained(str(root / "init"))
-    tok.save_pretrained(str(root / "init"))
-    return {"root": root, "init": root / "init", "features": root / "feat"}
-
-
-def stage_settings(**training_overrides) -> dict:
-    return {
-        "training": {"epochs": 3, "batch_size": 32, "learning_rate": 0.002, "checkpoint_every": "epoch",
-                     "logging_steps": 4, "seed": 5, "keep_checkpoints": True, "stats_examples": 20,
-                     "valid_examples": 32, **training_overrides},
-        "masking": {"strategy": "lem", "entity_types": ["ne", "noun"]},
-    }  # fmt: skip
-
-
-def weights(run: Path) -> dict:
-    return load_file(str(run / "model" / "model.safetensors"))
+    return training_world(tmp_path_factory.mktemp("training"))
 
 
 def train_in_process(tiny, run: Path, callbacks=(), **overrides) -> dict:
@@ -230,46 +199,6 @@ def test_resumed_across_epochs_with_workers_equals_uninterrupted(tiny, tmp_path)
     )
     a, b = weights(straight), weights(resumed)
     assert a.keys() == b.keys() and all(abs(a[k] - b[k]).max() < 1e-6 for k in a)
-
-
-def test_torchrun_two_processes_train_as_one(tiny, tmp_path):
-    """`torchrun --nproc_per_node 2` on the CPU (gloo): the same steps, evaluations and choice as one process,
-    and, the model having no dropout, the same weights within float tolerance: both processes draw the same
-    global batch of 32 and mask it whole, each trains on 16 of its rows, and the loss is divided by the
-    labelled positions of the whole batch, so the averaged gradient is the one-process gradient. The two
-    processes take the static step (`static_shapes: on`), the one process the eager step."""
-    settings = dict(max_steps=12, checkpoint_every=4, min_evaluations=3, logging_steps=2)
-
-    def cmd(run: Path, **more) -> list[str]:
-        cfg = json.dumps(stage_settings(**settings, **more))
-        return ["-m", "lem.cli", "pretrain", "continue", "--stage", "mono", "--init", str(tiny["init"]),
-                "--features", str(tiny["features"]), "--settings", cfg, "--checkpoints", str(run / "ckpt"),
-                "--threads", "1", "--out", str(run / "model")]  # fmt: skip
-
-    env = {**os.environ, "CUDA_VISIBLE_DEVICES": "", "OMP_NUM_THREADS": "1"}
-    one, two = tmp_path / "one", tmp_path / "two"
-    subprocess.run([sys.executable, *cmd(one)], check=True, capture_output=True, env=env)
-    launcher = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2"]
-    # the two processes take the static step (the GPU's default path: the global batch padded and gathered
-    # before each process keeps its rows), the one process the eager step: the same numbers
-    proc = subprocess.run([*launcher, *cmd(two, static_shapes="on")], capture_output=True, text=True, env=env)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    ref = json.loads((one / "model" / "selection.json").read_text())
-    sel = json.loads((two / "model" / "selection.json").read_text())
-    assert (sel["processes"], ref["processes"]) == (2, 1)
-    for key in ("global_steps", "best_step", "best_checkpoint", "schedule", "evaluations_done"):
-        assert sel[key] == ref[key], key
-    assert [e["step"] for e in sel["evaluations"]] == [4, 8, 12]
-    assert [e["eval_loss"] for e in sel["evaluations"]] == pytest.approx(
-        [e["eval_loss"] for e in ref["evaluations"]], rel=1e-5
-    )
-    assert sel["train_loss"] == pytest.approx(ref["train_loss"], rel=1e-5)
-    a, b = weights(one), weights(two)
-    assert a.keys() == b.keys() and all(abs(a[k] - b[k]).max() < 1e-5 for k in a)
-    # rank 0 alone wrote the outputs: the same files as one process's
-    assert sorted(p.name for p in (two / "model").iterdir()) == sorted(
-        p.name for p in (one / "model").iterdir()
-    )
 
 
 def test_nproc_and_launch_command(monkeypatch):
