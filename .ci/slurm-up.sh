@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Start a real single-node SLURM cluster here, without systemd, for tests/test_slurm.py.
+# Start a real single-node SLURM cluster here, without systemd, for tests/slurm/test_slurm.py.
 #
 #   bash .ci/slurm-up.sh [STATE_DIR]      (default: a new /tmp/lem-slurm.XXXXXX)
 #   export SLURM_CONF=STATE_DIR/slurm.conf

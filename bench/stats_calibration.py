@@ -16,7 +16,7 @@ pairs, NMT BLEU over sentences), with 3, 5 or 10 pre-training seeds, in six scen
   items-only     no seed part at all: item noise only
 
 Each comparison is tested by `lem.evidence.crossed.two_level_p`, the vectorised form of the
-`two_level_test` the report runs (the same pseudo-values, mean squares and t; tests/test_crossed.py checks
+`two_level_test` the report runs (the same pseudo-values, mean squares and t; tests/unit/test_crossed.py checks
 they agree); the seed-only paired t-test the report used before is printed beside it. Then the primary
 family: three pairs (one comparison each, all null) corrected by Holm (`lem.evidence.stats.holm`), its
 family-wise error rate; and the power at the primary family's level (Holm's first threshold, alpha / 3) for

@@ -1,4 +1,6 @@
-"""Shared fixtures. Real public data lives in ../shared/data beside the repository (never copied in).
+"""Shared fixtures and the test tiers. A test's tier is the folder of its file (tests/unit, tests/planning,
+tests/dag, tests/realdata, tests/slurm, tests/gpu); the helpers every tier shares are tests/support/'s. Real
+public data lives in ../shared/data beside the repository (never copied in).
 
 The tests assume the CPU (its float32 numbers; no autocast, no CUDA nondeterminism): on a GPU node they see
 no GPU unless `LEM_TEST_DEVICE=cuda` asks for it. Every package of `pyproject.toml`'s dependencies is
@@ -9,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 import tomllib
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -18,8 +21,11 @@ import pytest
 if os.environ.get("LEM_TEST_DEVICE", "cpu") == "cpu":
     os.environ["CUDA_VISIBLE_DEVICES"] = ""  # before anything imports torch
 
-REPO = Path(__file__).resolve().parents[1]
-SHARED_DATA = Path(os.environ.get("LEM_SHARED_DATA", REPO.parent / "shared" / "data"))
+TESTS = Path(__file__).resolve().parent
+if str(TESTS) not in sys.path:
+    sys.path.insert(0, str(TESTS))  # the suite's helpers, tests/support/: `from support.dag import snakemake`
+
+from support import REPO, SHARED_DATA  # noqa: E402 (after the device is pinned)
 
 
 def missing_required_packages(pyproject: Path = REPO / "pyproject.toml") -> list[str]:
@@ -51,9 +57,9 @@ def pytest_configure(config):
 
 @pytest.fixture(scope="session")
 def dag_config(tiny_sentence_transformer) -> dict:
-    """The shrunken embedded default of every DAG-level test (tests/dag.py), with a tiny local
+    """The shrunken embedded default of every DAG-level test (tests/support/dag.py), with a tiny local
     sentence-transformers model as reference encoder row `ref_tiny`."""
-    from dag import small_config
+    from support.dag import small_config
 
     return small_config(tiny_sentence_transformer)
 
@@ -62,7 +68,7 @@ def dag_config(tiny_sentence_transformer) -> dict:
 def dag_reference_run(tmp_path_factory, dag_config):
     """The whole shrunken DAG, started once per session at its first test when a selected test reads it
     (`long_runs_in_background`, below), at a lower CPU priority."""
-    from dag import start_dag
+    from support.dag import start_dag
 
     run = start_dag(tmp_path_factory.mktemp("dag"), dag_config, nice=10)
     yield run
@@ -80,8 +86,9 @@ def dag_reference(dag_reference_run) -> Path:
 @pytest.fixture(scope="session")
 def paper_plan(tmp_path_factory) -> str:
     """What `snakemake -n -p` prints for config/paper.yaml in an empty folder: planned once per session for
-    the tests that read the paper DAG's jobs and commands (tests/test_pins.py, tests/test_refenc.py)."""
-    from dag import snakemake
+    the tests that read the paper DAG's jobs and commands (tests/planning/test_pins.py,
+    tests/planning/test_refenc_plan.py)."""
+    from support.dag import snakemake
 
     proc = snakemake(tmp_path_factory.mktemp("paper-plan"), "-n", "-p", config=REPO / "config" / "paper.yaml")
     assert proc.returncode == 0, (proc.stdout + proc.stderr)[-4000:]
@@ -93,27 +100,9 @@ def tiny_sentence_transformer(tmp_path_factory) -> Path:
     """A tiny random sentence-transformers model (BERT, 1 layer, width 16, mean pooling) in a local folder:
     the `sentence_transformers` reference-encoder backend run for real, offline."""
     pytest.importorskip("sentence_transformers")
-    import torch
-    from sentence_transformers import SentenceTransformer
-    from sentence_transformers.sentence_transformer.modules import Pooling, Transformer
-    from transformers import BertConfig, BertModel, BertTokenizerFast
+    from support import builders
 
-    root = tmp_path_factory.mktemp("st")
-    hf = root / "hf"
-    hf.mkdir()
-    words = ["the", "cat", "dog", "sat", "ran", "and", "a", "."]
-    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *words, *"abcdefghijklmnopqrstuvwxyz"]
-    (root / "vocab.txt").write_text("\n".join(vocab) + "\n")
-    BertTokenizerFast(vocab_file=str(root / "vocab.txt")).save_pretrained(hf)
-    torch.manual_seed(0)
-    config = BertConfig(vocab_size=len(vocab), hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
-                        intermediate_size=32, max_position_embeddings=64)  # fmt: skip
-    BertModel(config).save_pretrained(hf)
-    word = Transformer(str(hf))
-    model = SentenceTransformer(modules=[word, Pooling(word.get_embedding_dimension(), "mean")], device="cpu")
-    out = root / "labse-tiny"
-    model.save(str(out))
-    return out
+    return builders.tiny_sentence_transformer(tmp_path_factory.mktemp("st"))
 
 
 @pytest.fixture(scope="session")
@@ -124,90 +113,28 @@ def shared_data() -> Path:
     return SHARED_DATA
 
 
-def english_features(root: Path, mono_sentences: int, para_train: int, vocab_size: int, valid: float) -> dict:
-    """A generated world in `root` (English text annotated with its lexicons), a tokenizer trained on the
-    English text (`root/tok`) and MLM features of it (`root/feat`, max length 40): the training tests'
-    common start. Returns the paths and the English annotation settings."""
-    from lem.annotate.run import annotate_file
-    from lem.annotate.settings import AnnotateSettings
-    from lem.corpus.generate import GenerateSettings, generate
-    from lem.features import build_mono_features
-    from lem.tokenizer import train_tokenizer
-
-    generate(
-        GenerateSettings.from_dict(
-            {"mono_sentences": mono_sentences, "para_train": para_train, "para_valid": 5, "news_documents": 2,
-             "sentiment_examples": 20, "noisy_pairs": 8,
-             "composed_share": 0.0, "date_share": 0.0, "number_max": 0}  # the lexicon's small, predictable world
-        ),
-        root / "corpus", root / "eval",
-    )  # fmt: skip
-    lex = root / "corpus" / "lexicon"
-    settings = AnnotateSettings.from_dict(
-        {"pos": {"backend": "lexicon", "format": "tsv", "path": str(lex / "en.pos.tsv")},
-         "ner": {"backend": "lexicon", "format": "gazetteer_tsv", "path": str(lex / "en.ner.tsv")}}
-    )  # fmt: skip
-    annotate_file("en", root / "corpus" / "mono" / "en.txt", root / "en.parquet", settings)
-    train_tokenizer([root / "corpus" / "mono" / "en.txt"], vocab_size, root / "tok", seed=1)
-    build_mono_features(root / "tok", root / "en.parquet", "en", 40, valid, 1, root / "feat")
-    return {"lexicon": lex, "tok": root / "tok", "feat": root / "feat", "en_settings": settings}
-
-
 # --- test tiers ---------------------------------------------------------------------------------------------
-# Every test gets its tier markers here, centrally (nothing to add in the test files). `unit` and `planning` are
-# the fast tiers: `pytest` alone runs them. `dag`, `slurm`, `gpu` and `realdata` are the slow ones: `pytest
-# --all` runs every tier (the fast ones first), `pytest -m dag` (etc.) one of them, and naming a test file runs
-# all its tests. `slow` is the slow tiers' alias: `-m "not slow"` selects the fast tiers, `-m slow` the slow ones.
+# A test's tier is the folder its file is in, tests/<tier>/, whatever the file or the test is named (nothing to
+# mark in the test files: a tier marker there fails the test). `unit` and `planning` are the fast tiers: `pytest`
+# alone runs them. `dag`, `slurm`, `gpu` and `realdata` are the slow ones: `pytest --all` runs every tier (the
+# fast ones first), `pytest -m dag` (etc.) one of them, and naming a test file or a tier's folder runs all its
+# tests. `slow` is the slow tiers' alias: `-m "not slow"` selects the fast tiers, `-m slow` the slow ones.
 FAST_TIERS = ("unit", "planning")
 SLOW_TIERS = ("dag", "slurm", "gpu", "realdata")
-# Files whose tests plan (dry runs, config and schema checks): the `planning` tier; any other test is `unit`.
-PLANNING_FILES = {
-    "test_annotation_dag.py",
-    "test_config_cross.py",
-    "test_config_readme.py",
-    "test_config_sections.py",
-    "test_configs.py",
-    "test_envs.py",
-    "test_gpu_share.py",
-    "test_module.py",
-    "test_pins.py",
-    "test_plan.py",
-    "test_planning_env.py",
-    "test_refusals.py",
-    "test_run_model.py",
+TIERS = FAST_TIERS + SLOW_TIERS
+# The fixtures that only the tests of one tier may use (`paper_plan`: planning or a slow tier): a test of another
+# tier's folder that uses one, directly or through another fixture, fails naming the folder it belongs in. So do
+# a test file outside a tier's folder, a tier marker in a test file, and a test of a fast tier that runs
+# Snakemake jobs (tests/support/dag.py's `snakemake`).
+FIXTURE_TIERS = {
+    "dag_reference_run": ("dag", "the shared whole DAG"),
+    "dag_reference": ("dag", "the shared whole DAG"),
+    "bare_python": ("dag", "a fresh virtual environment, built by pip"),
+    "shared_data": ("realdata", "the real data of ../shared/data"),
+    "paper_plan": ("planning", "a dry run of the paper config"),
 }
-PLANNING_FIXTURES = {"paper_plan"}
-# Tests that execute Snakemake jobs besides those that read the shared DAG (fixture `dag_reference`): the
-# `dag` tier. tests/dag.py's snakemake() fails a test of a fast tier that runs jobs, naming this list.
-DAG_TESTS = {
-    "test_gpu_share.py::test_two_training_jobs_side_by_side_write_the_files_they_write_in_turn",
-    "test_gpu_smoke.py::test_plan_of_the_finished_run_matches_training",
-    "test_gpu_smoke.py::test_the_dag_runs_on_a_stand_in",
-    "test_inputs.py::test_files_corpus_with_an_empty_language_stops_the_workflow",
-    "test_local_data.py::test_local_config_runs_on_the_real_data_and_reports_every_table",
-    "test_module.py::test_a_module_runs_a_small_target_in_its_rules_environment",
-    "test_plan.py::test_plan_rule_runs_alone",
-    "test_refenc.py::test_enabled_without_models_the_run_stops_at_the_first_reference_job_with_its_message",
-}
-# Whole training processes (killed and resumed, torchrun, a subprocess per kernel level) and the evaluation
-# chain end to end: 15-30 s each, so they are in the `dag` tier and the fast tiers stay under 5 minutes; under
-# `--all` they run among the fast tiers (`tier_rank`), while the shared DAG is made in the background.
-PROCESS_TESTS = {
-    "test_controls.py::test_positive_verdict_proves_the_chain",
-    "test_pretrain.py::test_checkpoints_of_an_upstream_model_that_changed_are_not_resumed",
-    "test_pretrain.py::test_killed_run_resumes_to_the_uninterrupted_result",
-    "test_pretrain.py::test_sigint_saves_a_checkpoint_stops_promptly_and_resumes_to_the_same_result",
-    "test_pretrain.py::test_weights_and_metrics_do_not_depend_on_the_callers_kernel_dispatch",
-    "test_training.py::test_torchrun_two_processes_train_as_one",
-}
-DAG_TESTS |= PROCESS_TESTS
-DAG_FIXTURES = {"dag_reference"}
-# Fixtures that build an environment of their own (a fresh venv, pip from its cache: about a minute, once per
-# session; tests/test_planning_env.py): the `dag` tier.
-ENV_FIXTURES = {"bare_python"}
-SLURM_FILES = {"test_slurm.py"}
-REALDATA_FIXTURES = {"shared_data"}
-TIERS_KEY = pytest.StashKey[frozenset]()
+TIER_KEY = pytest.StashKey[str]()
+MISPLACED_KEY = pytest.StashKey[str]()
 DESELECTED_KEY = pytest.StashKey[int]()
 
 
@@ -217,68 +144,87 @@ def pytest_addoption(parser):
         action="store_true",
         dest="lem_all_tiers",
         help="run every tier (unit, planning, dag, slurm, gpu, realdata), the fast ones first; `pytest` alone "
-        "(no -m, no test file named) runs the fast tiers: unit and planning",
+        "(no -m, no test file or folder named) runs the fast tiers: unit and planning",
     )
 
 
-def _name(item) -> str:
-    return f"{item.path.name}::{getattr(item, 'originalname', item.name)}"
+def folder_tier(path: Path) -> str | None:
+    """The tier of a test file: the folder below tests/ it is in (None: no tier's folder)."""
+    try:
+        parts = Path(path).resolve().relative_to(TESTS).parts
+    except ValueError:
+        return None
+    return parts[0] if len(parts) > 1 and parts[0] in TIERS else None
 
 
-def item_tiers(item) -> frozenset[str]:
-    """A test's tiers, from its file, its name, its fixtures and the markers its file gives it."""
-    file = item.path.name
-    name = _name(item)
-    fixtures = set(getattr(item, "fixturenames", ()))
-    tiers = {m.name for m in item.iter_markers() if m.name in FAST_TIERS + SLOW_TIERS}
-    if fixtures & (DAG_FIXTURES | ENV_FIXTURES) or name in DAG_TESTS:
-        tiers.add("dag")
-    if file in SLURM_FILES:
-        tiers.add("slurm")
-    # the real data read by a fixture, or planned for config/local.yaml (tests/test_run_model.py)
-    if fixtures & REALDATA_FIXTURES or (file == "test_run_model.py" and "local.yaml" in item.name):
-        tiers.add("realdata")
-    if item.get_closest_marker("slow") and not tiers & set(SLOW_TIERS):
-        tiers.add("dag")  # marked slow in its file, in no slow tier above: the catch-all slow tier
-    if not tiers:
-        tiers.add("planning" if file in PLANNING_FILES or fixtures & PLANNING_FIXTURES else "unit")
-    return frozenset(tiers)
+def misplaced(item, tier: str | None) -> str | None:
+    """Why the test cannot be in its file's folder (None: it can)."""
+    where = item.nodeid
+    if tier is None:
+        return f"{where}: a test file belongs in the folder of its tier, tests/<{'|'.join(TIERS)}>/"
+    marked = sorted({m.name for m in item.iter_markers()} & {*TIERS, "slow"})  # before ours are added
+    if marked:
+        return (
+            f"{where} is marked `{marked[0]}` in its file: the folder gives the tier (tests/{tier}/ here); move "
+            "the file (or the test) into its tier's folder and drop the marker"
+        )
+    for fixture in getattr(item, "fixturenames", ()):
+        need, what = FIXTURE_TIERS.get(fixture, (tier, ""))
+        if need != tier and not (need == "planning" and tier in SLOW_TIERS):
+            return f"{where} uses the fixture `{fixture}` ({what}): it belongs in tests/{need}/, not tests/{tier}/"
+    return None
+
+
+def item_tier(item) -> str:
+    return item.stash.get(TIER_KEY, "unit")
 
 
 def is_slow(item) -> bool:
-    return bool(item.stash[TIERS_KEY] & set(SLOW_TIERS))
+    return item_tier(item) in SLOW_TIERS
 
 
 @pytest.hookimpl(tryfirst=True)  # before -m selects by marker
 def pytest_collection_modifyitems(config, items):
     for item in items:
-        tiers = item.stash[TIERS_KEY] = item_tiers(item)
-        for tier in sorted(tiers | ({"slow"} if tiers & set(SLOW_TIERS) else set())):
-            if not item.get_closest_marker(tier):
-                item.add_marker(tier)
+        tier = folder_tier(item.path)
+        problem = misplaced(item, tier)
+        if problem:
+            item.stash[MISPLACED_KEY] = problem
+        if tier is None:
+            continue
+        item.stash[TIER_KEY] = tier
+        for marker in (tier, "slow") if tier in SLOW_TIERS else (tier,):
+            item.add_marker(marker)
 
 
 def fast_only(config) -> bool:
-    """`pytest` alone runs the fast tiers: unless --all, a -m expression (even `-m ""`) or a test file (or a
-    test's node id) is given."""
+    """`pytest` alone runs the fast tiers: unless --all, a -m expression (even `-m ""`), a test file (or a
+    test's node id) or a folder below tests/ is given."""
     if config.getoption("lem_all_tiers"):
         return False
     args = [*map(str, config.invocation_params.args), *os.environ.get("PYTEST_ADDOPTS", "").split()]
     if any(a.startswith("-m") for a in args):
         return False
-    return not any(".py" in a for a in config.args)
+    for arg in config.args:
+        path = (config.invocation_params.dir / arg.split("::")[0]).resolve()
+        if ".py" in arg or TESTS in path.parents:
+            return False
+    return True
 
 
 def tier_rank(item) -> int:
-    """The order of a run of several tiers: the fast tiers first (their failures show early), then the slow
-    tests that do not read the shared DAG (it is made in the background meanwhile), then those that read it,
-    SLURM's last (their run, started in the background at the first test, is long over by then)."""
-    tiers = item.stash[TIERS_KEY]
-    if not tiers & set(SLOW_TIERS) or _name(item) in PROCESS_TESTS:
-        return 0  # the whole training processes too: they need no DAG, so they run while it is made
-    if "slurm" in tiers:
-        return 3
-    return 2 if set(getattr(item, "fixturenames", ())) & DAG_FIXTURES else 1
+    """The order of a run of several tiers: the fast tiers first, unit then planning (their failures show
+    early), then the slow tests that wait for no run, those that wait for their module's run started in the
+    background (`start_in_background`, below), those that read the shared DAG (made in the background
+    meanwhile), SLURM's last (their run, started in the background at the first test, is long over by then)."""
+    tier = item_tier(item)
+    if tier not in SLOW_TIERS:
+        return FAST_TIERS.index(tier) if tier in FAST_TIERS else 0
+    if tier == "slurm":
+        return 5
+    if "dag_reference_run" in getattr(item, "fixturenames", ()):
+        return 4
+    return 3 if hasattr(getattr(item, "module", None), "start_in_background") else 2
 
 
 class TierSelection:
@@ -302,11 +248,14 @@ class TierSelection:
 
 
 def pytest_runtest_setup(item):
-    import dag
+    from support import dag
 
-    tiers = item.stash.get(TIERS_KEY, frozenset())
-    dag.RUNNING.update(test=item.nodeid, tiers=tiers)
-    if "gpu" in tiers and os.environ.get("LEM_TEST_DEVICE", "cpu") == "cpu":
+    problem = item.stash.get(MISPLACED_KEY, None)
+    if problem:
+        pytest.fail(problem, pytrace=False)
+    tier = item_tier(item)
+    dag.RUNNING.update(test=item.nodeid, tiers=frozenset({tier}))
+    if tier == "gpu" and os.environ.get("LEM_TEST_DEVICE", "cpu") == "cpu":
         pytest.skip("needs a GPU: LEM_TEST_DEVICE=cuda on a GPU node")
 
 
@@ -314,12 +263,12 @@ def pytest_runtest_setup(item):
 def long_runs_in_background(request, tmp_path_factory):
     """At the first test, the session's long runs start in the background when a selected test needs them:
     the shared DAG (`dag_reference_run`, at a lower CPU priority: it takes the CPU the fast tests leave idle)
-    and what a selected test module's `start_in_background(tmp_path_factory)` starts (tests/test_slurm.py:
-    the SLURM run, which mostly waits for the scheduler; tests/test_gpu_smoke.py and tests/test_local_data.py:
-    their whole DAGs, at a still lower priority than the shared DAG's). The tests that read a run wait for it
-    to end."""
-    items = request.session.items
-    if any(set(getattr(item, "fixturenames", ())) & DAG_FIXTURES for item in items):
+    and what a selected test module's `start_in_background(tmp_path_factory)` starts (tests/slurm/test_slurm.py:
+    the SLURM run, which mostly waits for the scheduler; tests/dag/test_gpu_smoke.py and
+    tests/realdata/test_local_data.py: their whole DAGs, at a still lower priority than the shared DAG's). The
+    tests that read a run wait for it to end; a test that cannot be in its folder (`misplaced`) starts none."""
+    items = [item for item in request.session.items if MISPLACED_KEY not in item.stash]
+    if any("dag_reference_run" in getattr(item, "fixturenames", ()) for item in items):
         request.getfixturevalue("dag_reference_run")
     modules = {item.module for item in items if hasattr(getattr(item, "module", None), "start_in_background")}
     for module in sorted(modules, key=lambda m: m.__name__):

@@ -7,7 +7,7 @@
 #
 # Two rules per set, `embed_reference_laser_<set>` and `embed_reference_<set>` (as the embed rules'
 # `<set>`), whether or not the config has a reference row of that backend. The rules of the shipped configs,
-# listed so that `grep "rule <name>"` finds them (tests/test_rule_paths.py):
+# listed so that `grep "rule <name>"` finds them (tests/unit/test_rule_paths.py):
 # rule embed_reference_curation, rule embed_reference_laser_curation,
 # rule embed_reference_laser_multiner_test, rule embed_reference_laser_news_army,
 # rule embed_reference_laser_news_gen, rule embed_reference_laser_news_hiru,

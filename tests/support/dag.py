@@ -1,0 +1,336 @@
+"""The suite's one way to run Snakemake (snakemake_cmd, snakemake, Background: every test's command line comes
+from here) and the whole-DAG helpers shared by the workflow, interruption and reproducibility tests: the
+shrunken embedded default, a run in a temporary folder (in the foreground, or started in the background and
+waited for), and the digests of every metrics file and the report."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[2]
+SNAKEMAKE = [sys.executable, "-m", "snakemake"]
+CORES = "2"
+
+
+def small_config(reference_model: Path | None = None) -> dict:
+    """The embedded default, shrunk to what the DAG-level tests read: the default's four rows (base, mlm_tlm
+    and two LEM variants; the other ablation variants only change the masking, tested at unit level, and
+    their planning and aliases by dry runs in tests/planning/test_configs.py), two pre-training seeds (intervals
+    and pooled paired tests), curation and NMT on si-en at one kept share, and NMT a few steps long (the wiring,
+    not the translation quality). With `reference_model` (a local sentence-transformers folder), a reference
+    encoder row `ref_tiny` too."""
+    cfg = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    cfg["corpus"]["generate"].update(
+        mono_sentences=400,
+        para_train=300,
+        para_valid=40,
+        news_documents=8,
+        sentiment_examples=300,
+        noisy_pairs=80,
+        noisy_extra_pairs={"si-en": 40},  # NMT's pair: a few more rows (the default: thousands)
+    )
+    cfg["tokenizer"]["vocab_size"] = 800
+    cfg["base_model"]["model"].update(hidden_size=32, intermediate_size=64)
+    cfg["base_model"]["training"]["epochs"] = 1
+    for stage in ("mono", "para"):
+        cfg["pretrain"]["stages"][stage]["epochs"] = {"default": 1}
+    cfg["pretrain"]["max_length"] = 48
+    cfg["embedding"]["max_length"] = 48
+    cfg["sentiment"]["training"]["max_length"] = 48
+    cfg["variants"] = ["base", "mlm_tlm", "lem", "lem_ne"]
+    cfg["ner_model"]["settings"].update(epochs=1, max_length=48)
+    cfg["sentiment"]["seeds"] = [1]
+    cfg["sentiment"]["training"]["epochs"] = 1
+    cfg["pretrain"]["seeds"] = [1, 2]  # intervals over seeds and pooled paired tests
+    cfg["controls"]["random_seeds"] = 1  # one random draw (its pooling over draws: tests/unit/test_report.py)
+    cfg["curation"]["corpora"] = {"si-en": cfg["curation"]["corpora"]["si-en"]}  # the NMT pair
+    cfg["curation"]["settings"]["keep_fractions"] = [0.5]
+    cfg["curation"]["nmt"]["pairs"] = ["si-en"]  # as config/nmt.yaml: the embedded default runs no NMT
+    cfg["curation"]["nmt"]["no_filter"] = True  # its wiring (the embedded default leaves the run out)
+    cfg["curation"]["nmt"]["settings"].update(  # NMT: the wiring, not the translation quality
+        vocab_size=300, hidden=32, heads=2, ffn=64, max_steps=6, evaluations=1, bootstrap_samples=50
+    )
+    if reference_model is not None:
+        cfg["reference_encoders"] = {
+            "tiny": {"settings": {"backend": "sentence_transformers", "model": str(reference_model),
+                                  "device": "cpu"}}
+        }  # fmt: skip
+    return cfg
+
+
+TEST_CONFIG = REPO / ".test" / "config" / "config.yaml"
+TEST_CONFIG_HEADER = """\
+# The suite's shrunken embedded default (tests/support/dag.py, small_config): the whole DAG that
+# tests/conftest.py's dag_reference runs in CI (there with a tiny local sentence-transformers model as reference
+# encoder row `ref_tiny`). Generated: `python tests/support/dag.py` writes it; tests/planning/test_module.py checks
+# it is current. Run it:
+#   snakemake --cores all --configfile .test/config/config.yaml --directory runs/test
+"""
+
+
+def shrunken_config_text() -> str:
+    """.test/config/config.yaml's text: small_config() (no reference encoder) as YAML, under its header."""
+    return TEST_CONFIG_HEADER + yaml.safe_dump(small_config(), sort_keys=False, width=110)
+
+
+SNAKEFILE = REPO / "Snakefile"
+
+# What a dry run passes: Snakemake plans, prints or unlocks, and runs no job (the fast tiers may call these).
+NO_JOB_FLAGS = {"-n", "--dry-run", "--dryrun", "--lint", "--unlock", "--dag", "--rulegraph", "--filegraph",
+                "--list-rules", "--list", "-l", "--list-target-rules", "--lt", "--summary", "-S",
+                "--detailed-summary", "-D", "--d3dag"}  # fmt: skip
+
+# The tier of the test now running (its folder), set by tests/conftest.py before each test: a Snakemake run
+# that executes jobs from a test of a fast tier (tests/unit, tests/planning) fails, saying where it belongs.
+RUNNING: dict[str, object] = {"test": None, "tiers": frozenset()}
+JOB_TIERS = frozenset({"dag", "slurm", "gpu", "realdata"})
+
+
+def snakemake_cmd(
+    workdir: Path,
+    *args: str,
+    config: Path | str | list | tuple | None = "config.yaml",
+    snakefile: Path | None = SNAKEFILE,
+) -> list[str]:
+    """The one Snakemake command line of the suite: `python -m snakemake --snakefile S --directory workdir ARGS
+    --configfile C...`. `config`: a path (relative ones are read from `workdir`), several (an overlay after the
+    config it changes), or None for no --configfile; `snakefile`: None lets Snakemake find the workflow in the
+    folder it runs in (a deployed module). --configfile comes last: it takes several files, so a target after
+    it would be read as one more config file."""
+    cmd = [*SNAKEMAKE]
+    if snakefile is not None:
+        cmd += ["--snakefile", str(snakefile)]
+    cmd += ["--directory", str(workdir), *args]
+    if config is not None:
+        files = config if isinstance(config, list | tuple) else [config]
+        cmd += ["--configfile", *(str(Path(workdir) / f) for f in files)]
+    return cmd
+
+
+def runs_jobs(args: tuple[str, ...] | list[str]) -> bool:
+    """Whether Snakemake with these arguments may execute jobs (no dry-run flag among them)."""
+    return not any(a in NO_JOB_FLAGS or a.startswith(("--dry-run=", "--dryrun=")) for a in args)
+
+
+def check_tier(args: tuple[str, ...] | list[str]) -> None:
+    """Fail a test of a fast tier that runs Snakemake jobs: its file belongs in tests/dag/."""
+    test, tiers = RUNNING["test"], RUNNING["tiers"]
+    if test is not None and runs_jobs(args) and not tiers & JOB_TIERS:
+        folders = ", ".join(f"tests/{tier}/" for tier in sorted(tiers))
+        pytest.fail(
+            f"{test} runs Snakemake jobs (no -n) but is in a fast tier ({folders}): move it into tests/dag/ (the "
+            "`dag` tier, run by `pytest --all`), or make it a dry run",
+            pytrace=False,
+        )
+
+
+def snakemake(
+    workdir: Path,
+    *args: str,
+    config: Path | str | list | tuple | None = "config.yaml",
+    snakefile: Path | None = SNAKEFILE,
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
+    timeout: float | None = None,
+) -> subprocess.CompletedProcess:
+    """Snakemake run by the suite (snakemake_cmd's command line) in `cwd` (default: `workdir`), its output
+    captured as text. A run that executes jobs must come from a test of the dag, slurm, gpu or realdata tier."""
+    check_tier(args)
+    if cwd is None:
+        Path(workdir).mkdir(parents=True, exist_ok=True)  # Snakemake would make it: it is the run's folder
+    return subprocess.run(
+        snakemake_cmd(workdir, *args, config=config, snakefile=snakefile),
+        capture_output=True,
+        text=True,
+        cwd=cwd or workdir,
+        env=env,
+        timeout=timeout,
+    )
+
+
+def new_workdir(path: Path, cfg: dict | None = None) -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    (path / "config.yaml").write_text(yaml.safe_dump(cfg if cfg is not None else small_config()))
+    return path
+
+
+def run_config(workdir: Path) -> dict:
+    """The config a run folder was made with (what a dry run beside it changes one key of)."""
+    return yaml.safe_load((workdir / "config.yaml").read_text())
+
+
+def job_logs(workdir: Path) -> str:
+    return "\n".join(f"--- {p}\n{p.read_text()[-3000:]}" for p in sorted((workdir / "logs").rglob("*.log")))
+
+
+def check(proc: subprocess.CompletedProcess, workdir: Path) -> subprocess.CompletedProcess:
+    """`proc`, or the test fails with Snakemake's output and the job logs."""
+    if proc.returncode != 0:
+        pytest.fail(f"workflow failed:\n{(proc.stdout + proc.stderr)[-6000:]}\n{job_logs(workdir)[-12000:]}")
+    return proc
+
+
+class Background:
+    """A Snakemake run started with Popen in its own process group, its output in `workdir/snakemake.out`:
+    started early, waited for by the test that reads it (`finish`), stopped at the end of the session."""
+
+    def __init__(self, workdir: Path, cmd: list[str], nice: int = 0, env: dict[str, str] | None = None):
+        self.workdir = workdir
+        self.log = workdir / "snakemake.out"
+        with open(self.log, "w") as out:
+            self.proc = subprocess.Popen(
+                ["nice", "-n", str(nice), *cmd] if nice else cmd,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                cwd=workdir,
+                env=env,
+                start_new_session=True,
+            )
+
+    def finish(self) -> tuple[Path, str]:
+        """Wait for the run; (its folder, its output), or the test fails with the output and the job logs."""
+        self.proc.wait()
+        out = self.log.read_text()
+        if self.proc.returncode != 0:
+            pytest.fail(
+                f"workflow exited {self.proc.returncode}:\n{out[-6000:]}\n{job_logs(self.workdir)[-12000:]}"
+            )
+        return self.workdir, out
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+
+
+def start_dag(workdir: Path, cfg: dict | None = None, nice: int = 0) -> Background:
+    """The whole shrunken DAG from scratch in `workdir`, started in the background (`nice`: its CPU priority
+    lowered by that much, so that it takes only the CPU the session leaves idle)."""
+    new_workdir(workdir, cfg)
+    return Background(workdir, snakemake_cmd(workdir, "--cores", CORES), nice=nice)
+
+
+def run_dag(workdir: Path, cfg: dict | None = None) -> Path:
+    """The whole shrunken DAG from scratch in `workdir`; the test fails with the logs if it does."""
+    return start_dag(workdir, cfg).finish()[0]
+
+
+def executed_rules(proc: subprocess.CompletedProcess) -> dict[str, int]:
+    """Rule -> number of jobs from the job-stats table of a Snakemake run (dry or real); {} when nothing ran."""
+    text = proc.stdout + proc.stderr
+    if "Job stats:" not in text:
+        return {}
+    table = text.split("Job stats:", 1)[1].split("\n\n", 1)[0]
+    jobs = {m.group(1): int(m.group(2)) for m in re.finditer(r"^(\w+)\s+(\d+)\s*$", table, re.M)}
+    return {rule: n for rule, n in jobs.items() if rule not in ("total", "all")}
+
+
+def metrics_files(workdir: Path) -> list[Path]:
+    """Every metrics file of a run: the JSON files under results/ written by `lem.core.files.with_keys` (they end
+    with `provenance`), and every file of results/report/."""
+    found = []
+    for path in sorted((workdir / "results").rglob("*.json")):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if (
+            isinstance(data, dict)
+            and isinstance(data.get("provenance"), dict)
+            and "versions" in data["provenance"]
+        ):
+            found.append(path)
+    return found + sorted(p for p in (workdir / "results" / "report").rglob("*") if p.is_file())
+
+
+def sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def digests(workdir: Path) -> dict[str, str]:
+    """sha256 of every metrics file and report file, by path relative to `workdir`."""
+    return {p.relative_to(workdir).as_posix(): sha256(p) for p in metrics_files(workdir)}
+
+
+# --- a stand-in conda ---------------------------------------------------------------------------------------------
+
+FAKE_CONDA = r"""#!@PYTHON@
+# A stand-in `conda`: answers Snakemake's checks, records every call, and "creates" an environment as a
+# folder whose bin/ has `lem` and `python` shims (logging their calls, then running the test's interpreter).
+import json, os, sys
+from pathlib import Path
+
+import yaml
+
+SHIM = '#!/bin/bash\nprintf \'{"ran": "%s"}\\n\' "$0" >> "$LEM_FAKE_CONDA_LOG"\nexec TARGET "$@"\n'
+log = Path(os.environ["LEM_FAKE_CONDA_LOG"])
+args = sys.argv[1:]
+with log.open("a") as f:
+    f.write(json.dumps({"conda": args}) + "\n")
+if args == ["--version"]:
+    print("conda 24.11.3")
+elif args[:2] == ["info", "--json"]:
+    print(json.dumps({"conda_prefix": "@BASE@", "platform": "linux-64"}))
+elif args[:2] == ["config", "--get"]:
+    print(json.dumps({"get": {"channel_priority": "strict"}}))
+elif args[:2] == ["env", "create"]:
+    spec = Path(args[args.index("--file") + 1].strip('"'))
+    prefix = Path(args[args.index("--prefix") + 1].strip('"'))
+    deps = yaml.safe_load(spec.read_text())["dependencies"]
+    pips = [p for d in deps if isinstance(d, dict) for p in d.get("pip", [])]
+    with log.open("a") as f:  # pip expands ${VAR} in the requirements file conda writes for it
+        f.write(json.dumps({"created": str(prefix), "pip": [os.path.expandvars(p) for p in pips]}) + "\n")
+    (prefix / "bin").mkdir(parents=True)
+    for name, target in (("lem", "@LEM@"), ("python", "@PYTHON@")):
+        shim = prefix / "bin" / name
+        shim.write_text(SHIM.replace("TARGET", target))
+        shim.chmod(0o755)
+"""
+
+ACTIVATE = r"""# a stand-in conda's activate: records the command line Snakemake composed, then puts the env first on PATH
+printf '%s\n' "{\"composed\": $(printf '%s' "$BASH_EXECUTION_STRING" | "$LEM_FAKE_PYTHON" -c 'import json,sys; print(json.dumps(sys.stdin.read()))')}" >> "$LEM_FAKE_CONDA_LOG"
+export PATH="$1/bin:$PATH"
+"""
+
+
+def stand_in_conda(root: Path) -> tuple[dict[str, str], Path]:
+    """A stand-in `conda` in `root` (conda itself cannot be installed on these machines, so no environment is
+    really solved): (the process environment for Snakemake with it first on PATH, the log it writes: one JSON
+    object per line: `conda` (its arguments), `created` (an environment's prefix and its pip lines as pip
+    expands them), `composed` (a job's command line as Snakemake composed it), `ran` (a shim of an environment's
+    bin/ that ran))."""
+    base = root / "fake-conda"
+    (base / "bin").mkdir(parents=True)
+    lem = Path(sys.executable).parent / "lem"
+    conda = base / "bin" / "conda"
+    conda.write_text(
+        FAKE_CONDA.replace("@PYTHON@", sys.executable).replace("@BASE@", str(base)).replace("@LEM@", str(lem))
+    )
+    conda.chmod(0o755)
+    (base / "bin" / "activate").write_text(ACTIVATE)
+    log = root / "conda.log"
+    env = {
+        **os.environ,
+        "PATH": f"{base / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}",
+        "LEM_FAKE_CONDA_LOG": str(log),
+        "LEM_FAKE_PYTHON": sys.executable,
+    }
+    return env, log
+
+
+def conda_records(log: Path) -> list[dict]:
+    """What the stand-in conda of `stand_in_conda` recorded, in order."""
+    return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+
+
+if __name__ == "__main__":
+    TEST_CONFIG.parent.mkdir(parents=True, exist_ok=True)
+    TEST_CONFIG.write_text(shrunken_config_text(), encoding="utf-8")
+    print(f"wrote {TEST_CONFIG.relative_to(REPO)}")
