@@ -2,7 +2,7 @@
 
 Each stage module declares `STAGE = lem.core.stage.Stage(...)`; this file lists them and imports only the one a
 command names, so that `lem --help` and light stages stay fast. `docs/contracts.md` documents every verb;
-tests/test_cli.py checks it, and every `lem` call of the workflow's rules, against these declarations.
+tests/unit/test_cli.py checks it, and every `lem` call of the workflow's rules, against these declarations.
 Every command first pins the CPU's numeric code paths as `LEM_CPU_NUMERICS` says (`lem.core.numerics`), before
 anything loads torch.
 """

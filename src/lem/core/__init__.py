@@ -1,3 +1,3 @@
 """Shared pieces that know no stage: settings, user files, words and entities, training, the stage
 machinery of the `lem` command, numerics, interruption and GPU shares. Nothing here imports a stage or
-`lem.evidence.compare` (tests/test_imports.py)."""
+`lem.evidence.compare` (tests/unit/test_imports.py)."""

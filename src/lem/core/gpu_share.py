@@ -9,7 +9,7 @@ no whole GPU (`gpu=0`) but one `gpu_slots`, and the run gives N slots per GPU:
 
 On SLURM the same jobs ask for one GPU shard each (`gres=shard:1`, profiles/slurm/config.yaml), N shards
 per GPU in gres.conf. With `gpu_share: 1` (the default) nothing changes: `gpu` = resources.gpu_training.
-What a job computes does not depend on its neighbours on the GPU (tests/test_gpu_share.py). What sharing
+What a job computes does not depend on its neighbours on the GPU (tests/dag/test_gpu_share_jobs.py). What sharing
 gains is measured by `bench/gpu_training.py --concurrent N` (scripts/gpu-check.sh), and `lem plan cost`
 counts GPU-hours at that aggregate rate, `plan.shared_tokens_per_second` (the one-job rate while "pending").
 """

@@ -4,7 +4,7 @@ A stage module exposes `STAGE = Stage(...)`; `lem.cli` lists the stage modules a
 command names (so `lem --help` stays fast). What every command shares lives here, once:
 
 - arguments: `arg("--out", required=True)` is `add_argument`'s call, kept as data so `docs/contracts.md`
-  and the workflow's shell commands can be checked against the declared flags (tests/test_cli.py);
+  and the workflow's shell commands can be checked against the declared flags (tests/unit/test_cli.py);
 - settings: a verb with `settings=SomeSettings` gets `--settings '<json object>'`, parsed by `json_object`
   and built with `SomeSettings.from_dict` before `run` sees it (`args.settings` is the dataclass); other
   JSON arguments use `type=json_object`; a bad value exits 2 naming the flag;

@@ -57,7 +57,7 @@ class Margins(Settings):
 @dataclass(frozen=True)
 class EvidenceSettings(Settings):
     """The config's `evidence` section, its defaults written here alone (the schema's are checked against
-    them, tests/test_config_sections.py): each family's level `alpha` (Holm within the family), the
+    them, tests/planning/test_config_sections.py): each family's level `alpha` (Holm within the family), the
     intervals' `confidence`, the `power` of the minimum detectable difference, the equivalence `margin` per
     task (a task left out keeps its default) and the declared comparison `families` (given, they replace the
     default families)."""

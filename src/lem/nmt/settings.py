@@ -131,7 +131,7 @@ def _check_sizes(s: NMTSettings) -> None:
     at_least("warmup", 0.0)
 
 
-# sacrebleu 2.6.0's BLEU.TOKENIZERS (tests/test_planning_env.py keeps them equal): planning imports no sacrebleu
+# sacrebleu 2.6.0's BLEU.TOKENIZERS (tests/planning/test_planning_installed.py keeps them equal): planning imports no sacrebleu
 BLEU_TOKENIZERS = ("13a", "char", "flores101", "flores200", "intl", "ja-mecab", "ko-mecab", "none", "spBLEU-1K",
                    "spm", "zh")  # fmt: skip
 

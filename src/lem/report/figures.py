@@ -195,7 +195,7 @@ def mining_figure(summary: pd.DataFrame, variants: list[str], path: Path, marks:
 
 
 # What the forest figure shows (its caption in summary.md and in workflow/report/forest.rst, checked to agree by
-# tests/test_report.py): every error bar is the interval of the verdict it sits beside.
+# tests/unit/test_report.py): every error bar is the interval of the verdict it sits beside.
 COMPARISONS_TEST = (
     f"Each declared comparison (config `evidence.families`: {', '.join(FAMILIES)}) is a two-level test over "
     f"pre-training seeds and test items ({crossed.METHOD}): seed s of a is paired with seed s of b, and the "

@@ -16,7 +16,7 @@ reaches only what it asks for.
 - paths: `base_model_dir`, `model_for`, `model_dir`, `nmt_run_dir`, the evaluation and leakage files, ...
 - the job grid: `training_jobs`, `embed_jobs`, `reference_jobs`, `mining_outputs`, `sentiment_outputs`, `curation_outputs`,
   `nmt_runs`, `annotation_eval_outputs`, and `jobs()`: rule -> the outputs of every job the config implies
-  (tests/test_run_model.py checks it against `snakemake -n`).
+  (tests/planning/test_run_model.py checks it against `snakemake -n`).
 - settings: `settings_for(rule, **wildcards)`: the settings a rule passes to its `lem` verb (`--settings`).
 
 By concern: `paths` (where every artifact lives: the one place a path is written, which the rule files read

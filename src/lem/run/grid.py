@@ -1,5 +1,5 @@
 """The job grid of a run: every training, embedding, mining, sentiment, curation and NMT job the config implies
-(variants x seeds x scopes or pairs; lem.run.Run's third part). tests/test_run_model.py checks `jobs()` against
+(variants x seeds x scopes or pairs; lem.run.Run's third part). tests/planning/test_run_model.py checks `jobs()` against
 `snakemake -n`."""
 
 from __future__ import annotations

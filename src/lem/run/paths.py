@@ -5,7 +5,7 @@ sets some fields and leaves the others as they are, so the same template gives a
 (`fill(MODEL, variant="{tvariant}", stage="mono")`, or with other wildcard names: `pair="{src}-{tgt}"`) and
 one job's file (`fill(MODEL, variant="lem", scope="tri", seed=1, stage="para")`). lem.run.Run builds its
 paths from here, and the rule files read them through workflow/rules/common.smk (`artifact`): no rule file
-writes a `results/` path of its own (tests/test_rule_paths.py). `glob_pattern` gives a template's files as a
+writes a `results/` path of its own (tests/unit/test_rule_paths.py). `glob_pattern` gives a template's files as a
 glob (`lem plan power` finds a finished run's metrics files so).
 """
 
