@@ -2,6 +2,7 @@
 # source tree (included first, before any `lem` import).
 import importlib.util
 import os
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -18,7 +19,9 @@ def package_source_tree(basedir):
     temporary folder and renamed into place; a link in the tree is written as the file it points to).
     """
     if isinstance(basedir, LocalSourceFile):
-        return Path(basedir.get_path_or_uri(secret_free=True)).resolve().parents[1] / "src"
+        return (
+            Path(basedir.get_path_or_uri(secret_free=True)).resolve().parents[1] / "src"
+        )
     if not isinstance(basedir, HostingProviderFile):
         raise WorkflowError(
             f"no `lem` package installed and no source tree for a module from {basedir}: install it, "
@@ -34,8 +37,11 @@ def package_source_tree(basedir):
             if blob.type != "blob":
                 continue
             data = blob.data_stream.read()
-            if blob.mode == 0o120000:  # a symbolic link: the file it points to, from the same commit
-                target = os.path.normpath(os.path.join(os.path.dirname(blob.path), data.decode()))
+            # a symbolic link: the file it points to, from the same commit
+            if blob.mode == 0o120000:
+                target = os.path.normpath(
+                    os.path.join(os.path.dirname(blob.path), data.decode())
+                )
                 data = (commit.tree / target).data_stream.read()
             out = tmp / os.path.relpath(blob.path, "src")
             out.parent.mkdir(parents=True, exist_ok=True)
@@ -45,6 +51,7 @@ def package_source_tree(basedir):
         except OSError:  # another Snakemake process extracted the same commit meanwhile
             if not (tree / "lem").is_dir():
                 raise
+            shutil.rmtree(tmp, ignore_errors=True)
     return tree
 
 
