@@ -1,5 +1,6 @@
 # Planning needs Snakemake and numpy only: with no `lem` package installed, the workflow imports its own
-# source tree (included first, before any `lem` import).
+# source tree (included first, before any `lem` import). Its code is here, not in src/lem, because it is what
+# makes src/lem importable.
 import importlib.util
 import os
 import shutil
