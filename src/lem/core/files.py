@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from lem.core.code_identity import code_identity
 from lem.core.inputs import InputError, read_text
 from lem.core.numerics import hardware_provenance
 
@@ -179,13 +180,14 @@ def software_versions() -> dict[str, str | None]:
 
 def run_provenance() -> dict[str, Any]:
     """The `provenance` field of every metrics file: the command that wrote it, the sha256 of the settings it
-    received (`record_job_settings`; None when called outside a `lem` command), the software versions and the
-    hardware (`lem.core.numerics.hardware_provenance`: CPU, SIMD flags, `cpu_numerics` and the levels pinned,
+    received (`record_job_settings`; None when called outside a `lem` command), the software versions, the
+    code (`lem.core.code_identity`: version, commit, uncommitted edits) and the hardware (`lem.core.numerics.hardware_provenance`: CPU, SIMD flags, `cpu_numerics` and the levels pinned,
     PyTorch's kernel level, BLAS, threads; the GPU when one was used)."""
     return {
         "command": _JOB.get("command"),
         "settings_sha256": _JOB.get("settings_sha256"),
         "versions": software_versions(),
+        "code": code_identity(),
         "hardware": hardware_provenance(),
     }
 

@@ -1,0 +1,53 @@
+"""Which code a job ran: the `lem` package's version and, when it is imported from a git checkout, the commit
+of that checkout and whether `src/lem` differed from it (every metrics file's `provenance.code`; the report's
+run archive lists every commit its metrics came from).
+
+Computed once per process. Outside a git checkout (an installed wheel) the commit is None and the version
+alone names the code. Nothing here imports a numeric library (`lem --help` stays light).
+"""
+
+from __future__ import annotations
+
+import functools
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import lem
+
+
+@functools.cache
+def code_identity() -> dict[str, Any]:
+    """`{"version": ..., "commit": <40 hex> or None, "dirty": bool or None}` of the imported `lem` package:
+    `dirty` is true when a tracked file under the package's folder differs from the commit (an uncommitted
+    edit: the commit alone does not name the code that ran)."""
+    package = Path(lem.__file__).resolve().parent
+    commit = _git(package, "rev-parse", "HEAD")
+    dirty = None
+    if commit is not None:
+        status = _git(package, "status", "--porcelain", "--untracked-files=no", "--", ".")
+        dirty = None if status is None else bool(status.strip())
+    return {"version": lem.__version__, "commit": commit, "dirty": dirty}
+
+
+def _git(cwd: Path, *args: str) -> str | None:
+    """git's stdout in `cwd` (stripped), None when git is missing or `cwd` is in no checkout."""
+    try:
+        out = subprocess.run(
+            ["git", *args], cwd=cwd, capture_output=True, text=True, timeout=30, check=True
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.strip()
+
+
+def short(code: dict[str, Any] | None) -> str:
+    """`0.1.0 at 1a2b3c4` (`+ uncommitted edits` when dirty), `0.1.0` without a commit, `unknown` for None."""
+    if not code:
+        return "unknown"
+    text = str(code.get("version") or "?")
+    if code.get("commit"):
+        text += f" at {str(code['commit'])[:7]}"
+        if code.get("dirty"):
+            text += " + uncommitted edits"
+    return text
