@@ -68,6 +68,7 @@ rule report:
             labels={"figure": "loss curves"},
         ),
         controls=paths.REPORT["controls"],
+        archive=paths.REPORT["archive"],
         config=report(
             paths.REPORT["config"],
             caption="../report/config.rst",
@@ -88,4 +89,24 @@ rule report:
         "lem report build --mining {input.mining:q} --sentiment {input.sentiment:q} --curation {input.curation:q} --nmt {input.nmt:q} --annotation {input.annotation:q} --news-stats {input.news_stats:q} --para-stats {input.para_stats:q} "
         "--coverage {input.coverage:q} --settings '{params.settings}' "
         "--models {params.models:q} --config '{params.config}' "
-        '--variants {params.variants:q} --out-dir "$(dirname {output.tsv:q})" 2> {log:q}'
+        '--variants {params.variants:q} --archive {output.archive:q} --out-dir "$(dirname {output.tsv:q})" 2> {log:q}'
+
+
+# The finished run against the shipped archive of the same configuration (docs/runs/blocks.yaml): each
+# metric identical, within tolerance or different, each verdict agreeing or not; says so when none matches.
+rule documented:
+    input:
+        tsv=paths.REPORT["tsv"],
+        comparisons=paths.REPORT["comparisons"],
+        config=paths.REPORT["config"],
+    output:
+        paths.DOCUMENTED,
+    log:
+        "logs/report/documented.log",
+    conda:
+        lem_env("core")
+    threads: 1
+    params:
+        index=workflow.source_path(f"../../{paths.DOCUMENTED_INDEX}"),
+    shell:
+        'lem report documented --run "$(dirname {input.tsv:q})" --index {params.index:q} --out {output:q} > {log:q} 2>&1'

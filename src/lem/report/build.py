@@ -8,9 +8,11 @@ per family, shown in summary.html).
 
 from __future__ import annotations
 
+import datetime
 import json
 import logging
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -18,6 +20,7 @@ import pandas as pd
 from lem.core.files import atomic_path, write_text
 from lem.evidence.controls import lexical_control_lines, no_signal_cells
 from lem.report import figures
+from lem.report.archive import ReportInputs, write_archive
 from lem.report.comparisons import compare
 from lem.report.controls import control_verdicts, write_verdicts
 from lem.report.intervals import report_intervals
@@ -27,6 +30,49 @@ from lem.report.tables import collect, summarise
 from lem.report.verdicts import marks
 
 log = logging.getLogger("lem.report")
+
+
+@dataclass(frozen=True)
+class Report:
+    """What the report computes from its inputs (before anything is written): the summary table, the
+    declared comparisons, the controls' verdicts and the markdown page."""
+
+    summary: pd.DataFrame
+    comparisons: pd.DataFrame
+    verdicts: list
+    md: str
+
+
+def compute_report(inputs: ReportInputs, settings: ReportSettings | None = None) -> Report:
+    """The report's tables, verdicts and markdown from `inputs` (no file written): what `build_report` writes
+    and what `lem report rebuild` recomputes from a run archive."""
+    settings = settings if settings is not None else ReportSettings()
+    ev = settings.evidence
+    variants = list(inputs.variants)
+    cov = json.loads(Path(inputs.coverage).read_text(encoding="utf-8")) if inputs.coverage else None
+    values, items, control_metrics = collect(
+        mining=inputs.mining,
+        sentiment=inputs.sentiment,
+        curation=inputs.curation,
+        annotation=inputs.annotation,
+        nmt=inputs.nmt,
+        coverage=cov,
+        variants=variants,
+    )
+    summary = summarise(values)
+    controls = settings.controls.to_dict()
+    verdicts = control_verdicts(summary, controls, settings.evalsets, settings.references, control_metrics)
+    comparisons = compare(items, variants, evidence=ev, no_signal=no_signal_cells(verdicts))
+    summary = report_intervals(summary, items)  # 95 % intervals of the verdicts' kind, inside [0, 1]
+    order = {v: i for i, v in enumerate(variants)}
+    summary = summary.sort_values(
+        ["task", "dataset", "pair", "metric", "variant"],
+        key=lambda c: c.map(order) if c.name == "variant" else c,
+    )
+    notes = lexical_control_lines(settings.controls.lexical, settings.evalsets)
+    md = markdown(summary, variants, cov, comparisons, ev.alpha, list(inputs.news_stats), notes, verdicts)
+    md += "\n".join(para_markdown(list(inputs.para_stats)))
+    return Report(summary, comparisons, verdicts, md)
 
 
 def build_report(
@@ -44,43 +90,38 @@ def build_report(
     news_stats: Sequence[str] = (),
     para_stats: Sequence[str] = (),
     config: dict | None = None,
+    archive: Path | None = None,
+    settings_json: dict | None = None,
 ) -> pd.DataFrame:
     """Every output of the report in `out_dir`: summary.tsv / .md / .html, comparisons.tsv, controls.json, the
     figures (comparisons, overview, mining, masking and training), under `settings` (what the report reads of
     the config; None: its defaults) and, with `config` (the run's whole configuration, written and not read),
-    config.json for the Snakemake report."""
+    config.json for the Snakemake report. With `archive`, the run archive of every file read
+    (`lem.report.archive`; `settings_json`: the settings as given, stored in its manifest)."""
     settings = settings if settings is not None else ReportSettings()
     ev = settings.evidence
-    cov = json.loads(Path(coverage).read_text(encoding="utf-8")) if coverage else None
-    values, items, control_metrics = collect(
-        mining=mining,
-        sentiment=sentiment,
-        curation=curation,
-        annotation=annotation,
-        nmt=nmt,
-        coverage=cov,
-        variants=variants,
+    inputs = ReportInputs(
+        variants=tuple(variants),
+        settings=settings_json if settings_json is not None else settings.to_dict(),
+        mining=tuple(mining),
+        sentiment=tuple(sentiment),
+        curation=tuple(curation),
+        nmt=tuple(nmt),
+        annotation=tuple(annotation),
+        news_stats=tuple(news_stats),
+        para_stats=tuple(para_stats),
+        coverage=coverage,
+        models=tuple(models),
     )
-    summary = summarise(values)
-    controls = settings.controls.to_dict()
-    verdicts = control_verdicts(summary, controls, settings.evalsets, settings.references, control_metrics)
+    report = compute_report(inputs, settings)
+    summary, comparisons, verdicts, md = report.summary, report.comparisons, report.verdicts, report.md
     for v in verdicts:
         (log.info if v.ok else log.warning)("controls: %s%s", "" if v.ok else "FAILED ", v.line)
-    comparisons = compare(items, variants, evidence=ev, no_signal=no_signal_cells(verdicts))
-    summary = report_intervals(summary, items)  # 95 % intervals of the verdicts' kind, inside [0, 1]
-    order = {v: i for i, v in enumerate(variants)}
-    summary = summary.sort_values(
-        ["task", "dataset", "pair", "metric", "variant"],
-        key=lambda c: c.map(order) if c.name == "variant" else c,
-    )
     out_dir.mkdir(parents=True, exist_ok=True)
     with atomic_path(out_dir / "summary.tsv") as tmp:
         summary.to_csv(tmp, sep="\t", index=False, float_format="%.6f")
     with atomic_path(out_dir / "comparisons.tsv") as tmp:
         comparisons.to_csv(tmp, sep="\t", index=False, float_format="%.6f")
-    notes = lexical_control_lines(settings.controls.lexical, settings.evalsets)
-    md = markdown(summary, variants, cov, comparisons, ev.alpha, list(news_stats), notes, verdicts)
-    md += "\n".join(para_markdown(list(para_stats)))
     write_text(out_dir / "summary.md", md)
     figures.comparisons_figure(comparisons, ev.families, out_dir / FOREST_FILE, ev.confidence, ev.power)
     write_text(out_dir / "summary.html", figures.markdown_html(md, "LEM pipeline: results", out_dir))
@@ -92,4 +133,7 @@ def build_report(
     figures.training_figure(refs, variants, out_dir / "training.png")
     if config is not None:
         write_text(out_dir / "config.json", json.dumps(config, indent=2, sort_keys=True) + "\n")
+    if archive is not None:
+        manifest = write_archive(archive, inputs, config, created=datetime.date.today().isoformat())
+        log.info("run archive: %s (%d files)", archive, len(manifest["files"]))
     return summary

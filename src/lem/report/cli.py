@@ -49,11 +49,81 @@ def cmd_build(a: argparse.Namespace) -> None:
         news_stats=a.news_stats,
         para_stats=a.para_stats,
         config=a.config,
+        archive=Path(a.archive) if a.archive else None,
     )
     out = Path(a.out_dir).resolve()
     print(
         f"report written: {out / 'summary.md'} (table: {out / 'summary.tsv'}, figure: {out / 'overview.png'})"
     )
+
+
+def cmd_rebuild(a: argparse.Namespace) -> None:
+    import contextlib
+
+    from lem.report.archive import read_archive
+    from lem.report.settings import ReportSettings
+
+    archive = read_archive(a.archive)
+    out = Path(a.out_dir).resolve()
+    i = archive.inputs
+    settings = ReportSettings.from_dict(dict(i.settings), f"{a.archive}: the report settings")
+    with archive.extracted() as root, contextlib.chdir(root):
+        build_report(
+            variants=list(i.variants), out_dir=out, settings=settings, mining=i.mining, sentiment=i.sentiment,
+            curation=i.curation, nmt=i.nmt, annotation=i.annotation, coverage=i.coverage, models=i.models,
+            news_stats=i.news_stats, para_stats=i.para_stats, config=archive.manifest.get("config"),
+        )  # fmt: skip
+    print(f"report rebuilt from {a.archive}: {out / 'summary.md'}")
+
+
+def cmd_blocks(a: argparse.Namespace) -> None:
+    from lem.report.blocks import page_blocks, read_index, rebuild_blocks
+
+    index = Path(a.index)
+    outcomes = rebuild_blocks(index, check=a.check)
+    listed = {(o.entry.page, o.entry.block) for o in outcomes}
+    unlisted = sorted(page_blocks(read_index(index).root) - listed)
+    for o in outcomes:
+        detail = f": {o.detail}" if o.detail else ""
+        print(f"{o.entry.page} {o.entry.block}: {o.status}{detail}")
+    for page, block in unlisted:
+        print(f"{page} {block}: a generated block that {index} does not list")
+    if a.check and (unlisted or any(o.status == "differs" for o in outcomes)):
+        raise SystemExit(1)
+
+
+def cmd_compare(a: argparse.Namespace) -> None:
+    from lem.report.rerun import compare_runs, write_comparison
+
+    comparison = compare_runs(a.run, a.documented)
+    if a.out:
+        write_comparison(comparison, Path(a.out))
+    print("\n".join(comparison.lines()))
+
+
+def cmd_documented(a: argparse.Namespace) -> None:
+    from lem.report.rerun import compare_runs, documented_match, run_tables, write_comparison
+
+    out = Path(a.out)
+    index = Path(a.index)
+    config = run_tables(a.run).config
+    match = documented_match(config, index)
+    if match is None:
+        line = (
+            f"no documented run matches this run's configuration (the archives listed in {index}): "
+            "nothing to compare with"
+        )
+        from lem.core.files import write_text
+
+        out.parent.mkdir(parents=True, exist_ok=True)
+        write_text(out.with_suffix(".txt"), line + "\n")
+        with open(out, "w", encoding="utf-8") as fh:  # an empty table: the rule's output exists
+            fh.write("status\n")
+        print(line)
+        return
+    comparison = compare_runs(a.run, match)
+    write_comparison(comparison, out)
+    print("\n".join(comparison.lines()))
 
 
 def cmd_controls(a: argparse.Namespace) -> None:
@@ -84,8 +154,31 @@ STAGE = Stage(
                 "evidence.alpha, 0.05)"),
             arg("--config", type=json.loads, default=None,
                 help="the run's whole configuration as JSON, written as config.json for the HTML report (not read)"),
+            arg("--archive", default=None,
+                help="write the run archive of every file read here (.tar.gz with MANIFEST.json)"),
             arg("--out-dir", required=True),
         ), settings="lem.report.settings:ReportSettings"),
+        Verb("rebuild", "the whole report (tables, markdown, figures) recomputed from a run archive", cmd_rebuild, (
+            arg("archive", help="a run archive (results/report/archive.tar.gz, docs/runs/*.tar.gz)"),
+            arg("--out-dir", required=True),
+        ), errors=(OSError,)),
+        Verb("blocks", "rebuild every generated block of README.md and docs/ from its run archive", cmd_blocks, (
+            arg("--index", default="docs/runs/blocks.yaml", help="the archives and the blocks they fill"),
+            arg("--check", action="store_true",
+                help="change nothing; exit 1 naming every block that differs from what its archive gives"),
+        ), errors=(OSError,)),
+        Verb("compare", "a rerun against a documented run: each metric identical, within tolerance or different",
+             cmd_compare, (
+            arg("run", help="a report folder (results/report) or a run archive"),
+            arg("documented", help="the documented run: a run archive (docs/runs/*.tar.gz) or a report folder"),
+            arg("--out", default=None, help="also write the table (TSV), its verdicts and its lines here"),
+        ), errors=(OSError,)),
+        Verb("documented", "compare a finished run with the shipped archive of the same configuration, if any",
+             cmd_documented, (
+            arg("--run", default="results/report"),
+            arg("--index", default="docs/runs/blocks.yaml"),
+            arg("--out", required=True),
+        ), errors=(OSError,)),
         Verb("controls", "fail naming every cell whose control failed (the report's controls.json)",
              cmd_controls, (
             arg("--verdicts", default="results/report/controls.json"),

@@ -232,8 +232,9 @@ class Grid(EvalSets):
         return paths.fill(paths.HUB_MODEL, repo=model, revision=s.get("revision") or "main")
 
     def final_outputs(self) -> list[str]:
-        """The report, and the controls' gate (`controls_gate`: fails naming the cells whose control failed)."""
-        return [*paths.REPORT_OUTPUTS, paths.CONTROLS_GATE]
+        """The report, the controls' gate (`controls_gate`: fails naming the cells whose control failed) and the
+        comparison with the documented run of the same configuration (`documented`)."""
+        return [*paths.REPORT_OUTPUTS, paths.CONTROLS_GATE, paths.DOCUMENTED]
 
     # --- the job grid --------------------------------------------------------------------------------------
 

@@ -37,10 +37,14 @@ REPORT = {  # rule report's outputs, by the rule's names for them
     "training": REPORT_DIR + "/training.png",
     "controls": REPORT_DIR + "/controls.json",  # the controls' verdicts, which rule controls_gate reads
     "config": REPORT_DIR + "/config.json",
+    "archive": REPORT_DIR + "/archive.tar.gz",  # every file the report read (lem.report.archive)
 }
 # what `all` asks of the report
 REPORT_OUTPUTS = tuple(REPORT[k] for k in ("tsv", "md", "html", "forest", "png", "mining"))
 CONTROLS_GATE = REPORT_DIR + "/controls_passed.json"
+# the run against the shipped archive of the same configuration (lem report documented; .txt beside it)
+DOCUMENTED = REPORT_DIR + "/documented.tsv"
+DOCUMENTED_INDEX = "docs/runs/blocks.yaml"  # relative to the workflow's repository
 
 # --- sources --------------------------------------------------------------------------------------------------
 RAW = "resources/raw/{name}"
