@@ -75,6 +75,16 @@ def compute_report(inputs: ReportInputs, settings: ReportSettings | None = None)
     return Report(summary, comparisons, verdicts, md)
 
 
+def write_tables(report: Report, out_dir: Path) -> None:
+    """summary.tsv, comparisons.tsv and summary.md of `report` in `out_dir` (each written atomically)."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    with atomic_path(out_dir / "summary.tsv") as tmp:
+        report.summary.to_csv(tmp, sep="\t", index=False, float_format="%.6f")
+    with atomic_path(out_dir / "comparisons.tsv") as tmp:
+        report.comparisons.to_csv(tmp, sep="\t", index=False, float_format="%.6f")
+    write_text(out_dir / "summary.md", report.md)
+
+
 def build_report(
     *,
     variants: list[str],
@@ -117,12 +127,7 @@ def build_report(
     summary, comparisons, verdicts, md = report.summary, report.comparisons, report.verdicts, report.md
     for v in verdicts:
         (log.info if v.ok else log.warning)("controls: %s%s", "" if v.ok else "FAILED ", v.line)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    with atomic_path(out_dir / "summary.tsv") as tmp:
-        summary.to_csv(tmp, sep="\t", index=False, float_format="%.6f")
-    with atomic_path(out_dir / "comparisons.tsv") as tmp:
-        comparisons.to_csv(tmp, sep="\t", index=False, float_format="%.6f")
-    write_text(out_dir / "summary.md", md)
+    write_tables(report, out_dir)
     figures.comparisons_figure(comparisons, ev.families, out_dir / FOREST_FILE, ev.confidence, ev.power)
     write_text(out_dir / "summary.html", figures.markdown_html(md, "LEM pipeline: results", out_dir))
     figures.overview_figure(summary, variants, out_dir / "overview.png")
