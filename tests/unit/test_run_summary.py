@@ -67,3 +67,18 @@ def test_the_workflow_ends_with_it():
     smk = (REPO / "workflow" / "rules" / "common.smk").read_text(encoding="utf-8")
     assert "onsuccess:" in smk and "print_run_summary(paths.REPORT_DIR, started=_RUN_STARTED)" in smk
     assert paths.REPORT_DIR == "results/report"
+
+
+def test_the_summary_ends_with_how_the_run_compares_with_the_documented_one(tmp_path):
+    out = report(tmp_path)
+    (out / "documented.txt").write_text(
+        "compared with the documented run docs/runs/default.tar.gz: 120 metric rows: 100 identical, "
+        "20 within tolerance, 0 different\nverdicts: 14 of 14 declared comparisons agree\n"
+        "  within tolerance: mining news_gen si-en intersection_f1 lem: ...\n",
+        encoding="utf-8",
+    )
+    last = run_summary(out)[-1]
+    assert last.startswith(
+        "compared with the documented run docs/runs/default.tar.gz: 120 metric rows: 100 identical"
+    )
+    assert "; verdicts: 14 of 14 declared comparisons agree (1 more lines in " in last

@@ -1,6 +1,7 @@
 """The lines a run ends with (workflow/rules/common.smk's `onsuccess:`): where the report is, the declared
-comparisons' verdicts by kind, the controls. It reads the report's own files (summary.md, comparisons.tsv,
-controls.json) and nothing else, and never fails a run that succeeded: a file it cannot read is said so."""
+comparisons' verdicts by kind, the controls, how the run compares with the documented run of its
+configuration. It reads the report's own files (summary.md, comparisons.tsv, controls.json, documented.txt)
+and nothing else, and never fails a run that succeeded: a file it cannot read is said so."""
 
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ def run_summary(report_dir: str | Path = "results/report", started: float | None
     lines = [
         f"report: {md.resolve()}{when}; tables, intervals and figures: {(folder / 'summary.html').resolve()}"
     ]
-    for part in (comparisons_line, controls_line):
+    for part in (comparisons_line, controls_line, documented_line):
         try:
             line = part(folder)
         except (OSError, ValueError, KeyError, TypeError) as err:  # a summary, never a failure
@@ -72,6 +73,17 @@ def controls_line(folder: Path) -> str | None:
     if no_signal:
         line += f"; {len(no_signal)} cell(s) with no signal"
     return f"{line} ({path.name})"
+
+
+def documented_line(folder: Path) -> str | None:
+    """How this run compares with the shipped archive of its configuration (rule `documented`: its first two
+    lines, and how many more it holds), or that no documented run matches."""
+    path = folder / "documented.txt"
+    if not path.is_file():
+        return None
+    lines = path.read_text(encoding="utf-8").splitlines()
+    more = f" ({len(lines) - 2} more lines in {path.resolve()})" if len(lines) > 2 else ""
+    return "; ".join(lines[:2]) + more
 
 
 def print_run_summary(report_dir: str | Path = "results/report", started: float | None = None) -> None:
