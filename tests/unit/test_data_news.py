@@ -5,21 +5,30 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+from collections import Counter
 from pathlib import Path
 
 import pytest
+import yaml
 
 from lem.cli import command
+from lem.config_check import check_workflow_config
 from lem.core.inputs import InputError
 from lem.data.news import (
     REPAIR_RULES,
+    document_site,
     find_gold,
+    find_site,
     gold_counts_markdown,
     gold_name_re,
     load_news,
+    load_sites,
     write_news,
 )
 
+REPO = Path(__file__).resolve().parents[2]
+SCHEMA = REPO / "workflow" / "schemas" / "config.schema.yaml"
 main = command("data")
 
 
@@ -150,11 +159,12 @@ def test_gold_counts_markdown(tmp_path: Path) -> None:
     lines = gold_counts_markdown(files)
     assert lines[0].startswith("| evaluation set | pair | site |") and len(lines) == 4
     assert lines[2] == (
-        "| news_Army_News | ta-en | Army_news | 3 / 3 (gold) | 4 | 5 | 1 | one-to-many ids expanded 1 | none | - |"
+        "| news_Army_News | ta-en | Army_news | 3 / 3 (gold) | 4 (file named `ArmyNews-ta-en`; CRLF line "
+        "endings) | 5 | 1 (line 3) | one-to-many ids expanded 1 (line 2) | none | - |"
     )
     assert lines[3] == (
         "| news_Newsfirst | si-en | Newsfirst | 1 / 1 (gold) | 3 | 2 | 0 | source id with the other language's "
-        "prefix 1, ids swapped 1 | source id in no shared document 1 | - |"
+        "prefix 1 (line 1), ids swapped 1 (line 2) | source id in no shared document 1 (line 3) | - |"
     )
     assert gold_counts_markdown([]) == []
 
@@ -189,7 +199,9 @@ def test_prefix_repair_only_when_provably_right(tmp_path: Path) -> None:
         v for k, v in amb.stats["gold_dropped"].items() if k != "malformed_lines"
     )
     line = gold_counts_markdown([_write(amb, tmp_path / "prep" / "army" / "si-ta")])[2]
-    assert line.endswith("| none | ambiguous repair (the repaired id is named by another line) 1 | - |")
+    assert line.endswith(
+        "| none | ambiguous repair (the repaired id is named by another line) 1 (line 1) | - |"
+    )
 
 
 def _write(bench, out: Path) -> Path:
@@ -248,3 +260,191 @@ def test_news_cli_opts_into_repair_rules_by_name(tmp_path: Path) -> None:
         main(["news", "--root", str(tmp_path), "--site", "ArmyNews", "--pair", "si-ta",
                  "--out-dir", str(out), "--gold-repairs", *repairs])  # fmt: skip
         assert json.loads((out / "stats.json").read_text())["gold_links"] == links
+
+
+def _docs(site: Path, lang: str, files: dict[str, int]) -> None:
+    """`files`: document -> sentences, written `<code>_<doc>_<k>\\t<lang> <doc> <k>`."""
+    code = {"Tamil": "ta", "English": "en", "Sinhala": "si"}[lang]
+    (site / lang).mkdir(parents=True, exist_ok=True)
+    for doc, n in files.items():
+        (site / lang / doc).write_text("".join(f"{code}_{doc}_{k}\t{lang} {doc} {k}\n" for k in range(n)))
+
+
+def make_army_hiru(root: Path) -> Path:
+    """The Army and Hiru sites' defects (../shared/data/README.md) on small files, in a copy of the benchmark
+    inside `root` (as ../shared/data holds them), beside an ITN copy whose si-en document 9 Hiru reuses:
+    Army si-en CRLF gold; Army si-ta a 1-to-2 link (line 2), a repeated link (line 3) and a source id with the
+    target's prefix (line 4, as the real line 245); Army ta-en a gold file named with a hyphen and a link across
+    documents (line 2); Hiru si-en lower-case prefix fixes (line 1); Hiru si-ta a source id with the target's
+    prefix (line 2, as the real line 29); Hiru ta-en two ids in no document (lines 2, 3). Returns the copy."""
+    copy = root / "sent-align-news-army-hiru"
+    army, hiru = "Army_news", "Hiru"
+    st = copy / "Sinhala-English" / army
+    _docs(st, "Sinhala", {"1": 2})
+    _docs(st, "English", {"1": 2})
+    (st / "ArmyNews.si-en").write_bytes(b"si_1_0\ten_1_0\r\nsi_1_1\ten_1_1\r\n")
+    st = copy / "Sinhala-Tamil" / army
+    _docs(st, "Sinhala", {"5": 4})
+    _docs(st, "Tamil", {"5": 4})
+    (st / "ArmyNews.si-ta").write_text("si_5_0\tta_5_0\nsi_5_1\tta_5_1,2\nsi_5_0\tta_5_0\nta_5_3\tta_5_2\n")
+    st = copy / "Tamil-English" / army
+    _docs(st, "Tamil", {"7": 2, "8": 1})
+    _docs(st, "English", {"7": 2, "8": 1})
+    (st / "ArmyNews-ta-en").write_text("ta_7_0\ten_7_0\nta_7_1\ten_8_0\n")
+    st = copy / "Sinhala-English" / hiru
+    _docs(st, "Sinhala", {"9": 2})
+    _docs(st, "English", {"9": 2})
+    (st / "Hiru.si-en").write_text("Si_9_0\tEn_9_0\nsi_9_1\ten_9_1\n")
+    st = copy / "Sinhala-Tamil" / hiru
+    _docs(st, "Sinhala", {"52": 3})
+    _docs(st, "Tamil", {"52": 3})
+    (st / "Hiru.si-ta").write_text("si_52_0\tta_52_0\nta_52_2\tta_52_0\nsi_52_1\tta_52_1\n")
+    st = copy / "Tamil-English" / hiru
+    _docs(st, "Tamil", {"3": 3})
+    _docs(st, "English", {"3": 2})
+    (st / "Hiru.ta-en").write_text("ta_3_0\ten_3_0\nta_3_1\ten_3_7\nta_3_2\ten_4_0\nta_3_1\ten_3_1\n")
+    itn = root / "sent-align-news-itn" / "Sinhala-English" / "ITN"
+    _docs(itn, "Sinhala", {"9": 1, "10": 1})
+    _docs(itn, "English", {"9": 1, "10": 1})
+    (itn / "ITN.si-en").write_text("si_9_0\ten_9_0\nsi_10_0\ten_10_0\n")
+    return copy
+
+
+def _accounted(b) -> None:
+    """Every link read is kept or dropped for one counted reason, and every drop is listed with its line."""
+    dropped = {k: v for k, v in b.stats["gold_dropped"].items() if k != "malformed_lines"}
+    assert b.stats["gold_links_read"] == b.stats["gold_links"] + sum(dropped.values())
+    listed = Counter(e["what"] for e in b.stats["gold_events"])
+    assert all(listed[k] == v for k, v in dropped.items() if v), (dropped, listed)
+
+
+@pytest.mark.parametrize(
+    ("site", "pair", "kept", "defects", "events"),
+    [
+        ("Army_News", "si-en", 2, {"gold_crlf": 1}, []),
+        ("Army_News", "si-ta", 3,
+         {"multi_id_expanded": 1, "gold_duplicate_links": 1, "gold_ambiguous_id": 1},
+         [(2, "multi_id_expanded"), (3, "duplicate_links"), (4, "ambiguous_id")]),
+        ("Army_News", "ta-en", 2, {"gold_file_name_nonstandard": 1, "gold_cross_document_links": 1},
+         [(2, "cross_document_links")]),
+        ("Hiru", "si-en", 2, {"gold_id_prefix_case_fixed": 2}, [(1, "id_prefix_case_fixed")]),
+        ("Hiru", "si-ta", 2, {"gold_ambiguous_id": 1}, [(2, "ambiguous_id")]),
+        ("Hiru", "ta-en", 2, {"gold_missing_tgt_id": 2}, [(2, "missing_tgt_id"), (3, "missing_tgt_id")]),
+    ],
+)  # fmt: skip
+def test_every_defect_of_the_army_and_hiru_sites_is_counted_and_said_with_its_line(
+    tmp_path: Path, caplog, site, pair, kept, defects, events
+) -> None:
+    """Each defect ../shared/data/README.md lists for Army and Hiru, on small files: handled, counted in
+    stats.json, said in a log line naming the gold file (and line), and shown in the report's gold table;
+    a link whose source id has the target's prefix is dropped (which Sinhala sentence was meant cannot be
+    known), never guessed."""
+    make_army_hiru(tmp_path)
+    with caplog.at_level("INFO", logger="lem.data.news"):
+        b = load_news(tmp_path, site, pair)  # the site found in the one copy holding it
+    assert b.stats["gold_links"] == kept
+    assert {k: b.stats["defects"].get(k) for k in defects} == defects
+    assert [(e["line"], e["what"]) for e in b.stats["gold_events"]] == events
+    gold = Path(b.stats["gold_file"])
+    for line, _ in events:
+        assert f"{gold}:{line}: " in caplog.text
+    if "gold_crlf" in defects:
+        assert f"{gold}: CRLF line endings (2 lines; read as LF)" in caplog.text
+    if "gold_file_name_nonstandard" in defects:
+        assert f"{gold}: a gold file not named '<site>.ta-en'" in caplog.text
+    _accounted(b)
+    row = gold_counts_markdown([_write(b, tmp_path / "clean" / "news_x" / pair)])[2]
+    for line, what in events:
+        assert f"(line {line})" in row or f"lines {line}" in row or f", {line}" in row, (what, row)
+    assert ("CRLF line endings" in row) == ("gold_crlf" in defects)
+    assert ("file named `ArmyNews-ta-en`" in row) == ("gold_file_name_nonstandard" in defects)
+
+
+def test_a_link_with_the_target_prefix_on_both_sides_is_dropped_not_repaired_by_default(
+    tmp_path: Path,
+) -> None:
+    """Army si-ta line 4 (as the real line 245, `ta_32668_6<TAB>ta_32668_5`): listed in `gold_ambiguous` with
+    its file and line, and in the table's dropped cell with its line; the real files: tests/realdata."""
+    make_army_hiru(tmp_path)
+    b = load_news(tmp_path, "Army_News", "si-ta")
+    gold = tmp_path / "sent-align-news-army-hiru" / "Sinhala-Tamil" / "Army_news" / "ArmyNews.si-ta"
+    assert b.stats["gold_ambiguous"] == [
+        {"file": str(gold), "line": 4, "link": ["ta_5_3", "ta_5_2"], "reason": "ambiguous_id"}
+    ]
+    assert ("si_5_3", "ta_5_2") not in b.gold and b.gold == [
+        ("si_5_0", "ta_5_0"), ("si_5_1", "ta_5_1"), ("si_5_1", "ta_5_2")
+    ]  # fmt: skip
+    row = gold_counts_markdown([_write(b, tmp_path / "clean" / "news_army" / "si-ta")])[2]
+    assert row.endswith(
+        "| one-to-many ids expanded 1 (line 2) | repeated links 1 (line 3), an id to rewrite (other language's "
+        "prefix or swapped; no repair rule set) 1 (line 4) | - |"
+    )
+
+
+def test_a_site_is_read_from_the_one_copy_of_the_benchmark_holding_it(tmp_path: Path) -> None:
+    make_army_hiru(tmp_path)
+    assert find_site(tmp_path, "Sinhala-English", "ITN").parent.parent.name == "sent-align-news-itn"
+    assert find_site(tmp_path, "Sinhala-English", "hiru").parent.parent.name == "sent-align-news-army-hiru"
+    with pytest.raises(
+        InputError, match=r"'Sinhala-English/Newsfirst' in exactly one of its copies .*got none"
+    ):
+        find_site(tmp_path, "Sinhala-English", "Newsfirst")
+    itn = tmp_path / "sent-align-news-itn" / "Sinhala-English" / "ITN"
+    shutil.copytree(itn, tmp_path / "sent-align-news-army-hiru" / "Sinhala-English" / "ITN")
+    with pytest.raises(InputError, match=r"'Sinhala-English/ITN' in exactly one of its copies .*got 2: "):
+        find_site(tmp_path, "Sinhala-English", "ITN")
+    with pytest.raises(FileNotFoundError, match=r"no folder 'Sinhala-English' in "):
+        find_site(tmp_path / "sent-align-news-itn" / "Sinhala-English", "Sinhala-English", "ITN")
+
+
+def test_sites_pool_into_one_set_whose_items_carry_their_site(tmp_path: Path) -> None:
+    """ITN and Hiru si-en both have a document 9: pooled, every id is `<site>/<id>`, each site read and counted
+    alone (stats.json `sites`), the pooled counts their sums, and the report's table a row per site then the
+    pooled row; the documents' sites are the strata of the test items (`document_site`)."""
+    make_army_hiru(tmp_path)
+    b = load_sites(tmp_path, ["ITN", "Hiru"], "si-en")
+    assert b.site == "ITN + Hiru" and b.stats["strata"] == "site"
+    assert b.gold == [("ITN/si_9_0", "ITN/en_9_0"), ("ITN/si_10_0", "ITN/en_10_0"),
+                      ("Hiru/si_9_0", "Hiru/en_9_0"), ("Hiru/si_9_1", "Hiru/en_9_1")]  # fmt: skip
+    assert [r[:2] for r in b.src] == [("ITN/si_10_0", "ITN/10"), ("ITN/si_9_0", "ITN/9"),
+                                      ("Hiru/si_9_0", "Hiru/9"), ("Hiru/si_9_1", "Hiru/9")]  # fmt: skip
+    assert len({r[0] for r in b.src}) == len(b.src) and len({r[0] for r in b.tgt}) == len(b.tgt)
+    assert [document_site(d) for _, d, _ in b.src] == ["ITN", "ITN", "Hiru", "Hiru"]
+    assert document_site("9") == "" and document_site("si_all_3") == ""
+    assert [s["site"] for s in b.stats["sites"]] == ["ITN", "Hiru"]
+    for key in ("doc_pairs_used", "doc_pairs_total", "gold_links", "gold_lines", "gold_links_read"):
+        assert b.stats[key] == sum(s[key] for s in b.stats["sites"]), key
+    assert b.stats["defects"]["gold_id_prefix_case_fixed"] == 2
+    _accounted(b)
+    lines = gold_counts_markdown([_write(b, tmp_path / "clean" / "news" / "si-en")])
+    assert [line.split(" | ")[2] for line in lines[2:]] == ["ITN", "Hiru", "pooled: 2 sites"]
+    assert lines[3].endswith("| 2 | 2 | 0 | id prefix case 2 (line 1) | none | (pooled row) |")
+    assert (
+        lines[4]
+        == "| news | si-en | pooled: 2 sites | 3 / 3 (gold) | 4 | 4 | 0 | id prefix case 2 | none | - |"
+    )
+    assert load_sites(tmp_path, "Hiru", "si-en").gold == [("si_9_0", "en_9_0"), ("si_9_1", "en_9_1")]
+    with pytest.raises(ValueError, match=r"sites \['ITN', 'itn'\] are named twice"):
+        load_sites(tmp_path, ["ITN", "itn"], "si-en")
+
+
+def test_news_cli_pools_the_sites_it_is_given(tmp_path: Path) -> None:
+    make_army_hiru(tmp_path)
+    out = tmp_path / "out"
+    assert main(["news", "--root", str(tmp_path), "--site", "ITN", "Army_News", "Hiru", "--pair", "si-en",
+                 "--out-dir", str(out)]) == 0  # fmt: skip
+    stats = json.loads((out / "stats.json").read_text())
+    assert stats["site"] == "ITN + Army_news + Hiru" and stats["gold_links"] == 6
+    assert (out / "gold.tsv").read_text().splitlines()[1] == "ITN/si_9_0\tITN/en_9_0"
+    assert (out / "si.tsv").read_text(encoding="utf-8").splitlines()[1] == "ITN/si_10_0\tITN/10\tSinhala 10 0"
+
+
+def test_the_local_config_pools_three_sites_of_the_news_benchmark() -> None:
+    """config/local.yaml's news set: ITN, Army and Hiru pooled, read from ../shared/data's two copies; its
+    schema takes one site or a list."""
+    cfg = check_workflow_config(
+        yaml.safe_load((REPO / "config" / "local.yaml").read_text(encoding="utf-8")), SCHEMA
+    )
+    news = cfg["mining"]["evalsets"]["news"]
+    assert news["site"] == ["ITN", "Army_News", "Hiru"] and news["root"].endswith("shared/data")
+    assert "news_itn" not in cfg["mining"]["evalsets"]

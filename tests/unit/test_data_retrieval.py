@@ -94,8 +94,8 @@ def test_local_config_mines_multiner_test_as_a_retrieval_set():
     cfg = check_workflow_config(local_config(), SCHEMA)
     spec = cfg["mining"]["evalsets"]["multiner_test"]
     assert spec["format"] == "parallel" and set(spec["files"]) == {"en", "si", "ta"}
-    assert cfg["mining"]["evalsets"]["news_itn"]["format"] == "news"
-    assert cfg["mining"]["evalsets"]["news_itn"]["gold_repairs"] == []
+    assert cfg["mining"]["evalsets"]["news"]["format"] == "news"
+    assert cfg["mining"]["evalsets"]["news"]["gold_repairs"] == []
 
 
 @pytest.mark.parametrize(
@@ -106,8 +106,8 @@ def test_local_config_mines_multiner_test_as_a_retrieval_set():
             "mining.evalsets.multiner_test.files: no file for ta",
         ),
         (lambda e: e["multiner_test"].pop("files"), "mining.evalsets.multiner_test.files: missing"),
-        (lambda e: e["news_itn"].pop("site"), "mining.evalsets.news_itn.site: missing"),
-        (lambda e: e["news_itn"].update(gold_repairs=["guess"]), "gold_repairs"),
+        (lambda e: e["news"].pop("site"), "mining.evalsets.news.site: missing"),
+        (lambda e: e["news"].update(gold_repairs=["guess"]), "gold_repairs"),
     ],
     ids=["parallel-missing-language", "parallel-no-files", "news-no-site", "news-unknown-repair"],
 )

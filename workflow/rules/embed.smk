@@ -10,8 +10,9 @@
 # One rule per unit and set, named `embed_<set>` (unit `all`) or `embed_<pair>_<set>` (`_` for any other
 # non-word character; `curation` for the curation corpora). The rules of the shipped configs (config/*.yaml,
 # .test/config/config.yaml), listed so that `grep "rule <name>"` finds them (tests/unit/test_rule_paths.py):
-# rule embed_curation, rule embed_multiner_test, rule embed_news_army, rule embed_news_gen,
-# rule embed_news_hiru, rule embed_news_itn, rule embed_news_newsfirst, rule embed_si_en_curation,
+# rule embed_curation, rule embed_multiner_test, rule embed_news, rule embed_news_army,
+# rule embed_news_gen, rule embed_news_hiru, rule embed_news_itn, rule embed_news_newsfirst,
+# rule embed_si_en_curation,
 # rule embed_si_en_news_army, rule embed_si_en_news_gen, rule embed_si_en_news_hiru,
 # rule embed_si_en_news_itn, rule embed_si_en_news_newsfirst, rule embed_si_ta_curation,
 # rule embed_si_ta_news_army, rule embed_si_ta_news_gen, rule embed_si_ta_news_hiru,

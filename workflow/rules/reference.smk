@@ -9,11 +9,12 @@
 # `<set>`), whether or not the config has a reference row of that backend. The rules of the shipped configs,
 # listed so that `grep "rule <name>"` finds them (tests/unit/test_rule_paths.py):
 # rule embed_reference_curation, rule embed_reference_laser_curation,
-# rule embed_reference_laser_multiner_test, rule embed_reference_laser_news_army,
-# rule embed_reference_laser_news_gen, rule embed_reference_laser_news_hiru,
-# rule embed_reference_laser_news_itn, rule embed_reference_laser_news_newsfirst,
-# rule embed_reference_multiner_test, rule embed_reference_news_army, rule embed_reference_news_gen,
-# rule embed_reference_news_hiru, rule embed_reference_news_itn, rule embed_reference_news_newsfirst
+# rule embed_reference_laser_multiner_test, rule embed_reference_laser_news,
+# rule embed_reference_laser_news_army, rule embed_reference_laser_news_gen,
+# rule embed_reference_laser_news_hiru, rule embed_reference_laser_news_itn,
+# rule embed_reference_laser_news_newsfirst, rule embed_reference_multiner_test, rule embed_reference_news,
+# rule embed_reference_news_army, rule embed_reference_news_gen, rule embed_reference_news_hiru,
+# rule embed_reference_news_itn, rule embed_reference_news_newsfirst
 
 for _suffix, _log, _files in RUN.reference_jobs():
 

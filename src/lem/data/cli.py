@@ -18,7 +18,7 @@ from lem.data.leakage import (
     write_report,
 )
 from lem.data.madlad import extract_to_file
-from lem.data.news import load_news, pair_languages, write_news
+from lem.data.news import load_sites, pair_languages, write_news
 from lem.data.retrieval import load_retrieval
 
 # Imported inside functions: lem.data.sentiment and lem.data.ner (they load numpy, which `lem data --help` and
@@ -30,7 +30,7 @@ def cmd_news(a: argparse.Namespace) -> None:
         pair_languages(a.pair)  # any two language codes: folders and ids name them (lem.data.news)
     except ValueError as e:
         raise UsageError(f"--pair: {e}") from None
-    write_news(load_news(a.root, a.site, a.pair, a.doc_pairs, a.gold_repairs), a.out_dir)
+    write_news(load_sites(a.root, a.site, a.pair, a.doc_pairs, a.gold_repairs), a.out_dir)
 
 
 def cmd_retrieval(a: argparse.Namespace) -> None:
@@ -140,8 +140,10 @@ STAGE = Stage(
     __doc__.splitlines()[0],
     (
         Verb("news", "news gold-alignment benchmark (real sites or generated GEN)", cmd_news, (
-            arg("--root", required=True),
-            arg("--site", required=True),
+            arg("--root", required=True,
+                help="the benchmark's folder, or a folder of copies of it (each site read from the copy holding it)"),
+            arg("--site", required=True, nargs="+",
+                help="a site, or several pooled into one set (ids `<site>/<id>`: lem.data.news.load_sites)"),
             arg("--pair", required=True, help="src-tgt: two language codes (folders: lem.data.news.language_folder)"),
             arg("--doc-pairs", default="gold", choices=["gold", "all"]),
             arg("--gold-repairs", nargs="*", default=[], choices=["swapped", "other_language_prefix"],

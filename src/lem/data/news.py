@@ -15,8 +15,15 @@ something else): by default such a link is dropped as `ambiguous`, listed with i
 `gold_repairs`), which then repairs only where the repair is consistent (`repair_link`: the right-language
 sentence exists and no other gold line names it), each repair listed with its line (`gold_repairs`), else the
 link is dropped as `ambiguous`; links to no sentence and repeated links are dropped, per reason (`gold_dropped`); links across
-documents are kept and counted (a per-document miner cannot reach them: `lem.mine.chance.mining_ceiling`).
-`gold_counts_markdown` turns `stats.json` files into the report's table of gold counts and drops. What cannot be repaired fails in one
+documents are kept and counted (a per-document miner cannot reach them: `lem.mine.chance.mining_ceiling`). A gold
+file not named `<site>.<pair>` and CRLF endings are counted too (`gold_file_name_nonstandard`, `gold_crlf`). Every
+gold line a defect touches is said in a line of the log with its file and line and listed in `gold_events` (never
+a silent drop). Sites: `root` is the benchmark's folder, or a folder of copies of it (../shared/data holds ITN in
+`sent-align-news-itn/` and Army and Hiru in `sent-align-news-army-hiru/`), each site read from the one copy that
+holds it (`find_site`); several sites pool into one set per pair (`load_sites`: ids `<site>/<id>`, the site a
+stratum of the test items, `document_site`).
+`gold_counts_markdown` turns `stats.json` files into the report's table of gold counts and drops, with the gold
+lines of each drop, repair and cross-document link (a pooled set: a row per site, then the pooled row). What cannot be repaired fails in one
 line naming the file (and line) or the folder, site and pair (`lem.core.inputs.InputError`): text that is not
 UTF-8 or holds a NUL byte, a document file whose name is not UTF-8 (its name is the document id written to the
 outputs), a side without sentences, a gold file none of whose links names a sentence of the documents (mining
@@ -95,6 +102,36 @@ def find_dir(parent: Path, name: str) -> Path:
             if child.is_dir() and _key(child.name) == _key(name):
                 return child
     raise FileNotFoundError(f"no folder {name!r} in {parent} (matched ignoring case, spaces, '-' and '_')")
+
+
+def find_site(root: Path, folder: str, site: str) -> Path:
+    """A site's folder: `root/<folder>/<site>` (`find_dir`), or, where `root` holds several copies of the
+    benchmark (../shared/data: `sent-align-news-itn/`, `sent-align-news-army-hiru/`), the one
+    `root/<copy>/<folder>/<site>` there is; none or several fail naming what was looked for."""
+    try:
+        return find_dir(find_dir(root, folder), site)
+    except FileNotFoundError as e:
+        missing = e
+    copies, hits = [], []
+    for copy in sorted(p for p in root.iterdir() if p.is_dir()) if root.is_dir() else []:
+        try:
+            pair_dir = find_dir(copy, folder)
+        except FileNotFoundError:
+            continue
+        copies.append(copy.name)
+        try:
+            hits.append(find_dir(pair_dir, site))
+        except FileNotFoundError:
+            continue
+    if len(hits) == 1:
+        return hits[0]
+    if not copies:
+        raise missing
+    raise InputError(
+        f"{root}: expected the site folder '{folder}/{site}' in exactly one of its copies of the benchmark "
+        f"({', '.join(copies)}; names matched ignoring case, spaces, '-' and '_'), got "
+        + (f"{len(hits)}: {', '.join(str(h) for h in hits)}" if hits else "none")
+    )
 
 
 def gold_name_re(pair: str) -> re.Pattern[str]:
@@ -179,36 +216,71 @@ def read_document(path: Path, lang: str, counts: Counter[str]) -> list[tuple[str
     return out
 
 
-def read_gold(path: Path, counts: Counter[str]) -> list[tuple[str, str, int]]:
+def gold_file_name_standard(path: Path, pair: str) -> bool:
+    """Whether a gold file is named `<site>.<pair>` (`ITN.si-en`); any other name `gold_name_re` accepts
+    (`ArmyNews-ta-en`: a hyphen before the pair) is read too, and counted."""
+    return path.name.endswith(f".{pair}") and len(path.name) > len(pair) + 1
+
+
+def read_gold(
+    path: Path, counts: Counter[str], events: list[dict[str, Any]] | None = None
+) -> list[tuple[str, str, int]]:
     """Raw gold links (IDs normalised, `_6,7` and `_6-7` expanded) with their line numbers, before checking
-    them against the documents."""
+    them against the documents. Each line a defect touches is appended to `events` (`gold_event`): a
+    malformed line (dropped), a prefix's case fixed, a one-to-many id expanded; CRLF endings are counted
+    (`gold_crlf`) and said in one line."""
+    events = [] if events is None else events
     raw = path.read_bytes()
     if b"\r\n" in raw:
         counts["gold_crlf"] = 1
+        log.info("%s: CRLF line endings (%d lines; read as LF)", path, raw.count(b"\r\n"))
     links: list[tuple[str, str, int]] = []
     for lineno, line in enumerate(decode(raw, path).splitlines(), 1):
         if not line.strip():
             continue
         if len(line) > MAX_LINE_CHARS:
             counts["gold_malformed_lines"] += 1
+            events.append(gold_event(path, lineno, "malformed_lines", text=line[:80]))
             log.warning("%s:%d: a line of %d characters (dropped)", path, lineno, len(line))
             continue
         parts = line.split("\t") if "\t" in line else line.split()
         parts = [p for p in parts if p.strip()]
         if len(parts) != 2:
             counts["gold_malformed_lines"] += 1
+            events.append(gold_event(path, lineno, "malformed_lines", text=line[:80]))
             log.warning("%s:%d: expected '<srcID>\\t<tgtID>', got %r (dropped)", path, lineno, line[:80])
             continue
         counts["gold_lines"] += 1
+        before = Counter(counts)
         try:
             srcs = expand_id(normalise_id(parts[0], counts, gold=True), counts)
             tgts = expand_id(normalise_id(parts[1], counts, gold=True), counts)
         except ValueError as e:
             counts["gold_malformed_lines"] += 1
+            events.append(gold_event(path, lineno, "malformed_lines", text=line[:80]))
             log.warning("%s:%d: %s (dropped)", path, lineno, e)
             continue
+        written = [p.strip() for p in parts]
+        for key in ("gold_id_prefix_case_fixed", "multi_id_expanded"):
+            if counts[key] > before[key]:
+                events.append(gold_event(path, lineno, key.removeprefix("gold_"), written))
+                log.info("%s:%d: %s<TAB>%s: %s", path, lineno, *written, GOLD_REPAIRED[key])
         links.extend((s, t, lineno) for s in srcs for t in tgts)
     return links
+
+
+def gold_event(
+    path: str | os.PathLike, line: int, what: str, link: Iterable[str] = (), text: str | None = None
+) -> dict[str, Any]:
+    """One gold line a defect touched, as `stats.json` lists it (`gold_events`): its file and line, the link
+    (or, for a malformed line, its text) and what was done (a key of `gold_dropped` or `gold_repaired`
+    without its `gold_` prefix, or `cross_document_links`: kept, out of a per-document miner's reach)."""
+    event: dict[str, Any] = {"file": str(path), "line": line, "what": what}
+    if text is not None:
+        event["text"] = text
+    else:
+        event["link"] = list(link)
+    return event
 
 
 def repair_link(
@@ -300,10 +372,13 @@ def gold_links(
     counts: Counter[str],
     rules: Iterable[str] = (),
     gold_file: str | os.PathLike = "",
+    events: list[dict[str, Any]] | None = None,
 ):
     """The gold links kept (repaired by the opted-in `rules` where the repair is consistent), the repairs made
     and the links dropped as ambiguous, each with its gold file and line; what is dropped is counted in
-    `counts`."""
+    `counts`, and every link dropped, repaired or kept across documents is appended to `events` (`gold_event`)
+    and said in a line of the log with its file and line."""
+    events = [] if events is None else events
     lines_naming: dict[str, set[int]] = {}
     for s, t, lineno in raw_links:
         lines_naming.setdefault(s, set()).add(lineno)
@@ -334,6 +409,7 @@ def gold_links(
                     "reason": reason.removeprefix("gold_"),
                 }
             )
+            events.append(gold_event(gold_file, lineno, reason.removeprefix("gold_"), (s0, t0)))
             log.warning("%s:%d: %s<TAB>%s dropped (%s)", gold_file, lineno, s0, t0, GOLD_DROPPED[reason])
             continue
         s, t = fixed
@@ -342,15 +418,27 @@ def gold_links(
             repairs.append(
                 {"line": lineno, "from": [s0, t0], "to": [s, t], "reason": reason.removeprefix("gold_")}
             )
+            events.append(gold_event(gold_file, lineno, reason.removeprefix("gold_"), (s0, t0)))
+            log.info("%s:%d: %s<TAB>%s repaired to %s<TAB>%s (%s)", gold_file, lineno, s0, t0, s, t,
+                     GOLD_REPAIRED[reason])  # fmt: skip
+        drop = None
         if s not in index[src] or t not in index[tgt]:
-            counts["gold_missing_src_id" if s not in index[src] else "gold_missing_tgt_id"] += 1
-            continue
-        if (s, t) in seen:
-            counts["gold_duplicate_links"] += 1
+            drop = "gold_missing_src_id" if s not in index[src] else "gold_missing_tgt_id"
+        elif (s, t) in seen:
+            drop = "gold_duplicate_links"
+        if drop:
+            counts[drop] += 1
+            events.append(gold_event(gold_file, lineno, drop.removeprefix("gold_"), (s, t)))
+            log.warning("%s:%d: %s<TAB>%s dropped (%s)", gold_file, lineno, s, t, GOLD_DROPPED[drop])
             continue
         seen.add((s, t))
         if index[src][s][0] != index[tgt][t][0]:
             counts["gold_cross_document_links"] += 1
+            events.append(gold_event(gold_file, lineno, "cross_document_links", (s, t)))
+            log.info(
+                "%s:%d: %s<TAB>%s links documents %s and %s (kept; a per-document miner cannot reach it)",
+                gold_file, lineno, s, t, index[src][s][0], index[tgt][t][0],
+            )  # fmt: skip
         gold.append((s, t))
     counts["gold_src_ids_repeated"] = sum(c - 1 for c in Counter(s for s, _ in gold).values() if c > 1)
     counts["gold_tgt_ids_repeated"] = sum(c - 1 for c in Counter(t for _, t in gold).values() if c > 1)
@@ -372,7 +460,7 @@ def load_news(
     started = time.monotonic()
     src_lang_name, tgt_lang_name = language_folder(src), language_folder(tgt)
     folder = f"{src_lang_name}-{tgt_lang_name}"
-    site_dir = find_dir(find_dir(Path(root), folder), site)
+    site_dir = find_site(Path(root), folder, site)
     counts: Counter[str] = Counter()
     docs = {lang: read_documents(find_dir(site_dir, name), lang, counts)
             for lang, name in ((src, src_lang_name), (tgt, tgt_lang_name))}  # fmt: skip
@@ -381,8 +469,14 @@ def load_news(
     counts["docs_only_tgt"] = len(set(docs[tgt]) - set(docs[src]))
     index = sentence_index(docs, common, src, tgt, counts)
     gold_file = find_gold(site_dir, pair)
-    raw_links = read_gold(gold_file, counts)
-    gold, repaired, ambiguous = gold_links(raw_links, src, tgt, index, counts, repairs, gold_file)
+    if not gold_file_name_standard(gold_file, pair):
+        counts["gold_file_name_nonstandard"] = 1
+        log.info("%s: a gold file not named '<site>.%s' (read as the %s gold of site %s)", gold_file, pair,
+                 pair, site_dir.name)  # fmt: skip
+    events: list[dict[str, Any]] = []
+    raw_links = read_gold(gold_file, counts, events)
+    gold, repaired, ambiguous = gold_links(raw_links, src, tgt, index, counts, repairs, gold_file, events)
+    events.sort(key=lambda e: e["line"])  # stable: a line's events in the order they happened
 
     for lang, name in ((src, src_lang_name), (tgt, tgt_lang_name)):
         if not index[lang]:
@@ -429,6 +523,7 @@ def load_news(
         "gold_repair_rules": list(repairs),  # the rules the set opted into
         "gold_repairs": repaired,  # each repair with its gold line number
         "gold_ambiguous": ambiguous,  # links needing a rewrite no rule made (or could not make): dropped
+        "gold_events": events,  # every gold line a defect touched: file, line, link, what was done
     }
     log.info(
         "news %s %s: %d/%d doc pairs (%s), %d+%d sentences, %d gold links from %d lines; defects %s; %.1fs",
@@ -445,6 +540,80 @@ def load_news(
         time.monotonic() - started,
     )
     return NewsBenchmark(pair, site_dir.name, rows[src], rows[tgt], gold, stats)
+
+
+SITE_SEP = "/"  # a pooled set's document and sentence ids: `<site>/<id>` (a file name holds no `/`)
+
+
+def document_site(unit: str) -> str:
+    """The site of a test item of a pooled news set (`load_sites`: document `Army_news/32668`), `""` for an
+    item of one site's set: the stratum the two-level test resamples the item within."""
+    site, sep, _ = str(unit).partition(SITE_SEP)
+    return site if sep else ""
+
+
+def load_sites(
+    root: str | os.PathLike,
+    sites: str | Iterable[str],
+    pair: str,
+    doc_pairs: str = "gold",
+    repairs: Iterable[str] = (),
+) -> NewsBenchmark:
+    """One site's set (`load_news`), or several sites of the benchmark pooled into one set: each site read
+    alone (its own defects, counts and gold lines), then its documents and sentence ids written as
+    `<site>/<id>` (sites reuse document numbers: ITN and Hiru si-en both have 54415), so that mining, which
+    runs per document pair, scores each document as its own site's set would, and the test items (documents)
+    carry their site as a stratum (`document_site`). `stats.json` holds the pooled counts and, under `sites`,
+    each site's own."""
+    names = [sites] if isinstance(sites, str) else list(sites)
+    if not names:
+        raise ValueError("news: expected one site or more, got none")
+    keys = [_key(n) for n in names]
+    repeated = sorted({n for n, k in zip(names, keys, strict=True) if keys.count(k) > 1})
+    if repeated:
+        raise ValueError(
+            f"news: sites {repeated} are named twice (matched ignoring case, spaces, '-' and '_')"
+        )
+    if len(names) == 1:
+        return load_news(root, names[0], pair, doc_pairs, repairs)
+    benches = [load_news(root, n, pair, doc_pairs, repairs) for n in names]
+
+    def tag(bench: NewsBenchmark, rows: list[tuple[str, str, str]]) -> list[tuple[str, str, str]]:
+        return [(f"{bench.site}{SITE_SEP}{i}", f"{bench.site}{SITE_SEP}{d}", t) for i, d, t in rows]
+
+    defects: Counter[str] = Counter()
+    for b in benches:
+        defects.update(b.stats["defects"])
+    total = {k: sum(b.stats[k] for b in benches) for k in (
+        "doc_pairs_total", "doc_pairs_with_gold", "doc_pairs_used", "src_sentences", "tgt_sentences",
+        "gold_links", "gold_lines", "gold_links_read")}  # fmt: skip
+    stats: dict[str, Any] = {
+        "site": " + ".join(b.site for b in benches),
+        "pair": pair,
+        "doc_pairs": doc_pairs,
+        **total,
+        "defects": dict(sorted(defects.items())),
+        **gold_summary(defects),
+        "gold_file": [b.stats["gold_file"] for b in benches],
+        "gold_repair_rules": list(repairs),
+        "gold_repairs": [
+            {"file": b.stats["gold_file"], **r} for b in benches for r in b.stats["gold_repairs"]
+        ],
+        "gold_ambiguous": [a for b in benches for a in b.stats["gold_ambiguous"]],
+        "gold_events": [e for b in benches for e in b.stats["gold_events"]],
+        "strata": "site",  # the test items are documents `<site>/<doc>`: the site is their stratum
+        "sites": [b.stats for b in benches],
+    }
+    log.info("news %s %s: %d sites pooled, %d/%d doc pairs, %d gold links", stats["site"], pair, len(benches),
+             total["doc_pairs_used"], total["doc_pairs_total"], total["gold_links"])  # fmt: skip
+    return NewsBenchmark(
+        pair,
+        stats["site"],
+        [r for b in benches for r in tag(b, b.src)],
+        [r for b in benches for r in tag(b, b.tgt)],
+        [(f"{b.site}{SITE_SEP}{s}", f"{b.site}{SITE_SEP}{t}") for b in benches for s, t in b.gold],
+        stats,
+    )
 
 
 # defects (stats.json) -> what the report calls them: gold links (or lines) dropped, ids repaired
@@ -481,8 +650,47 @@ def gold_summary(defects: Counter[str] | dict[str, int]) -> dict[str, Any]:
     }
 
 
-def _reasons(defects: dict[str, int], names: dict[str, str]) -> str:
-    return ", ".join(f"{names[k]} {defects[k]:,}" for k in names if defects.get(k)) or "none"
+MAX_LINES_LISTED = 6  # gold lines listed per reason in the report's table (stats.json lists every one)
+
+
+def _lines(events: list[dict[str, Any]], what: str) -> str:
+    """` (line 245)`, ` (lines 12, 40)`, ` (lines 1, 2, ... and 3 more)`: the gold lines of `events` that
+    `what` touched; `""` for none."""
+    lines = sorted({e["line"] for e in events if e.get("what") == what})
+    if not lines:
+        return ""
+    shown = ", ".join(str(n) for n in lines[:MAX_LINES_LISTED])
+    more = f" and {len(lines) - MAX_LINES_LISTED} more" if len(lines) > MAX_LINES_LISTED else ""
+    return f" (line{'s' if len(lines) > 1 else ''} {shown}{more})"
+
+
+def _reasons(defects: dict[str, int], names: dict[str, str], events: list[dict[str, Any]] = ()) -> str:
+    return (
+        ", ".join(
+            f"{names[k]} {defects[k]:,}{_lines(list(events), k.removeprefix('gold_'))}"
+            for k in names
+            if defects.get(k)
+        )
+        or "none"
+    )
+
+
+def _gold_lines_cell(st: dict[str, Any]) -> str:
+    """The gold lines read, and how the file was read where it is not `<site>.<pair>` with LF endings."""
+    d = st.get("defects", {})
+    notes = []
+    if d.get("gold_file_name_nonstandard"):
+        notes.append(
+            f"file named `{Path(st['gold_file']).name}`"
+            if isinstance(st.get("gold_file"), str)
+            else f"{d['gold_file_name_nonstandard']} of {len(st['sites'])} files not named '<site>.<pair>'"
+        )
+    if d.get("gold_crlf"):
+        sites = st.get("sites")
+        notes.append(
+            f"{d['gold_crlf']} of {len(sites)} files with CRLF line endings" if sites else "CRLF line endings"
+        )
+    return f"{st['gold_lines']:,}" + (f" ({'; '.join(notes)})" if notes else "")
 
 
 def _leakage_cell(st: dict[str, Any]) -> str:
@@ -499,22 +707,29 @@ def _leakage_cell(st: dict[str, Any]) -> str:
 
 
 def gold_counts_markdown(stats_files: Iterable[str | os.PathLike]) -> list[str]:
-    """The report's table of each news evaluation set's gold: lines read, links kept, links across documents,
-    repairs and drops per reason, and the sentences dropped as equal to pre-training text, one row per
-    `stats.json` written by `write_news` or `lem.data.leakage.drop_leaked_items`
-    (`results/eval/{prepared,clean}/<evalset>/<pair>/stats.json`: the evaluation set is the grandparent
-    folder's name). Markdown table lines (header first); no line for no file."""
+    """The report's table of each news evaluation set's gold: lines read (and how the file was read), links
+    kept, links across documents, repairs and drops per reason with their gold lines (`gold_events`), and
+    the sentences dropped as equal to pre-training text, one row per `stats.json` written by `write_news` or
+    `lem.data.leakage.drop_leaked_items` (`results/eval/{prepared,clean}/<evalset>/<pair>/stats.json`: the
+    evaluation set is the grandparent folder's name); a pooled set (`load_sites`) has a row per site, then
+    its pooled row. Markdown table lines (header first); no line for no file."""
     rows = []
     for path in stats_files:
         path = Path(path)
         st = json.loads(path.read_text(encoding="utf-8"))
-        d = st.get("defects", {})
-        rows.append(
-            f"| {path.parent.parent.name} | {st['pair']} | {st['site']} | {st['doc_pairs_used']:,} / "
-            f"{st['doc_pairs_total']:,} ({st['doc_pairs']}) | {st['gold_lines']:,} | {st['gold_links']:,} | "
-            f"{d.get('gold_cross_document_links', 0):,} | {_reasons(d, GOLD_REPAIRED)} | "
-            f"{_reasons(d, GOLD_DROPPED)} | {_leakage_cell(st)} |"
-        )
+        sites = st.get("sites") or []
+        for part in [*sites, st]:
+            d = part.get("defects", {})
+            events = [] if part is st and sites else part.get("gold_events", [])
+            site = f"pooled: {len(sites)} sites" if part is st and sites else part["site"]
+            leakage = "(pooled row)" if part is not st else _leakage_cell(st)
+            rows.append(
+                f"| {path.parent.parent.name} | {st['pair']} | {site} | {part['doc_pairs_used']:,} / "
+                f"{part['doc_pairs_total']:,} ({part['doc_pairs']}) | {_gold_lines_cell(part)} | "
+                f"{part['gold_links']:,} | {d.get('gold_cross_document_links', 0):,}"
+                f"{_lines(events, 'cross_document_links')} | {_reasons(d, GOLD_REPAIRED, events)} | "
+                f"{_reasons(d, GOLD_DROPPED, events)} | {leakage} |"
+            )
     if not rows:
         return []
     return [
