@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from lem.core import training
+from lem.core import interrupt, training
 from lem.core.files import with_keys, write_json
 from lem.core.inputs import InputError
 from lem.core.stage import Stage, UsageError, Verb, arg
@@ -351,11 +351,17 @@ def cmd_finetune(a: argparse.Namespace) -> None:
         raise UsageError(f"--seed: {seeds} repeats a seed (each fine-tuning seed once)")
     if len(set(map(str, outs))) != len(outs):
         raise UsageError("--out: an output file named twice")
-    prep = prepare(a.model, a.train, a.valid, a.test, a.settings)
-    for seed, out in zip(seeds, outs, strict=True):
-        report = finetune_prepared(prep, a.settings, seed, work_folder(out))
-        keys = None if a.keys is None else dict(sorted({**a.keys, "finetune_seed": str(seed)}.items()))
-        write_json(out, with_keys(report, keys))
+    # an interrupt (SIGINT, SIGTERM) is never a success, wherever it lands (a KeyboardInterrupt swallowed in a
+    # `__del__` too): checked between seeds and at the end; every --out (the seeds done too) and work folder
+    # is removed, and the command exits 130 (lem.core.interrupt.stop_on_interrupt)
+    with interrupt.stop_on_interrupt(outs):
+        prep = prepare(a.model, a.train, a.valid, a.test, a.settings)
+        for seed, out in zip(seeds, outs, strict=True):
+            interrupt.check()
+            report = finetune_prepared(prep, a.settings, seed, work_folder(out))
+            keys = None if a.keys is None else dict(sorted({**a.keys, "finetune_seed": str(seed)}.items()))
+            interrupt.check()
+            write_json(out, with_keys(report, keys))
 
 
 STAGE = Stage(

@@ -174,3 +174,40 @@ def test_balanced_class_weights_reach_the_training_loss(data):
         a["valid_macro_f1_per_epoch"] != plain["valid_macro_f1_per_epoch"]
         or a["test_pred"] != plain["test_pred"]
     )
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+@pytest.mark.parametrize("at_seed", [1, 2])
+def test_an_interrupt_swallowed_during_a_seed_fails_the_job_and_removes_every_output(
+    at_seed, tmp_path, monkeypatch, capsys
+):
+    """Issue 51: a SIGINT whose KeyboardInterrupt is swallowed where it lands (datasets' `Dataset.__del__`)
+    during seed 1 of two (the next seed is never trained) or during the last (checked at the end): the job
+    exits 130, and none of its --out files is left, not even a finished seed's."""
+    import signal
+
+    import lem.sentiment
+
+    class Swallows:
+        def __del__(self):
+            signal.raise_signal(signal.SIGINT)
+
+    trained = []
+
+    def fake_seed(prep, settings, seed, work_dir=None):
+        trained.append(seed)
+        work_dir.mkdir(parents=True)  # what a real seed leaves while it runs
+        if seed == at_seed:
+            Swallows()
+        return {"macro_f1": 0.5, "seed": seed}
+
+    monkeypatch.setattr(lem.sentiment, "prepare", lambda *a: None)
+    monkeypatch.setattr(lem.sentiment, "finetune_prepared", fake_seed)
+    outs = [tmp_path / "s1" / "metrics.json", tmp_path / "s2" / "metrics.json"]
+    argv = ["finetune", "--model", "m", "--train", "t", "--valid", "v", "--test", "x", "--seed", "1", "2",
+            "--out", *map(str, outs)]  # fmt: skip
+    assert command("sentiment")(argv) == 130
+    assert capsys.readouterr().err.strip().splitlines()[-1] == "lem sentiment finetune: interrupted"
+    assert trained == [1, 2][:at_seed]
+    assert [p for p in tmp_path.rglob("*") if not p.is_dir()] == []
+    assert not list(tmp_path.rglob(".*.work"))

@@ -13,15 +13,26 @@ background job of a non-interactive shell) would ignore it. So:
   of its current step (when its checkpoints are resumable) and stops with KeyboardInterrupt; the rerun
   resumes from it. A second SIGINT more than `REPEAT_S` seconds after the first stops at once (an
   interrupt delivered twice, by the terminal and by the forwarding, counts once).
+- `stop_on_interrupt(outputs)`, around a verb's work (`lem sentiment finetune`): an interrupt is never a
+  success. KeyboardInterrupt alone is not enough: raised where the signal lands, it can be swallowed there (a
+  `__del__`, e.g. datasets' `Dataset.__del__`, prints "Exception ignored ... KeyboardInterrupt" and goes on; a
+  library that catches BaseException), and the job then ran on and exited 0. So SIGINT and SIGTERM also set
+  a flag (`interrupted()`), which stays set: `check()` between units of work (a job's seeds), the training
+  callback at every step, and the block's end raise KeyboardInterrupt again, and the block removes the
+  outputs (every `outputs` path, its temporary siblings and work folders) before the command exits 130.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import shutil
 import signal
 import threading
 import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 # Imported inside functions: psutil and transformers (`lem --help` imports this module, through
@@ -30,6 +41,94 @@ from typing import Any
 log = logging.getLogger(__name__)
 
 REPEAT_S = 2.0  # a second SIGINT within this many seconds of the first is the same interrupt
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+_received: list[int] = []  # the interrupting signals received inside `stop_on_interrupt` blocks
+_blocks: list[int] = []  # the `stop_on_interrupt` blocks running (nested: each its start in `_received`)
+
+
+def interrupted() -> int | None:
+    """The first interrupting signal this process received under watch (SIGINT, SIGTERM), else None."""
+    return _received[0] if _received else None
+
+
+def note(signum: int) -> None:
+    """Record an interrupting signal inside a `stop_on_interrupt` block: the flag that stays set whatever becomes
+    of the KeyboardInterrupt, until the block ends (outside a block, nothing is recorded)."""
+    if _blocks:
+        _received.append(signum)
+
+
+def check() -> None:
+    """KeyboardInterrupt when an interrupt was received, even one whose KeyboardInterrupt was swallowed where it
+    landed: call it between units of work."""
+    if _received:
+        raise KeyboardInterrupt(f"interrupted by {signal.Signals(_received[0]).name}")
+
+
+def _raise_interrupt(signum: int, frame: Any) -> None:
+    note(signum)
+    raise KeyboardInterrupt(f"interrupted by {signal.Signals(signum).name}")
+
+
+def _note_only(signum: int, frame: Any) -> None:
+    note(signum)
+
+
+def remove_outputs(outputs: Iterable[str | os.PathLike]) -> list[str]:
+    """Remove each output (a file or a folder), its atomic writes' temporary siblings (`.<name>.*`, as
+    lem.core.files.atomic_path makes them) and its work folder (`.<name>.work`); returns what was removed."""
+    removed = []
+    for out in map(Path, outputs):
+        siblings = (
+            [p for p in out.parent.iterdir() if p.name.startswith(f".{out.name}.")]
+            if out.parent.is_dir()
+            else []
+        )
+        for path in [out, *siblings]:
+            if path.is_symlink() or path.is_file():
+                path.unlink(missing_ok=True)
+            elif path.is_dir():
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                continue
+            removed.append(str(path))
+    return removed
+
+
+@contextmanager
+def stop_on_interrupt(outputs: Iterable[str | os.PathLike] = ()) -> Iterator[None]:
+    """Within the block, SIGINT and SIGTERM set the flag (`interrupted()`) and raise KeyboardInterrupt. When the
+    block ends by KeyboardInterrupt, or with the flag set (normally: the KeyboardInterrupt was swallowed where
+    it landed; or by another error, one a library made of it), the `outputs` are removed (`remove_outputs`)
+    and KeyboardInterrupt leaves it: `lem.core.stage` prints "interrupted" and the command exits 130, never
+    0. A further interrupt during the removal is recorded, not raised. The handlers before the block are
+    restored after it. Outside the main thread (no signal handlers there) the flag is still checked."""
+    outputs = list(outputs)
+    main = threading.current_thread() is threading.main_thread()
+    previous = {s: signal.signal(s, _raise_interrupt) for s in STOP_SIGNALS} if main else {}
+    start = len(_received)
+    _blocks.append(start)
+    try:
+        yield
+        if len(_received) > start:
+            raise KeyboardInterrupt(f"interrupted by {signal.Signals(_received[start]).name}")
+    except BaseException as err:
+        if not isinstance(err, KeyboardInterrupt) and len(_received) == start:
+            raise  # a failure of its own, no interrupt: the caller's to report
+        for s in previous:
+            signal.signal(s, _note_only)  # the clean-up is not cut short
+        removed = remove_outputs(outputs)
+        if removed:
+            log.warning("interrupted: removed %s", ", ".join(removed))
+        if isinstance(err, KeyboardInterrupt):
+            raise
+        raise KeyboardInterrupt(f"interrupted by {signal.Signals(_received[start]).name}") from err
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+        _blocks.pop()
+        del _received[start:]  # this block's interrupt is answered (an in-process caller, a test, goes on)
 
 
 def restore_default() -> None:
@@ -90,6 +189,7 @@ def checkpoint_on_interrupt():
             self.previous: Any = None
 
         def handle(self, signum: int, frame: Any) -> None:
+            note(signum)  # the flag stays set even if the KeyboardInterrupt raised later is swallowed
             now = time.monotonic()
             if self.requested is None:
                 self.requested = now
@@ -102,6 +202,8 @@ def checkpoint_on_interrupt():
                 self.previous = signal.signal(signal.SIGINT, self.handle)
 
         def on_step_end(self, args, state, control, **kw):
+            if self.requested is None and _received:  # received before the run, or its KeyboardInterrupt lost
+                self.requested = time.monotonic()
             if self.requested is not None:
                 if args.save_only_model:  # no optimizer state: nothing to resume from
                     raise KeyboardInterrupt
