@@ -31,22 +31,34 @@ set -u
 cd "$(dirname "$0")/.."
 T0=$(date +%s)  # the budget counts from here: setting up the Python path and wheels included
 
+usage_error() {  # one line naming what is wrong, exit 64 (a usage error), before anything is started
+  echo "scripts/gpu-check.sh: $1" >&2
+  exit 64
+}
 QUICK=0
 BUDGET=""
+BUDGET_SET=0
 FRESH=0
 RESULTS=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) QUICK=1 ;;
-    --budget) BUDGET="$2"; shift ;;
-    --budget=*) BUDGET="${1#--budget=}" ;;
+    --budget)
+      [ $# -ge 2 ] || usage_error "--budget needs a value: --budget SECONDS"
+      BUDGET="$2"; BUDGET_SET=1; shift ;;
+    --budget=*) BUDGET="${1#--budget=}"; BUDGET_SET=1 ;;
     --fresh) FRESH=1 ;;
     -h | --help) sed -n '2,/^set -u/p' "$0" | sed '$d'; exit 0 ;;
-    -*) echo "scripts/gpu-check.sh: unknown option $1 (--quick, --budget SECONDS, --fresh, RESULTS.jsonl)" >&2; exit 64 ;;
+    -*) usage_error "unknown option $1 (--quick, --budget SECONDS, --fresh, RESULTS.jsonl)" ;;
     *) RESULTS="$1" ;;
   esac
   shift
 done
+if [ "$BUDGET_SET" -eq 1 ]; then
+  case "$BUDGET" in
+    "" | *[!0-9]* | 0) usage_error "--budget: expected a whole number of seconds > 0, got '$BUDGET'" ;;
+  esac
+fi
 
 no_gpu() {
   echo "scripts/gpu-check.sh: no GPU here ($1); run it on a GPU node" >&2
