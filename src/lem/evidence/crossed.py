@@ -219,11 +219,14 @@ def two_level_test(
     statistic: Statistic,
     margin: float = 0.0,
     confidence: float = 0.95,
+    strata: Sequence[str] | None = None,
 ) -> dict[str, Any]:
     """Compare recipe a with recipe b over their paired pre-training seeds and the shared test items.
 
     `a`, `b`: pre-training seed -> that seed's runs (one or more, e.g. fine-tuning seeds), each a (units,
     stats) array of per-item rows over the same units in the same order. Seeds both recipes have are paired.
+    `strata`: each unit's stratum (a pooled news set's site), the items then resampled within their stratum
+    (`stratified_moments`; `method` says so).
 
     Returns {"a", "b" (means of the per-seed scores), "sd_a", "sd_b" (their seed standard deviations),
     "diff", "se", "df", "low", "high" (the `confidence` interval), "p" (two-sided), "p_tost" (against
@@ -269,7 +272,9 @@ def two_level_test(
     out["n_units"] = int(d.shape[1])
     if len(seeds) < 2:
         return out
-    m = crossed_moments(d)
+    m = crossed_moments(d) if strata is None else stratified_moments(d, strata)
+    if m.get("strata"):
+        out["method"] = f"{METHOD}, items within {m['strata']} strata"
     test = t_test(m["mean"], m["var"], m["df"], margin)
     se, df = float(test["se"]), float(m["df"])
     half = float(student_t.ppf((1 + confidence) / 2, df)) * se if math.isfinite(df) else nan
@@ -292,6 +297,61 @@ def two_level_test(
         sd_res=math.sqrt(res),
     )
     return out
+
+
+def stratified_moments(d: np.ndarray, strata: Sequence[str]) -> dict[str, Any]:
+    """`crossed_moments` with the items in fixed strata, `strata[i]` item i's (a pooled news set's sites:
+    `lem.data.news.load_sites`): the item and residual mean squares are taken within strata, so that what
+    sets one stratum's differences apart (one site suits a recipe better) is part of the estimate, pooled with
+    the strata's item counts as weights, and no part of its noise. The design: d[s, i] = mu_h(i) + seed_s +
+    (seed x stratum)_s,h(i) + item_i + residual, the H strata fixed, the rest random. MS_seed as there,
+    MS_item = S sum_i (item mean_i - its stratum's mean)^2 / (I - H) and MS_res the residual within seed x
+    stratum cells on (S - 1)(I - H) df: (MS_seed + MS_item - MS_res) / (S I) is unbiased for var(mean d) =
+    s2_seed / S + sum_h w_h^2 s2_seed_x_stratum / S + s2_item / I + s2_res / (S I), w_h = I_h / I. The floors
+    and degrees of freedom as there, with I - H and (S - 1)(I - H) for I - 1 and (S - 1)(I - 1). One stratum,
+    or no item left to vary within a stratum (I - H < 1), is `crossed_moments`. Vectorised over leading axes
+    of `d`; `strata` names the last axis's items."""
+    d = np.asarray(d, dtype=np.float64)
+    s, i = d.shape[-2:]
+    labels = [str(x) for x in strata]
+    if len(labels) != i:
+        raise ValueError(f"stratified_moments: {len(labels)} strata for {i} items")
+    names = {name: k for k, name in enumerate(dict.fromkeys(labels))}
+    h = len(names)
+    if h <= 1 or i - h < 1 or s < 2:
+        return crossed_moments(d)
+    code = np.asarray([names[x] for x in labels])
+    onehot = np.zeros((i, h))
+    onehot[np.arange(i), code] = 1.0
+    size = onehot.sum(axis=0)
+    mean = d.mean(axis=(-2, -1))
+    seed_means = d.mean(axis=-1)
+    item_means = d.mean(axis=-2)
+    cell_means = (d @ onehot) / size  # (..., S, H): seed x stratum
+    stratum_means = (item_means @ onehot) / size  # (..., H)
+    ms_seed = i * ((seed_means - mean[..., None]) ** 2).sum(axis=-1) / (s - 1)
+    ms_item = s * ((item_means - stratum_means[..., code]) ** 2).sum(axis=-1) / (i - h)
+    resid = d - cell_means[..., code] - item_means[..., None, :] + stratum_means[..., None, code]
+    ms_res = (resid**2).sum(axis=(-2, -1)) / ((s - 1) * (i - h))
+    a, b, c = np.maximum(ms_seed, ms_res), np.maximum(ms_item, ms_res), ms_res
+    total = a + b - c
+    df_s, df_i, df_r = s - 1, i - h, (s - 1) * (i - h)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        den = a**2 / df_s + b**2 / df_i + c**2 / df_r
+        df = np.where(den > 0, total**2 / den, float(df_s))
+        df = np.where(a >= 0.5 * total, float(df_s), df)  # the seed term's own df, as `crossed_moments`
+    return {
+        "mean": mean,
+        "seed_means": seed_means,
+        "ms_seed": ms_seed,
+        "ms_item": ms_item,
+        "ms_res": ms_res,
+        "var": total / (s * i),
+        "df": df,
+        "seeds": s,
+        "items": i,
+        "strata": h,
+    }
 
 
 def two_level_p(

@@ -36,6 +36,7 @@ import numpy as np
 import pandas as pd
 
 from lem.curate import kept_count
+from lem.data.news import document_site
 from lem.evidence import crossed, stats
 from lem.evidence.compare import FAMILIES, EvidenceSettings, declared
 from lem.nmt.bleu import bleu_from_sums
@@ -64,6 +65,8 @@ class Items:
     n_labels: dict[tuple[str, str, str], int] = field(default_factory=dict)
     metric: dict[tuple[str, str, str], str] = field(default_factory=dict)  # a cell's tested metric
     seeds: dict[tuple[str, str, str, str], list[str]] = field(default_factory=dict)  # one per run
+    # a pooled news set's documents `<site>/<doc>` (lem.data.news.load_sites): each item's site, its stratum
+    strata: dict[tuple[str, str, str], list[str]] = field(default_factory=dict)
 
     def _add(self, cell: tuple[str, str, str], key: dict[str, str], rows: np.ndarray) -> None:
         self.units.setdefault((*cell, key["variant"]), []).append(rows)
@@ -125,6 +128,9 @@ class Items:
             )
         cell = ("mining", key["dataset"], key["pair"])
         self._check_units(cell, list(units["units"]), path)
+        sites = [document_site(u) for u in units["units"]]
+        if any(sites):
+            self.strata[cell] = sites
         self._add(cell, key, np.asarray(units["intersection"], dtype=np.float64).reshape(-1, 3))
 
     def add_sentiment(self, key: dict[str, str], data: dict[str, Any], path: str) -> None:
@@ -278,7 +284,9 @@ def compare(
                 a,
                 b,
                 family,
-                crossed.two_level_test(ra, rb, statistic, margin, ev.confidence),
+                crossed.two_level_test(
+                    ra, rb, statistic, margin, ev.confidence, strata=items.strata.get(cell)
+                ),
                 margin,
             )
             if blocked:
