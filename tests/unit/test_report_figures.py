@@ -11,12 +11,20 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from scipy.stats import t as student_t
 from test_report import mining_file, sentiment_file, write
 
 from lem.evidence import crossed, stats
-from lem.report import figures
+from lem.report import figures, verdicts
 from lem.report.build import build_report
-from lem.report.intervals import KIND_WORDS, TWO_LEVEL, report_intervals, two_level_interval
+from lem.report.intervals import (
+    KIND_WORDS,
+    TWO_LEVEL,
+    interval_note,
+    kind_words,
+    report_intervals,
+    two_level_interval,
+)
 from lem.report.settings import ReportSettings
 
 REPO = Path(__file__).resolve().parents[2]
@@ -112,14 +120,36 @@ def test_the_forest_figure_draws_the_verdicts_interval_and_word(report_dir, tmp_
     texts = [t.get_text() for ax in fig.axes for t in ax.texts]
     words = [t for t in texts if t.split(" ")[0] in ("higher", "lower", "equivalent", "inconclusive")]
     assert len(words) == len(comparisons[comparisons.role == "comparison"])
+    assert all(
+        " · Holm p " in w and " · bar " in w for w in words
+    )  # every row: its Holm p and its bar's level
     assert any("no comparison of it has data" in t for t in texts)
     labels = " ".join(ax.get_xlabel() for ax in fig.axes)
-    assert "95 % two-level interval" in labels and "two-level interval" in fig._suptitle.get_text()
+    assert "unadjusted 95 % two-level interval" in labels and "Holm interval" in fig._suptitle.get_text()
     primary = fig.axes[0]
     bars = [c for c in primary.collections if c.__class__.__name__ == "LineCollection"]
     segments = [seg for c in bars for seg in c.get_segments() if seg[0][1] == seg[1][1]]  # horizontal bars
     rows = comparisons[comparisons.family == "primary"]
-    assert sorted(round(float(s[0][0]), 9) for s in segments) == sorted(round(float(x), 9) for x in rows.low)
+    # the bar is the interval the verdict is read from: Holm's step's, not the unadjusted one
+    drawn = sorted(round(float(s[0][0]), 9) for s in segments)
+    assert drawn == sorted(round(float(x), 9) for x in rows.holm_low)
+    said = [t.get_text() for t in primary.texts if " · bar " in t.get_text()]
+    assert sorted(w.rsplit("bar ", 1)[1] for w in said) == sorted(verdicts.level(x) for x in rows.holm_level)
+
+
+def test_the_forest_figure_says_the_configured_levels(report_dir, tmp_path, monkeypatch):
+    """A table computed at confidence 0.9 and power 0.9: the figure's labels say 90 %, not 95 % and 80 %."""
+    import matplotlib.pyplot as plt
+
+    comparisons = pd.read_csv(report_dir / "comparisons.tsv", sep="\t").assign(confidence=0.9, power=0.9)
+    shown = []
+    monkeypatch.setattr(plt, "close", lambda fig: shown.append(fig))
+    figures.comparisons_figure(comparisons, FAMILIES, tmp_path / "f.png")  # the defaults 0.95 / 0.8 not used
+    fig = shown[0]
+    labels = " ".join(ax.get_xlabel() for ax in fig.axes)
+    legend = " ".join(t.get_text() for leg in fig.legends for t in leg.get_texts())
+    assert "unadjusted 90 % two-level interval" in labels and "95 %" not in labels
+    assert "90 % power" in legend and "80 %" not in legend and "unadjusted 90 % interval" in legend
 
 
 def test_a_report_without_comparisons_still_writes_its_forest_figure(tmp_path):
@@ -163,10 +193,24 @@ def test_intervals_of_a_share_stay_inside_0_1_and_say_what_they_are(tmp_path):
     from lem.report.comparisons import Items
 
     out = report_intervals(summary, Items()).set_index("metric")
-    assert (out.loc["average_precision", "low"], out.loc["average_precision", "high"]) == (0.824, 1.0)
-    assert (out.loc["accuracy", "low"], out.loc["accuracy", "high"]) == (0.0, 0.17)
-    assert (out.loc["bleu@0.5", "low"], out.loc["bleu@0.5", "high"]) == (0.0, 8.0)  # BLEU: 0-100
+    t = student_t.ppf(0.975, 2) / np.sqrt(3)  # the t-interval over 3 seeds, from the row's mean and s.d.
+    assert out.loc["average_precision", ["low", "high"]].tolist() == pytest.approx([0.947 - t * 0.05, 1.0])
+    assert out.loc["accuracy", ["low", "high"]].tolist() == pytest.approx([0.0, 0.05 + t * 0.05])
+    assert out.loc["bleu@0.5", ["low", "high"]].tolist() == pytest.approx([0.0, 3.0 + t * 2.0])  # BLEU: 0-100
     assert list(out["interval"]) == ["seeds", "seeds", "seeds", "none"]
+    assert (out["confidence"] == 0.95).all()
+    # at a configured level of 0.9 every interval is a 90 % one, and says so
+    at90 = report_intervals(summary, Items(), confidence=0.9).set_index("metric")
+    t90 = student_t.ppf(0.95, 2) / np.sqrt(3)
+    assert (
+        at90.loc["average_precision", "low"] == pytest.approx(0.947 - t90 * 0.05)
+        and (at90.confidence == 0.9).all()
+    )
+    assert (
+        interval_note({"seeds"}, 0.9)
+        == f"Brackets: {kind_words('seeds', 0.9)}, inside the metric's range [0, 1]."
+    )
+    assert kind_words("seeds", 0.9).startswith("90 % t-interval")
     # a whole report: the tested metrics two-level, every bracket of a share inside [0, 1], each table saying which
     r = tmp_path / "results"
     curation = [

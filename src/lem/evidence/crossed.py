@@ -23,7 +23,13 @@ treats each trained model as fixed. This module counts all three, as a crossed r
    half of the sum (Satterthwaite's approximation is liberal there with few seeds): the conservative choices,
    measured by the bench.
 4. t = mean d / se on those degrees of freedom: two-sided p, the confidence interval, and the two
-   one-sided tests (TOST, Lakens 2017) against a declared equivalence margin.
+   one-sided tests (TOST, Lakens 2017) against a declared equivalence margin. A table with no spread at all
+   (every cell the same difference) is tested exactly: "identical on every seed and item" (p 1, TOST p 0)
+   or "the same difference on every seed and item" (p 0), never NaN.
+5. The intervals a family's verdicts are read from (`holm_step_alpha`, `t_interval`, `tost_interval`): the
+   t-interval, from the same t and degrees of freedom, at the level of the Holm step that decided the row,
+   which excludes 0 exactly when Holm rejects; and the TOST interval at 1 - 2 x that step's alpha, inside
+   +-margin exactly when TOST's Holm rejects.
 
 This is the crossed design the field's guidance asks for (Clark et al., ACL 2011: replicates of every
 system; the random-effects treatment of items of Clark, H. H. 1973, "The language-as-fixed-effect
@@ -140,13 +146,46 @@ def t_test(mean: Any, var: Any, df: Any, margin: float = 0.0) -> dict[str, np.nd
     return {"t": t, "p": p, "p_tost": tost, "se": se}
 
 
+def holm_step_alpha(p: Any, p_holm: Any, alpha: float) -> np.ndarray:
+    """The level of the Holm step that decided each of a family's comparisons (vectorised over leading axes:
+    one family per last axis): with the p's sorted ascending, a rejected comparison (`p_holm` < `alpha`) of
+    rank j (1-based) of m was decided at alpha / (m - j + 1); every other one at the step where Holm stopped,
+    alpha / (m - k), k the number rejected. A two-sided interval at 1 - that level from the test's own t and
+    degrees of freedom excludes 0 exactly when Holm rejects: p_(j) < alpha / (m - j + 1) at every step up to
+    a rejected row's, and p >= p_(k+1) >= alpha / (m - k) for the rest. A NaN p (untested) counts as 1, as in
+    the family's Holm."""
+    p = np.nan_to_num(np.asarray(p, dtype=np.float64), nan=1.0)
+    rejected = np.asarray(p_holm, dtype=np.float64) < alpha
+    m = p.shape[-1]
+    rank = np.argsort(np.argsort(p, axis=-1, kind="stable"), axis=-1, kind="stable")  # 0-based
+    stopped = alpha / (m - rejected.sum(axis=-1, keepdims=True)).clip(min=1)
+    return np.where(rejected, alpha / (m - rank), stopped)
+
+
+def t_interval(diff: Any, se: Any, df: Any, alpha: Any) -> tuple[np.ndarray, np.ndarray]:
+    """The two-sided 1 - `alpha` t-interval diff +- t_{1-alpha/2, df} se (vectorised): it excludes 0 exactly
+    when the two-sided p of diff / se on df is below alpha; a zero se gives [diff, diff]."""
+    from scipy.stats import t as student_t
+
+    diff, se, df, alpha = (np.asarray(x, dtype=np.float64) for x in (diff, se, df, alpha))
+    half = student_t.ppf(1 - alpha / 2, df) * se
+    return diff - half, diff + half
+
+
+def tost_interval(diff: Any, se: Any, df: Any, alpha: Any) -> tuple[np.ndarray, np.ndarray]:
+    """The 1 - 2 `alpha` interval diff +- t_{1-alpha, df} se that TOST at `alpha` reads (vectorised): it lies
+    strictly inside +-margin exactly when both one-sided tests reject at alpha (TOST p < alpha)."""
+    return t_interval(diff, se, df, 2 * np.asarray(alpha, dtype=np.float64))
+
+
 def power_at(delta: float, se: float, df: float, alpha: float) -> float:
     """Power of the two-sided t-test at level `alpha` on `df` degrees of freedom to detect a true difference
     `delta` whose estimate has standard error `se`: P(|T'| > t_crit), T' = (Z + ncp) / sqrt(V / df), V
     chi-square on df, ncp = |delta| / se: the non-central t integrated over its chi-square part (scipy's nct
     loses precision for few degrees of freedom and a large ncp; this does not)."""
     from scipy import integrate
-    from scipy.stats import chi2, norm
+    from scipy.special import gammaln, ndtr
+    from scipy.stats import chi2
     from scipy.stats import t as student_t
 
     if not (math.isfinite(df) and df > 0 and math.isfinite(se)):
@@ -155,10 +194,12 @@ def power_at(delta: float, se: float, df: float, alpha: float) -> float:
         return 1.0 if delta != 0 else alpha
     crit = float(student_t.ppf(1 - alpha / 2, df))
     ncp = abs(delta) / se
+    log_norm = -0.5 * df * math.log(2) - float(gammaln(df / 2))  # the chi-square density's constant
 
-    def at(v: float) -> float:
+    def at(v: float) -> float:  # scipy.special's ufuncs: the stats distributions cost ~100x per call
         c = crit * math.sqrt(v / df)
-        return (norm.cdf(ncp - c) + norm.cdf(-ncp - c)) * chi2.pdf(v, df)
+        density = math.exp((df / 2 - 1) * math.log(v) - v / 2 + log_norm) if v > 0 else 0.0
+        return (float(ndtr(ncp - c)) + float(ndtr(-ncp - c))) * density
 
     # split at the chi-square's bulk so that quad sees its mass for every df (1 to thousands)
     mid = float(chi2.ppf(0.5, df))
@@ -229,12 +270,14 @@ def two_level_test(
     (`stratified_moments`; `method` says so).
 
     Returns {"a", "b" (means of the per-seed scores), "sd_a", "sd_b" (their seed standard deviations),
-    "diff", "se", "df", "low", "high" (the `confidence` interval), "p" (two-sided), "p_tost" (against
-    `margin`), "d_av" (diff over the mean of the two seed s.d.'s), "d_z" (mean over s.d. of the per-seed
-    differences), "sd_seed", "sd_item", "sd_res" (the variance parts' standard deviations: of the seed part,
-    the shared item part and the residual, in score units), "n_seeds", "n_units", "seeds", "scores_a",
-    "scores_b", "diffs", "method"}. With fewer than two paired seeds nothing is tested (p, interval and
-    effect sizes NaN)."""
+    "diff", "se", "df", "low", "high" (the `confidence` interval, unadjusted), "p" (two-sided), "p_tost"
+    (against `margin`), "d_av" (diff over the mean of the two seed s.d.'s), "d_z" (mean over s.d. of the
+    per-seed differences), "sd_seed", "sd_item", "sd_res" (the variance parts' standard deviations: of the
+    seed part, the shared item part and the residual, in score units), "spread" ("" where the differences
+    vary; else why they do not: "identical on every seed and item", p 1 and TOST p 0, or "the same
+    difference on every seed and item", p 0; se 0 and the interval [diff, diff] either way), "n_seeds",
+    "n_units", "seeds", "scores_a", "scores_b", "diffs", "method"}. With fewer than two paired seeds nothing
+    is tested (p, interval and effect sizes NaN)."""
     from scipy.stats import t as student_t
 
     if not 0 < confidence < 1:
@@ -259,6 +302,7 @@ def two_level_test(
         "sd_seed": nan,
         "sd_item": nan,
         "sd_res": nan,
+        "spread": "",
         "n_seeds": len(seeds),
         "n_units": 0,
         "seeds": [str(s) for s in seeds],
@@ -275,7 +319,12 @@ def two_level_test(
     m = crossed_moments(d) if strata is None else stratified_moments(d, strata)
     if m.get("strata"):
         out["method"] = f"{METHOD}, items within {m['strata']} strata"
-    test = t_test(m["mean"], m["var"], m["df"], margin)
+    spread = no_spread(d)
+    if spread == IDENTICAL:
+        out["diff"] = 0.0  # not a rounding error's +-1e-17 beside p 1
+    mean = 0.0 if spread == IDENTICAL else float(m["mean"])
+    var = 0.0 if spread else max(0.0, float(m["var"]))  # never a rounding error's negative variance
+    test = t_test(mean, var, m["df"], margin)
     se, df = float(test["se"]), float(m["df"])
     half = float(student_t.ppf((1 + confidence) / 2, df)) * se if math.isfinite(df) else nan
     sd_a, sd_b, sd_d = (float(x.std(ddof=1)) for x in (sa, sb, diffs))
@@ -295,8 +344,25 @@ def two_level_test(
         sd_seed=math.sqrt(max(0.0, float(m["ms_seed"]) - res) / i),
         sd_item=math.sqrt(max(0.0, float(m["ms_item"]) - res) / len(seeds)),
         sd_res=math.sqrt(res),
+        spread=spread,
     )
     return out
+
+
+IDENTICAL = "identical on every seed and item"
+CONSTANT = "the same difference on every seed and item"
+
+
+def no_spread(d: np.ndarray) -> str:
+    """Why a seeds x items table of differences has no spread ("" where it has): every cell 0 (`IDENTICAL`)
+    or every cell one nonzero value (`CONSTANT`), up to rounding (1e-12 of the largest cell, at least of 1)."""
+    d = np.asarray(d, dtype=np.float64)
+    if d.size == 0 or not np.isfinite(d).all():
+        return ""
+    tol = 1e-12 * max(1.0, float(np.abs(d).max()))
+    if float(np.ptp(d)) > tol:
+        return ""
+    return IDENTICAL if float(np.abs(d).max()) <= tol else CONSTANT
 
 
 def stratified_moments(d: np.ndarray, strata: Sequence[str]) -> dict[str, Any]:

@@ -15,12 +15,18 @@ family's size with p = 1, so a failed control never makes the other tests easier
 Each comparison is `lem.evidence.crossed.two_level_test`: the pre-training seeds (each with its fine-tuning
 seeds, for sentiment) and the test items (documents, examples, pairs, sentences) both resampled by their
 mean squares. Each row carries both means with their seed s.d., the per-seed scores, the difference with its
-interval, both effect sizes (d_av over the mean seed s.d., d_z over the s.d. of the per-seed differences),
-p and Holm's p within the family, the two one-sided tests against the declared margin (`evidence.margin`)
-and the minimum detectable difference (80 % power at the family's first Holm threshold), and a verdict:
-*higher* / *lower* (Holm's p < alpha), *equivalent* (TOST's Holm p < alpha: the interval inside +-margin),
-else *inconclusive*. The README's and the report's sentences about results are generated from these words
-(`lem.report.verdicts`).
+unadjusted `evidence.confidence` interval (`low`, `high`, `confidence`), both effect sizes (d_av over the
+mean seed s.d., d_z over the s.d. of the per-seed differences), p and Holm's p within the family, the two
+one-sided tests against the declared margin (`evidence.margin`) and the minimum detectable difference
+(`evidence.power`, in `power`, at the family's first Holm threshold), and a verdict: *higher* / *lower*
+(Holm's p < alpha), *equivalent* (TOST's Holm p < alpha), else *inconclusive* (an untested row too: its test
+says why). The intervals the verdict is read from, from the test's own t and degrees of freedom: `holm_low`,
+`holm_high` at `holm_level`, 1 - alpha / (m - j + 1) of the Holm step j that decided the row (the step where
+Holm stopped, for a row it did not reject), which excludes 0 exactly when the verdict is higher or lower; and
+`tost_low`, `tost_high` at `tost_level`, 1 - 2 x the TOST Holm step's alpha, inside +-margin exactly when
+TOST's Holm p is below alpha. A difference with no spread (`spread`: identical on every seed and item, or the
+same difference on every one) is tested exactly (`lem.evidence.crossed`). The README's and the report's
+sentences about results are generated from these words (`lem.report.verdicts`).
 
 NMT cells (one per kept share) first test their control, role `control`: the oracle ranking against the
 random one, one-sided at `alpha` with no correction (a precondition, not a claim); where it fails the NMT
@@ -229,6 +235,7 @@ def _row(
         "p_tost": res["p_tost"],
         "sd_seed": res["sd_seed"],
         "sd_item": res["sd_item"],
+        "spread": res.get("spread", ""),
         "seeds": res["n_seeds"],
         "scores_a": _scores(res["seeds"], res["scores_a"]),
         "scores_b": _scores(res["seeds"], res["scores_b"]),
@@ -247,10 +254,11 @@ def compare(
     no_signal: dict[tuple[str, str, str], str] | None = None,
 ) -> pd.DataFrame:
     """One row per declared comparison with data (see the module's doc), plus NMT's control rows: the
-    columns of `_row`, then `p_holm`, `p_tost_holm`, `family_size`, `mde`, `verdict` and `significant`
-    (higher or lower), under `evidence` (the config's section; None: its defaults). A cell in `no_signal`
-    ((task, dataset, pair) -> why: a control of the evaluation chain failed there) lists its comparisons
-    untested, each still counted in its family."""
+    columns of `_row`, then `p_holm`, `p_tost_holm`, `family_size`, `mde`, `confidence` (of `low`, `high`),
+    `power` (of `mde`), the decision intervals (`holm_level`, `holm_low`, `holm_high`, `tost_level`,
+    `tost_low`, `tost_high`), `verdict` and `significant` (higher or lower), under `evidence` (the config's
+    section; None: its defaults). A cell in `no_signal` ((task, dataset, pair) -> why: a control of the
+    evaluation chain failed there) lists its comparisons untested, each still counted in its family."""
     ev = evidence if evidence is not None else EvidenceSettings()
     alpha = ev.alpha
     plan = declared(variants, ev.families)
@@ -295,10 +303,15 @@ def compare(
     table = pd.DataFrame(rows)
     if table.empty:
         return table
-    table["p_holm"] = float("nan")
-    table["p_tost_holm"] = float("nan")
+    nan = float("nan")
+    table["p_holm"] = nan
+    table["p_tost_holm"] = nan
     table["family_size"] = 0
-    table["mde"] = float("nan")
+    table["mde"] = nan
+    table["confidence"] = ev.confidence
+    table["power"] = ev.power
+    for col in ("holm_level", "holm_low", "holm_high", "tost_level", "tost_low", "tost_high"):
+        table[col] = nan
     for family in FAMILIES:
         part = table.index[table["family"] == family]
         if not len(part):
@@ -313,11 +326,34 @@ def compare(
             table.loc[i, "mde"] = crossed.minimum_detectable(
                 float(table.loc[i, "se"]), float(table.loc[i, "df"]), alpha / m, ev.power
             )
+        _decision_intervals(table, part, alpha)
     table["verdict"] = [_verdict(r, alpha) for r in table.itertuples()]
     table["significant"] = table["verdict"].isin(["higher", "lower"])
     control = table["role"] == "control"
     table.loc[control, "significant"] = table.loc[control, "p"].lt(alpha)
     return table
+
+
+def _decision_intervals(table: pd.DataFrame, part: pd.Index, alpha: float) -> None:
+    """The intervals one family's verdicts are read from (`lem.evidence.crossed.holm_step_alpha`), in place:
+    each tested row's t-interval at the level of the Holm step that decided it (excludes 0 exactly when
+    `p_holm` < alpha) and its TOST interval at 1 - 2 x its TOST Holm step's alpha (inside +-margin exactly
+    when `p_tost_holm` < alpha); NaN for an untested row."""
+    rows = table.loc[part]
+    tested = rows["p"].notna().to_numpy()
+    diff, se, df = (rows[c].to_numpy(dtype=float) for c in ("diff", "se", "df"))
+    for p, p_holm, prefix, interval, width in (
+        ("p", "p_holm", "holm", crossed.t_interval, 1),
+        ("p_tost", "p_tost_holm", "tost", crossed.tost_interval, 2),
+    ):
+        step = crossed.holm_step_alpha(
+            rows[p].to_numpy(dtype=float), rows[p_holm].to_numpy(dtype=float), alpha
+        )
+        step = np.where(tested, step, np.nan)
+        low, high = interval(diff, se, df, step)
+        table.loc[part, f"{prefix}_level"] = 1 - width * step
+        table.loc[part, f"{prefix}_low"] = low
+        table.loc[part, f"{prefix}_high"] = high
 
 
 def _verdict(r: Any, alpha: float) -> str:
@@ -332,11 +368,12 @@ def _verdict(r: Any, alpha: float) -> str:
     return "inconclusive"
 
 
-def intervals(values: pd.DataFrame) -> pd.DataFrame:
-    """Mean and t-based 95 % interval over seeds of every (task, dataset, pair, metric, variant) cell."""
+def intervals(values: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
+    """Mean and t-based `confidence` interval over seeds of every (task, dataset, pair, metric, variant) cell
+    (`lem.report.intervals.report_intervals` sets the report's level)."""
     keys = ["task", "dataset", "pair", "metric", "variant"]
     out = []
     for key, part in values.groupby(keys, sort=True):
-        iv = stats.mean_interval(part["value"].tolist())
+        iv = stats.mean_interval(part["value"].tolist(), confidence)
         out.append({**dict(zip(keys, key, strict=True)), "low": iv["low"], "high": iv["high"]})
     return pd.DataFrame(out, columns=[*keys, "low", "high"])

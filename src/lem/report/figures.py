@@ -1,8 +1,9 @@
 """The report's figures: the declared comparisons (a forest figure per family), the overview, mining F1 with
 intervals, masking shares per entity type, loss curves per variant and stage; and the HTML page of the markdown.
 
-Every error bar says what it is, one kind everywhere: the verdicts' two-level 95 % interval (of a
-difference, or of a system's mean on a tested metric: `lem.report.intervals`), inside [0, 1] for a share.
+Every error bar says what it is: on the forest figure the two-level Holm interval each verdict is read from (at
+its row's level, the unadjusted one beside it: `lem.report.comparisons`); elsewhere the two-level interval of a
+system's mean on a tested metric (`lem.report.intervals`), inside [0, 1] for a share.
 
 Each figure is a PNG written atomically; every function takes the data it draws and an output path.
 Model folders are named to the report as `variant:stage:seed=path` (`parse_models`): the figures read their
@@ -25,6 +26,7 @@ import pandas as pd
 from lem.core.files import atomic_path
 from lem.evidence import crossed
 from lem.evidence.compare import FAMILIES, TASKS
+from lem.report import verdicts
 from lem.report.intervals import KIND_WORDS, NONE, SEEDS, TWO_LEVEL
 
 # Imported inside functions: matplotlib (`lem report --help` imports this module and needs no matplotlib;
@@ -195,21 +197,29 @@ def mining_figure(summary: pd.DataFrame, variants: list[str], path: Path, marks:
 
 
 # What the forest figure shows (its caption in summary.md and in workflow/report/forest.rst, checked to agree by
-# tests/unit/test_report.py): every error bar is the interval of the verdict it sits beside.
+# tests/unit/test_report_figures.py): every bar is the interval of the verdict it sits beside, at its level.
 COMPARISONS_TEST = (
     f"Each declared comparison (config `evidence.families`: {', '.join(FAMILIES)}) is a two-level test over "
     f"pre-training seeds and test items ({crossed.METHOD}): seed s of a is paired with seed s of b, and the "
     "seeds x items table of per-item (jackknife) differences is analysed by its mean squares. p is two-sided; "
-    "Holm's correction runs within each declared family (its size fixed by the config, untested comparisons "
-    "counted); TOST tests equivalence within the margin (`evidence.margin`); the MDE is the difference "
-    "detectable with the configured power at the family's first Holm threshold. Verdict: higher or lower "
-    "(Holm p below alpha), equivalent (TOST Holm p below alpha), else inconclusive."
+    "Holm's correction runs within each declared family (its size m fixed by the config, untested comparisons "
+    "counted as p 1); TOST tests equivalence within the margin (`evidence.margin`); the MDE is the difference "
+    "detectable with the configured power (`evidence.power`) at the family's first Holm threshold. Verdict: "
+    "higher or lower (Holm p below alpha), equivalent (TOST Holm p below alpha), else inconclusive (an "
+    "untested comparison too). The intervals a verdict is read from come from the test's own t and degrees "
+    "of freedom: the Holm interval, at 1 - alpha / (m - j + 1) of the Holm step j that decided the comparison "
+    "(for one Holm did not reject, the step where it stopped), excludes 0 exactly when the verdict is higher "
+    "or lower; the TOST interval, at 1 - 2 x the TOST Holm step's alpha, lies inside the margin exactly when "
+    "TOST's Holm p is below alpha; the unadjusted interval is at `evidence.confidence`. A difference without "
+    "spread (identical on every seed and item) is tested exactly."
 )
 FOREST_CAPTION = (
-    "Each declared comparison's paired difference a - b (point) with its 95 % two-level interval (bar: the "
-    "interval its verdict is read from), one block per declared family, one panel per task (its metric's "
-    "units); solid line: zero; grey band: the equivalence margin (+- `evidence.margin`); purple ticks: +- the "
-    "comparison's MDE; the verdict word beside each row. " + COMPARISONS_TEST
+    "Each declared comparison's paired difference a - b (point) with the Holm interval its verdict is read "
+    "from (bar with caps, at its row's level), the unadjusted `evidence.confidence` interval (pale band) and "
+    "the TOST interval (dotted, below the bar: inside the margin for an equivalent verdict), one block per "
+    "declared family, one panel per task (its metric's units); solid line: zero; grey band: the equivalence "
+    "margin (+- `evidence.margin`); purple ticks: +- the comparison's MDE; beside each row its verdict, its "
+    "Holm p and the level of its bar. " + COMPARISONS_TEST
 )
 VERDICT_COLOUR = {"higher": "tab:green", "lower": "tab:red", "equivalent": "tab:blue", "inconclusive": "0.35"}
 
@@ -226,23 +236,33 @@ def _forest_panels(comparisons: pd.DataFrame, families: dict) -> list[tuple[str,
     return panels
 
 
+def _table_level(comparisons: pd.DataFrame, column: str, given: float) -> float:
+    """The level the table's rows were computed at (its column), else the one given."""
+    levels = set(comparisons[column].dropna()) if column in comparisons else set()
+    return float(levels.pop()) if len(levels) == 1 else given
+
+
 def comparisons_figure(
     comparisons: pd.DataFrame, families: dict, path: Path, confidence: float = 0.95, power: float = 0.8
 ) -> None:
     """The forest figure of the declared comparisons (`lem.report.comparisons`): per declared family (the
-    config's `evidence.families`) and task, each comparison's difference a - b with the interval its verdict
-    is read from, zero, the equivalence margin's band, +-MDE and the verdict word (`FOREST_CAPTION`)."""
+    config's `evidence.families`) and task, each comparison's difference a - b with the Holm interval its
+    verdict is read from (at its row's level), the unadjusted interval at `confidence` and the TOST interval,
+    zero, the equivalence margin's band, +-MDE at `power`, and the verdict word with its Holm p
+    (`FOREST_CAPTION`). The levels are the table's own (`confidence`, `power` columns) where it has them."""
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
     plt = _plt()
+    confidence = _table_level(comparisons, "confidence", confidence)
+    power = _table_level(comparisons, "power", power)
     panels = _forest_panels(comparisons, families)
-    heights = [0.9 + 0.32 * max(1, len(part)) for *_, part in panels] or [1.2]
+    heights = [0.9 + 0.42 * max(1, len(part)) for *_, part in panels] or [1.2]
     fig, axes = plt.subplots(
-        max(1, len(panels)), 1, figsize=(8, sum(heights) + 1.0), squeeze=False,
+        max(1, len(panels)), 1, figsize=(8, sum(heights) + 1.2), squeeze=False,
         gridspec_kw={"height_ratios": heights},
     )  # fmt: skip
-    level = f"{confidence * 100:g} %"
+    level = verdicts.level(confidence)
     if not panels:
         _empty(axes[0][0], "no family of comparisons declared (config evidence.families)")
     for ax, (family, task, part) in zip(axes[:, 0], panels, strict=False):  # no panel: one empty axes
@@ -254,14 +274,18 @@ def comparisons_figure(
             continue
         _forest_panel(ax, family, task, part, level)
     handles = [
-        Line2D([], [], color="0.35", marker="o", linestyle="-", label=f"a - b with its {level} two-level interval"),
+        Line2D([], [], color="0.35", marker="o", linestyle="-",
+               label="a - b with the Holm interval its verdict is read from (level per row)"),
+        Line2D([], [], color="0.35", alpha=0.25, linewidth=7, label=f"unadjusted {level} interval"),
+        Line2D([], [], color="0.35", linestyle=":", marker="|",
+               label="TOST interval (1 - 2 x its Holm step's alpha)"),
         Patch(color="0.88", label="equivalence margin (+- evidence.margin)"),
         Line2D([], [], color="tab:purple", marker="|", markersize=10, linestyle="none",
-               label=f"+- MDE ({power * 100:g} % power at the family's first Holm threshold)"),
+               label=f"+- MDE ({verdicts.level(power)} power at the family's first Holm threshold)"),
     ]  # fmt: skip
     fig.suptitle(
         "Declared comparisons: paired difference a - b per family (Holm within each family)\n"
-        f"bars: {level} two-level interval over pre-training seeds and test items, as the verdicts",
+        "bars: the two-level Holm interval each verdict is read from (excludes 0 exactly when Holm rejects)",
         fontsize=10,
     )
     fig.tight_layout()
@@ -279,18 +303,28 @@ def _forest_panel(ax, family: str, task: str, part: pd.DataFrame, level: str) ->
     span = [0.0]
     for y, r in zip(ys, part.itertuples(), strict=True):
         colour = VERDICT_COLOUR.get(r.verdict, "0.35")
-        tested = not (pd.isna(r.low) or pd.isna(r.high))
+        holm_low, holm_high = getattr(r, "holm_low", float("nan")), getattr(r, "holm_high", float("nan"))
+        if not (pd.isna(r.low) or pd.isna(r.high)):  # the unadjusted interval: a pale band
+            ax.plot([r.low, r.high], [y, y], color=colour, alpha=0.25, linewidth=7, solid_capstyle="butt",
+                    zorder=2)  # fmt: skip
+            span += [r.low, r.high]
+        tost_low, tost_high = getattr(r, "tost_low", float("nan")), getattr(r, "tost_high", float("nan"))
+        if not (pd.isna(tost_low) or pd.isna(tost_high)):
+            ax.plot([tost_low, tost_high], [y - 0.28, y - 0.28], color=colour, linestyle=":", marker="|",
+                    markersize=6, zorder=2)  # fmt: skip
+            span += [tost_low, tost_high]
+        tested = not (pd.isna(holm_low) or pd.isna(holm_high))
         if tested:
             ax.errorbar(
                 r.diff,
                 y,
-                xerr=[[r.diff - r.low], [r.high - r.diff]],
+                xerr=[[r.diff - holm_low], [holm_high - r.diff]],
                 fmt="o",
                 color=colour,
                 capsize=3,
                 zorder=3,
             )
-            span += [r.low, r.high]
+            span += [holm_low, holm_high]
         else:
             ax.plot(r.diff, y, marker="o", markerfacecolor="white", color=colour, zorder=3)
             span.append(r.diff)
@@ -298,7 +332,10 @@ def _forest_panel(ax, family: str, task: str, part: pd.DataFrame, level: str) ->
             ax.plot([-r.mde, r.mde], [y, y], linestyle="none", marker="|", markersize=10, color="tab:purple",
                     zorder=2)  # fmt: skip
             span += [-r.mde, r.mde]
-        word = r.verdict if tested else f"{r.verdict} (untested)"
+        p_holm = getattr(r, "p_holm", float("nan"))
+        word = f"{verdicts.verdict_label(r)} · Holm p {'-' if pd.isna(p_holm) else format(p_holm, '.3g')}"
+        if tested:
+            word += f" · bar {verdicts.level(r.holm_level)}"
         ax.annotate(word, xy=(1.01, y), xycoords=("axes fraction", "data"), va="center", fontsize=8,
                     color=colour, annotation_clip=False)  # fmt: skip
     span += [-m for m in part["margin"].dropna()] + list(part["margin"].dropna())
@@ -309,7 +346,11 @@ def _forest_panel(ax, family: str, task: str, part: pd.DataFrame, level: str) ->
     ax.set_yticks(ys)
     ax.set_yticklabels([f"{r.dataset} {r.pair}: {r.a} - {r.b}" for r in part.itertuples()], fontsize=8)
     metrics = ", ".join(sorted(set(part["metric"].astype(str))))
-    ax.set_xlabel(f"a - b in {metrics} (bars: {level} two-level interval)", fontsize=8)
+    ax.set_xlabel(
+        f"a - b in {metrics} (bars: two-level Holm interval at its row's level; band: unadjusted {level} "
+        "two-level interval)",
+        fontsize=8,
+    )
     size = int(part["family_size"].max()) if "family_size" in part else len(part)
     ax.set_title(
         f"{family} family: {task}, {len(part)} of its {size} comparisons (Holm within the family)",

@@ -5,8 +5,10 @@ sentiment macro-F1, curation precision at the largest kept share) carries the in
 verdicts use, `lem.evidence.crossed`: the seeds x items table of the system's per-item (jackknife)
 pseudo-values, its mean squares and Satterthwaite's degrees of freedom, so the interval counts both the
 pre-training seeds and the test items. A metric without per-item rows (forward F1, accuracy, chrF...) keeps
-the t-interval over seeds, and says so (`summary.tsv`'s column `interval`). Every interval of a proportion is
-cut to [0, 1] (BLEU and chrF to [0, 100]): a bound outside the metric's range is no value a system can score.
+the t-interval over seeds, and says so (`summary.tsv`'s column `interval`). Both are at one level, the
+report's `evidence.confidence` (`summary.tsv`'s column `confidence`), and every note and label says that
+level. Every interval of a proportion is cut to [0, 1] (BLEU and chrF to [0, 100]): a bound outside the
+metric's range is no value a system can score.
 """
 
 from __future__ import annotations
@@ -26,11 +28,20 @@ from lem.report.comparisons import HEADLINE, Items
 TWO_LEVEL = "two-level"  # seeds x test items, the verdicts' procedure
 SEEDS = "seeds"  # the t-interval over seeds: no per-item rows for this metric
 NONE = "none"  # one seed: no spread to estimate
-# What the report says of each kind of interval (its tables' notes and the figures' labels).
-KIND_WORDS = {
-    TWO_LEVEL: "95 % two-level interval (pre-training seeds and test items, as the verdicts)",
-    SEEDS: "95 % t-interval over seeds (no per-item rows for this metric)",
-}
+
+
+def kind_words(kind: str, confidence: float = 0.95) -> str:
+    """What the report says of each kind of interval at its level (its tables' notes and the figures'
+    labels): "95 % two-level interval (...)"."""
+    words = {
+        TWO_LEVEL: "two-level interval (pre-training seeds and test items, as the verdicts)",
+        SEEDS: "t-interval over seeds (no per-item rows for this metric)",
+    }
+    return f"{100 * confidence:.4g} % {words[kind]}"
+
+
+KIND_WORDS = {kind: kind_words(kind) for kind in (TWO_LEVEL, SEEDS)}  # at the default level, 95 %
+
 # The range of every metric the report shows: shares, except BLEU and chrF (0-100).
 RANGE = {"nmt": (0.0, 100.0)}
 PROPORTION = (0.0, 1.0)
@@ -72,13 +83,22 @@ def tested_metric(items: Items, cell: tuple[str, str, str]) -> str | None:
 
 
 def report_intervals(summary: pd.DataFrame, items: Items, confidence: float = 0.95) -> pd.DataFrame:
-    """`summary` with one kind of interval per row, said in its column `interval`: two-level where the row
-    is a tested metric with per-item rows (its half-width around the row's mean, which is the mean of the
-    per-seed scores), else the t-interval over seeds (as `summarise` gave it), `none` with one seed; every
-    bound inside the metric's range."""
+    """`summary` with one kind of interval per row at the level `confidence` (column `confidence`), said in
+    its column `interval`: two-level where the row is a tested metric with per-item rows (its half-width
+    around the row's mean, which is the mean of the per-seed scores), else the t-interval over seeds (from
+    the row's mean, s.d. and seeds), `none` with one seed; every bound inside the metric's range."""
+    from scipy.stats import t as student_t
+
     out = summary.copy()
     out[["low", "high"]] = out[["low", "high"]].astype(float)  # None (one seed) as NaN
     out["interval"] = np.where(out["low"].notna(), SEEDS, NONE)
+    seeds = (out["interval"] == SEEDS) & (out["n"] > 1) if {"n", "std"} <= set(out) else None
+    if seeds is not None and seeds.any():  # the t-interval over seeds at the report's level
+        n = out.loc[seeds, "n"].astype(float)
+        half = student_t.ppf((1 + confidence) / 2, n - 1) * out.loc[seeds, "std"].astype(float) / np.sqrt(n)
+        out.loc[seeds, "low"] = out.loc[seeds, "mean"] - half
+        out.loc[seeds, "high"] = out.loc[seeds, "mean"] + half
+    out["confidence"] = confidence
     index = {
         (r.task, r.dataset, r.pair, r.metric, r.variant): i
         for i, r in zip(out.index, out.itertuples(), strict=True)
@@ -100,9 +120,9 @@ def report_intervals(summary: pd.DataFrame, items: Items, confidence: float = 0.
     return out
 
 
-def interval_note(kinds: set[str]) -> str:
-    """The line under a table or on a figure that says what its brackets or error bars are."""
-    said = [KIND_WORDS[k] for k in (TWO_LEVEL, SEEDS) if k in kinds]
+def interval_note(kinds: set[str], confidence: float = 0.95) -> str:
+    """The line under a table or on a figure that says what its brackets or error bars are, at their level."""
+    said = [kind_words(k, confidence) for k in (TWO_LEVEL, SEEDS) if k in kinds]
     if not said:
         return ""
     return "Brackets: " + "; elsewhere ".join(said) + ", inside the metric's range [0, 1]."

@@ -15,7 +15,7 @@ from lem.report.comparisons import HEADLINE
 from lem.report.figures import FOREST_CAPTION
 from lem.report.intervals import interval_note
 from lem.report.tables import COVERAGE_TYPES, NMT_CONTROLS, NMT_METRICS
-from lem.report.verdicts import comparisons_markdown
+from lem.report.verdicts import comparisons_markdown, level
 from lem.report.verdicts import marks as comparison_marks
 
 FOREST_FILE = "comparisons.png"  # beside summary.md (lem.report.build writes both)
@@ -72,9 +72,17 @@ def _pivot_markdown(
 
 
 def _interval_note(summary: pd.DataFrame, task: str, metric: str) -> str:
-    """What the brackets of one table are (`lem.report.intervals`), from the summary's `interval` column."""
+    """What the brackets of one table are (`lem.report.intervals`), from the summary's `interval` and
+    `confidence` columns."""
     part = summary[(summary.task == task) & (summary.metric == metric)]
-    return interval_note(set(part["interval"])) if "interval" in part else ""
+    return interval_note(set(part["interval"]), _confidence(part)) if "interval" in part else ""
+
+
+def _confidence(summary: pd.DataFrame) -> float:
+    """The level of the summary's intervals (`lem.report.intervals.report_intervals` writes it; 0.95, the
+    level of `lem.report.tables.summarise`, where it has not run)."""
+    levels = set(summary["confidence"].dropna()) if "confidence" in summary else set()
+    return float(levels.pop()) if len(levels) == 1 else 0.95
 
 
 def para_markdown(paths: list[str]) -> list[str]:
@@ -150,7 +158,8 @@ def markdown(
         ]
     sections += [
         "Every value is measured by this run: the mean over seeds (pre-training seeds; for sentiment every "
-        "pre-training x fine-tuning seed) with its 95 % interval in brackets where there are several: on a "
+        f"pre-training x fine-tuning seed) with its {level(_confidence(summary))} interval in brackets where "
+        "there are several: on a "
         "task's tested metric (mining intersection F1, sentiment macro-F1, curation precision at the largest "
         "kept share) the two-level interval over pre-training seeds and test items, the procedure of the "
         "verdicts; on the other metrics (no per-item rows) the t-interval over seeds; every interval of a share "
