@@ -63,7 +63,7 @@ def compute_report(inputs: ReportInputs, settings: ReportSettings | None = None)
     controls = settings.controls.to_dict()
     verdicts = control_verdicts(summary, controls, settings.evalsets, settings.references, control_metrics)
     comparisons = compare(items, variants, evidence=ev, no_signal=no_signal_cells(verdicts))
-    summary = report_intervals(summary, items)  # 95 % intervals of the verdicts' kind, inside [0, 1]
+    summary = report_intervals(summary, items, ev.confidence)  # the verdicts' kind, inside [0, 1]
     order = {v: i for i, v in enumerate(variants)}
     summary = summary.sort_values(
         ["task", "dataset", "pair", "metric", "variant"],

@@ -15,15 +15,21 @@ report readme` (`lem.report.readme`).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 from dataclasses import replace
 from pathlib import Path
 
+from lem.core.files import write_text
 from lem.core.inputs import read_text
 from lem.core.stage import Stage, Verb, arg
+from lem.report.archive import read_archive
+from lem.report.blocks import page_blocks, read_index, rebuild_blocks
 from lem.report.build import build_report
 from lem.report.controls import ControlError, controls_gate
 from lem.report.readme import update_readme
+from lem.report.rerun import compare_runs, documented_match, run_tables, write_comparison
+from lem.report.settings import ReportSettings
 
 
 def cmd_readme(a: argparse.Namespace) -> None:
@@ -58,11 +64,6 @@ def cmd_build(a: argparse.Namespace) -> None:
 
 
 def cmd_rebuild(a: argparse.Namespace) -> None:
-    import contextlib
-
-    from lem.report.archive import read_archive
-    from lem.report.settings import ReportSettings
-
     archive = read_archive(a.archive)
     out = Path(a.out_dir).resolve()
     i = archive.inputs
@@ -77,8 +78,6 @@ def cmd_rebuild(a: argparse.Namespace) -> None:
 
 
 def cmd_blocks(a: argparse.Namespace) -> None:
-    from lem.report.blocks import page_blocks, read_index, rebuild_blocks
-
     index = Path(a.index)
     outcomes = rebuild_blocks(index, check=a.check)
     listed = {(o.entry.page, o.entry.block) for o in outcomes}
@@ -93,8 +92,6 @@ def cmd_blocks(a: argparse.Namespace) -> None:
 
 
 def cmd_compare(a: argparse.Namespace) -> None:
-    from lem.report.rerun import compare_runs, write_comparison
-
     comparison = compare_runs(a.run, a.documented)
     if a.out:
         write_comparison(comparison, Path(a.out))
@@ -102,8 +99,6 @@ def cmd_compare(a: argparse.Namespace) -> None:
 
 
 def cmd_documented(a: argparse.Namespace) -> None:
-    from lem.report.rerun import compare_runs, documented_match, run_tables, write_comparison
-
     out = Path(a.out)
     index = Path(a.index)
     config = run_tables(a.run).config
@@ -113,12 +108,9 @@ def cmd_documented(a: argparse.Namespace) -> None:
             f"no documented run matches this run's configuration (the archives listed in {index}): "
             "nothing to compare with"
         )
-        from lem.core.files import write_text
-
         out.parent.mkdir(parents=True, exist_ok=True)
         write_text(out.with_suffix(".txt"), line + "\n")
-        with open(out, "w", encoding="utf-8") as fh:  # an empty table: the rule's output exists
-            fh.write("status\n")
+        write_text(out, "status\n")  # an empty table: the rule's output exists
         print(line)
         return
     comparison = compare_runs(a.run, match)

@@ -27,7 +27,7 @@ from lem.core.files import atomic_path
 from lem.evidence import crossed
 from lem.evidence.compare import FAMILIES, TASKS
 from lem.report import verdicts
-from lem.report.intervals import KIND_WORDS, NONE, SEEDS, TWO_LEVEL
+from lem.report.intervals import NONE, SEEDS, TWO_LEVEL, kind_words
 
 # Imported inside functions: matplotlib (`lem report --help` imports this module and needs no matplotlib;
 # drawing a figure does)
@@ -82,7 +82,8 @@ def _bars_say(part: pd.DataFrame) -> str:
     kinds = (
         set(part["interval"]) if "interval" in part else {SEEDS if x else NONE for x in part["low"].notna()}
     )
-    said = [KIND_WORDS[k] for k in (TWO_LEVEL, SEEDS) if k in kinds]
+    level = float(part["confidence"].iloc[0]) if "confidence" in part and len(part) else 0.95
+    said = [kind_words(k, level) for k in (TWO_LEVEL, SEEDS) if k in kinds]
     return "error bars: " + " or ".join(said) if said else "no error bars: one seed"
 
 

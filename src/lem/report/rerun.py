@@ -13,6 +13,7 @@ the documented row has no interval to judge by). The documented runs shipped wit
 
 from __future__ import annotations
 
+import io
 import json
 import math
 from collections import Counter
@@ -25,6 +26,7 @@ import pandas as pd
 from lem.core.files import atomic_path, write_text
 from lem.core.inputs import InputError
 from lem.report.archive import config_digest, read_archive
+from lem.report.blocks import archive_report, read_index
 
 SUMMARY_KEYS = ["task", "dataset", "pair", "metric", "variant"]
 COMPARISON_KEYS = ["family", "a", "b", "task", "dataset", "pair", "metric"]
@@ -56,8 +58,6 @@ def run_tables(source: str | Path) -> RunTables:
         return RunTables(summary, comparisons, config, str(path))
     if not path.is_file():
         raise InputError(f"{path}: no such report folder or run archive")
-    from lem.report.blocks import archive_report  # the report's computation: heavy, only for an archive
-
     archive = read_archive(path)
     report = archive_report(archive)
     # the tables as the report writes them (6 decimals), so that both sides are read alike
@@ -67,8 +67,6 @@ def run_tables(source: str | Path) -> RunTables:
 
 
 def _as_written(frame: pd.DataFrame) -> pd.DataFrame:
-    import io
-
     text = frame.to_csv(sep="\t", index=False, float_format="%.6f")
     return pd.read_csv(io.StringIO(text), sep="\t", keep_default_na=False, na_values=[""])
 
@@ -196,8 +194,6 @@ def write_comparison(comparison: Comparison, out: Path) -> None:
 
 def documented_match(config: dict[str, Any] | None, index: Path) -> Path | None:
     """The shipped archive (listed in `index`, docs/runs/blocks.yaml) whose run had exactly `config`."""
-    from lem.report.blocks import read_index
-
     if config is None or not index.is_file():
         return None
     want = config_digest(config)
