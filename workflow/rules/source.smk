@@ -3,6 +3,7 @@
 # makes src/lem importable.
 import importlib.util
 import os
+import posixpath
 import shutil
 import subprocess
 import sys
@@ -96,7 +97,7 @@ def extract_package(git_dir, commit, dest):
     Refusals are one line (WorkflowError) naming the commit, the repository and the entry.
     """
     entries, repeated = tree_entries(git_dir, commit)
-    prefix = PACKAGE + "/"
+    prefix = f"{PACKAGE}/"
 
     def refuse(path, why):
         raise WorkflowError(f"{refusal(git_dir, commit)}: entry {path!r} {why}")
@@ -126,7 +127,7 @@ def extract_package(git_dir, commit, dest):
             if problem:
                 refuse(path, problem)
             oid = entries[target][2]
-        files["lem/" + path[len(prefix) :]] = oid
+        files[f"lem/{path[len(prefix) :]}"] = oid
     dest = Path(dest).absolute()
     data = blobs.read(files.values())
     for rel, oid in sorted(files.items()):
@@ -193,10 +194,8 @@ def follow_link(entries, repeated, blobs, path):
         if todo:
             return None, f"is a link through {here!r}, which is a file, not a folder"
         return here, None
-    return (
-        None,
-        problem or f"is a link to the folder {'/'.join(parts) or '.'!r}, not to a file",
-    )
+    folder = posixpath.join(*parts) if parts else "."
+    return None, problem or f"is a link to the folder {folder!r}, not to a file"
 
 
 def link_target(entries, blobs, path):
