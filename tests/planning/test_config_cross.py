@@ -126,7 +126,7 @@ BAD = [
     Bad({"reference_encoders.labse.settings.revision": DELETE}, "reference_encoders.labse.settings.revision", "missing for the hub model sentence-transformers/LaBSE", "paper.yaml"),
     Bad({"reference_encoders": {"my labse": {"settings": {"backend": "sentence_transformers", "model": "m"}}}}, "reference_encoders", "name 'my labse'"),
     # sentiment seeds
-    Bad({"sentiment.seeds": [1, 1]}, "sentiment.seeds", "[1, 1]: expected a non-empty list of distinct integers >= 0"),
+    Bad({"sentiment.seeds": [1, 1]}, "sentiment.seeds", "[1, 1]: 1 is listed twice: expected distinct seeds"),
     Bad({"sentiment.seeds": []}, "sentiment.seeds", "[]: expected a non-empty list"),
     Bad({"sentiment.seeds": [-1]}, "sentiment.seeds", "[-1]: expected a non-empty list of distinct integers >= 0"),
     Bad({"sentiment.datasets.cmcs_gen.prepare.delimiter": ";;"}, "sentiment.datasets.cmcs_gen.prepare", "delimiter must be one character"),

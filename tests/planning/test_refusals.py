@@ -12,6 +12,7 @@ from typing import Any, NamedTuple
 
 import pytest
 import yaml
+from support.dag import snakemake
 
 from lem.cli import main as lem
 from lem.config_check import ConfigError, check_workflow_config
@@ -61,6 +62,28 @@ ORACLE = {"curation.corpora.si-en": NOISY}
 NMT_ON = {"curation.nmt.pairs": ["si-en"]}  # config/nmt.yaml's key: the oracle ranks for NMT only
 NAN, INF = float("nan"), float("inf")
 TAMIL = "தமிழ் மொழி ஒரு செம்மொழி ஆகும் இது இந்தியா இலங்கை சிங்கப்பூர் நாடுகளில் பேசப்படுகிறது\n"
+ENGLISH = "the quick brown fox jumps over the lazy dog near the river bank\n"
+SINHALA = "මෙය සිංහල භාෂාවෙන් ලියූ වාක්‍යයකි ශ්‍රී ලංකාවේ ජනතාව කතා කරයි\n"
+LINES = {"si.txt": SINHALA * 20, "en.txt": ENGLISH * 20}
+
+
+def retrieval(**keys: Any) -> dict[str, Any]:
+    """Changes adding a retrieval set `ret` (format: parallel, si-en) of the files of LINES, with `keys` set."""
+    base = {
+        "format": "parallel",
+        "pairs": ["si-en"],
+        "files|si": f"{TMP}/si.txt",
+        "files|en": f"{TMP}/en.txt",
+    }
+    return {f"mining.evalsets.ret.{k}".replace("|", "."): v for k, v in {**base, **keys}.items()}
+
+
+def family(name: str, *entries: tuple[str, str, list[str]]) -> dict[str, Any]:
+    """Changes declaring `evidence.families.<name>` as the (a, b, tasks) entries."""
+    return {f"evidence.families.{name}": [{"a": a, "b": b, "tasks": t} for a, b, t in entries]}
+
+
+MINING = ["mining"]
 
 
 class Bad(NamedTuple):
@@ -126,6 +149,36 @@ BAD = [
     Bad("lift-nan", {"controls.positive_lift": NAN}, "controls.positive_lift", "nan: expected a finite number"),
     Bad("lexical-file-missing", {"controls.lexical": {"si-en": f"{TMP}/none.tsv"}}, "controls.lexical.si-en", "no such file; expected a src<TAB>tgt dictionary file that exists"),
     Bad("yte-template", {"__use_yte__": True}, "__use_yte__", "a YTE template (its values run Python when Snakemake loads it)"),
+    # issue 51: every declared comparison runs or is refused, naming the family's entry and what is not there
+    Bad("evidence-b-typo", family("primary", ("lem", "mlm_tml", MINING)), "evidence.families.primary[0].b", "'mlm_tml' is no variant of the run (variants: base, mlm_tlm, lem)"),
+    Bad("evidence-b-pattern", family("primary", ("lem", "mlm*", MINING)), "evidence.families.primary[0].b", "'mlm*' is a pattern: expected one variant"),
+    Bad("evidence-b-control", family("primary", ("lem", "control_lexical", MINING)), "evidence.families.primary[0].b", "'control_lexical' is the lexical control's row (controls.lexical), a row without pre-training seeds"),
+    Bad("evidence-a-control", family("exploratory", ("control_random", "base", MINING)), "evidence.families.exploratory[0].a", "'control_random' is the random control's row"),
+    Bad("evidence-a-is-b", family("primary", ("lem", "lem", MINING)), "evidence.families.primary[0].a", "'lem' is b itself"),
+    Bad("evidence-a-no-row", family("primary", ("lemx", "mlm_tlm", MINING)), "evidence.families.primary[0].a", "'lemx' is no variant of the run"),
+    Bad("evidence-a-pattern-no-row", family("primary", ("xx*", "mlm_tlm", MINING)), "evidence.families.primary[0].a", "'xx*' matches no variant besides b (mlm_tlm"),
+    Bad("evidence-a-pattern-control", family("primary", ("*", "mlm_tlm", MINING)), "evidence.families.primary[0].a", "'*' also matches control_lexical"),
+    Bad("evidence-task-off", {"sentiment.enabled": False, **family("secondary", ("lem", "mlm_tlm", ["sentiment"]))}, "evidence.families.secondary[0].tasks", "'sentiment' does not run in this config (no sentiment.datasets"),
+    Bad("evidence-task-nmt", family("secondary", ("lem", "mlm_tlm", ["nmt"])), "evidence.families.secondary[0].tasks", "'nmt' does not run in this config (no curation.nmt.pairs"),
+    Bad("evidence-reversed", family("exploratory", ("mlm_tlm", "lem", MINING)), "evidence.families", "mlm_tlm vs lem on mining (exploratory[0]) is lem vs mlm_tlm on mining (primary[0], a default family) reversed"),
+    Bad("evidence-reversed-one-family", family("primary", ("lem", "mlm_tlm", MINING), ("mlm_tlm", "lem", MINING)), "evidence.families", "(primary[1]) is lem vs mlm_tlm on mining (primary[0]) reversed"),
+    Bad("evidence-twice-one-family", family("primary", ("lem", "mlm_tlm", MINING), ("lem*", "mlm_tlm", MINING)), "evidence.families", "lem vs mlm_tlm on mining is declared twice in primary (primary[0], primary[1])"),
+    Bad("evidence-alpha-tiny", {"evidence.alpha": 1e-300}, "evidence.alpha", "expected a level of at least 1e-06"),
+    # issue 51: retrieval sets (format: parallel) and the keys of the other format
+    Bad("retrieval-same-file", retrieval(**{"files|si": f"{TMP}/en.txt"}), "mining.evalsets.ret.files.en", "is also the file of si: expected each language's own file", files=LINES),
+    Bad("retrieval-english-as-sinhala", retrieval(**{"files|si": f"{TMP}/en.txt", "files|en": f"{TMP}/si.txt"}), "mining.evalsets.ret.files.si", "0% of the letters of its first 200 lines are SINHALA", files=LINES),
+    Bad("retrieval-folder", retrieval(**{"files|si": TMP}), "mining.evalsets.ret.files.si", "is a folder: expected a file of line-aligned sentences", files=LINES),
+    Bad("retrieval-missing", retrieval(**{"files|si": f"{TMP}/none.txt"}), "mining.evalsets.ret.files.si", "no such file; expected a file of line-aligned sentences that exists", files=LINES),
+    Bad("retrieval-one-language", {**retrieval(), "mining.evalsets.ret.files": {"en": "a.txt"}}, "mining.evalsets.ret.files", "expected a line-aligned file for each language of the set's pairs, at least 2 entries; got 1 (en)", files=LINES),
+    Bad("retrieval-gold-repairs", retrieval(gold_repairs=["swapped"]), "mining.evalsets.ret.gold_repairs", "a news set's key (lem.data.news), which a `format: parallel` set does not read", files=LINES),
+    Bad("retrieval-gold-repairs-empty", retrieval(gold_repairs=[]), "mining.evalsets.ret.gold_repairs", "a news set's key", files=LINES),
+    Bad("retrieval-root", retrieval(root="results/eval/news"), "mining.evalsets.ret.root", "a news set's key", files=LINES),
+    Bad("retrieval-site", retrieval(site="GEN"), "mining.evalsets.ret.site", "a news set's key", files=LINES),
+    Bad("retrieval-doc-pairs", retrieval(doc_pairs="gold"), "mining.evalsets.ret.doc_pairs", "a news set's key", files=LINES),
+    Bad("news-files", {"mining.evalsets.news_gen.files": {"si": "a.txt", "en": "b.txt"}}, "mining.evalsets.news_gen.files", "a parallel set's key (lem.data.retrieval), which a news set"),
+    # issue 51: messages that say what is wrong
+    Bad("pretrain-seeds-twice", {"pretrain.seeds": [13, 14, 13]}, "pretrain.seeds", "[13, 14, 13]: 13 is listed twice: expected distinct items"),
+    Bad("sentiment-seeds-twice", {"sentiment.seeds": [1, 2, 1]}, "sentiment.seeds", "[1, 2, 1]: 1 is listed twice: expected distinct seeds"),
 ]
 # fmt: on
 
@@ -228,6 +281,12 @@ CLI = [
     Cli("readme-latin-1", [*README], 1, "page.md:3: expected UTF-8 text, got byte 0xe9", {"page.md": f"# A page\n{README_BEGIN}\ncaf\xe9\n{README_END}\n".encode("latin-1"), **SUMMARY}),
     Cli("readme-summary-latin-1", [*README], 1, "summary.md:4: expected UTF-8 text, got byte 0xe9", {"page.md": f"{README_BEGIN}\n{README_END}\n", "summary.md": "# Report\n\n## Verdicts\ncaf\xe9\n".encode("latin-1")}),
     Cli("readme-summary-binary", [*README], 1, "summary.md:1: expected text, got a NUL byte", {"page.md": f"{README_BEGIN}\n{README_END}\n", "summary.md": b"\x00\x01\x02"}),
+    Cli("plan-settings-unknown-wildcard", ["plan", "settings", "pretrain_mono", "bogus=1", "--configfile", str(REPO / "config" / "config.yaml")], 1, "bogus=1: rule pretrain_mono has no wildcard {bogus} in its settings; its wildcards: {scope}, {seed}, {tvariant}"),
+    Cli("plan-settings-seed-word", ["plan", "settings", "pretrain_mono", "scope=tri", "tvariant=lem", "seed=x", "--configfile", str(REPO / "config" / "config.yaml")], 1, "seed=x: expected an integer >= 0 (the rule's {seed} is digits)"),
+    Cli("plan-settings-no-such-variant", ["plan", "settings", "pretrain_mono", "tvariant=nope", "--configfile", str(REPO / "config" / "config.yaml")], 1, "tvariant=nope: not an entry of config `pretrain.variants` (entries: mlm_tlm, lem"),
+    Cli("plan-settings-unknown-wildcard-no-config", ["plan", "settings", "report", "seed=1"], 1, "seed=1: rule report has no wildcard {seed} in its settings; its wildcards: none"),
+    Cli("plan-power-alpha-tiny", ["plan", "power", "--results", f"{TMP}/results", "--alpha", "1e-300"], 1, "--alpha 1e-300: expected a level of at least 1e-06"),
+    Cli("plan-power-config-alpha-tiny", ["plan", "power", "--results", f"{TMP}/results", "--configfile", f"{TMP}/c.yaml"], 1, "config: evidence.alpha: evidence: alpha=1e-300: expected a level of at least 1e-06", {"c.yaml": bad_config(evidence={"alpha": 1e-300})}),
     Cli("drop-label-case", ["data", "sentiment", "--input", f"{TMP}/s.csv", "--out-dir", f"{TMP}/out", "--settings", '{"drop_labels": ["conflict"]}'], 1, "drop_labels has 'conflict', but the label is 'Conflict' (line 4)", {"s.csv": "Sentence,Sentiment\na,Positive\nb,Negative\nc,Conflict\n"}),
 ]
 # fmt: on
@@ -394,7 +453,7 @@ def test_a_yte_template_stops_the_run_unless_allowed(tmp_path, monkeypatch):
     plain.write_text("seed: 13\n__use_yte__: false\n", encoding="utf-8")
     template.write_text("__use_yte__: true\nseed: ?6 + 7\n", encoding="utf-8")
     monkeypatch.delenv(ALLOW_YTE, raising=False)
-    refuse_yte([plain, "config/none.yaml"])  # no template; an unreadable file is Snakemake's to report
+    refuse_yte([plain])  # no template
     with pytest.raises(ConfigError) as err:
         refuse_yte([plain, template])
     message = str(err.value)
@@ -409,3 +468,103 @@ def test_a_yte_template_stops_the_run_unless_allowed(tmp_path, monkeypatch):
         check_workflow_config({"seed": 13}, SCHEMA, [plain, template])
     common = (REPO / "workflow" / "rules" / "common.smk").read_text(encoding="utf-8")
     assert "check_workflow_config(" in common and "workflow.configfiles," in common
+
+
+# --- issue 51: the config files read as Snakemake read them, failing closed ----------------------------------
+
+TUPLE = "seed: 13\nnote: !!python/tuple [1, 2]\n"
+YTE_TUPLE = "__use_yte__: true\nseed: ?6 + 7\nnote: !!python/tuple [1, 2]\n"
+
+
+@pytest.mark.parametrize(
+    "name, data, words",
+    [
+        ("tuple.yaml", TUPLE, "not plain YAML (line 2: could not determine a constructor for the tag '!!python/tuple'): Snakemake loaded it with YAML's full loader"),
+        ("yte-tuple.yaml", YTE_TUPLE, "not plain YAML (line 3: could not determine a constructor for the tag '!!python/tuple'): Snakemake rendered it as a YTE template (__use_yte__: true) when it loaded it, running the Python in its values, before this workflow could look at it"),
+        ("flow.yaml", "{__use_yte__: yes, note: !!python/tuple [1]}\n", "Snakemake rendered it as a YTE template"),
+        ("name.yaml", "note: !!python/name:os.system\n", "the tag '!!python/name:os.system'"),
+        ("latin-1.yaml", "note: caf\xe9\n".encode("latin-1"), "expected UTF-8 text, got byte 0xe9 at offset 9"),
+        ("template.json", '{"__use_yte__": true, "seed": 13}', "__use_yte__: a JSON config, which Snakemake reads as JSON and never renders as a YTE template (nothing in it ran)"),
+        ("gone.yaml", None, "cannot be read (No such file or directory), though Snakemake loaded it"),
+    ],
+    ids=["python-tuple", "yte-and-tuple", "yte-flow-mapping", "python-name", "latin-1", "json-template", "gone"],
+)  # fmt: skip
+@pytest.mark.parametrize("allow", ["", "1"], ids=["default", "allow-yte"])
+def test_a_config_file_the_check_cannot_read_as_snakemake_did_is_refused(
+    name, data, words, allow, tmp_path, monkeypatch
+):
+    """The YTE guard fails closed: a file plain YAML (or JSON) cannot read as Snakemake's loader read it is
+    refused in one line naming the file and saying truthfully what already happened, LEM_ALLOW_YTE or not (it
+    accepts templates, never a file the check cannot see into); before, such a file was skipped."""
+    from lem.config_check import ALLOW_YTE, refuse_yte
+
+    monkeypatch.setenv(ALLOW_YTE, allow)
+    path = tmp_path / name
+    if data is not None:
+        path.write_bytes(data if isinstance(data, bytes) else data.encode("utf-8"))
+    with pytest.raises(ConfigError) as err:
+        refuse_yte([REPO / "config" / "config.yaml", path])
+    message = str(err.value)
+    assert message.startswith(f"{path}: ") and words in message, message
+    assert "\n" not in message and "has run once already" not in message
+    assert "no job is started" in message
+
+
+def test_plain_json_and_yaml_configs_pass_the_file_check(tmp_path):
+    from lem.config_check import refuse_yte
+
+    (tmp_path / "o.json").write_text('{"seed": 13, "note": NaN}', encoding="utf-8")
+    (tmp_path / "o.yaml").write_text("seed: 13\n__use_yte__: false\n", encoding="utf-8")
+    refuse_yte([REPO / "config" / "config.yaml", tmp_path / "o.json", tmp_path / "o.yaml"])
+
+
+def test_the_yte_and_tuple_probe_plans_no_job(tmp_path):
+    """Issue 51's probe: an overlay that is a YTE template running code, with a `!!python/tuple` elsewhere, planned
+    108 jobs with rc 0. Snakemake still renders it at load (the file is touched: a config file is code), but the
+    workflow's check refuses it before any job, saying so."""
+    ran = tmp_path / "ran"
+    overlay = tmp_path / "overlay.yaml"
+    overlay.write_text(
+        f"__use_yte__: true\nseed: ?__import__('pathlib').Path({str(ran)!r}).touch() or 13\n"
+        "pretrain: {seeds: !!python/tuple [13, 14, 15]}\n",
+        encoding="utf-8",
+    )
+    proc = snakemake(tmp_path / "run", "-n", config=[REPO / "config" / "config.yaml", overlay])
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0, out
+    assert (
+        f"config: {overlay}: not plain YAML (line 3:" in out
+        and "Snakemake rendered it as a YTE template" in out
+    )
+    assert "Job stats" not in out and "jobs" not in proc.stdout
+    assert ran.exists()  # what the message says: its code ran when Snakemake loaded it
+
+
+# --- issue 51: a family given replaces that family's default only --------------------------------------------
+
+
+def test_an_overlay_of_one_family_keeps_the_other_default_families(tmp_path, capsys):
+    """config/README.md: "a family given replaces that family's default". An overlay giving `primary` alone kept
+    no secondary or exploratory family (`lem plan settings report` showed {"primary": [...]})."""
+    import json
+
+    from lem.evidence.compare import EvidenceSettings, default_families
+
+    primary = [{"a": "lem", "b": "mlm_tlm", "tasks": ["mining"]}]
+    overlay = tmp_path / "overlay.yaml"
+    overlay.write_text(yaml.safe_dump({"evidence": {"families": {"primary": primary}}}), encoding="utf-8")
+    want = {**default_families(), "primary": primary}
+    assert EvidenceSettings.from_dict({"families": {"primary": primary}}).families == want
+    cfg = config("config.yaml")
+    cfg["evidence"] = {"families": {"primary": primary}}
+    assert check_workflow_config(cfg, SCHEMA)["evidence"]["families"] == want
+    assert EvidenceSettings.from_dict({"families": {"secondary": []}}).families["secondary"] == []
+    assert (
+        lem(
+            ["plan", "settings", "report", "--configfile", str(REPO / "config" / "config.yaml"), str(overlay)]
+        )
+        == 0
+    )
+    passed = capsys.readouterr().out.splitlines()[-1]
+    assert passed.startswith("passed: ")
+    assert json.loads(passed.removeprefix("passed: "))["evidence"]["families"] == want

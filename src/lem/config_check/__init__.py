@@ -27,7 +27,10 @@ positions (read from its `config.json` once the folder exists; a scratch model i
 architecture fixes (`embedding.layer` one of its hidden states, heads that divide the hidden size,
 `mining.settings.pq_m` a divisor of the embedding dimension: `model_shape`); seeds in numpy's range; at least one
 curation share; a pretrained base model names its folder; `raw:` / `unpacked:` specs name a source of
-`sources.files`, with no `..`:
+`sources.files`, with no `..`; a mining set gives only its format's keys, and a parallel set's files are each
+language's own, files that exist (or that the run writes) and in the language's script; every comparison a family
+of `evidence.families` the config writes declares is one the run makes (its variants, its tasks), and no pair is
+declared twice:
 
     curation.corpora: 'en-ta' is not a configured pair; configured: si-en, si-ta, ta-en (`pairs`)
     embedding.max_length: 128 exceeds the base model's 64 tokens (...); at most 64
@@ -53,6 +56,7 @@ from lem.config_check.files import (
     _check_corpus_files,
     _check_crf_models,
     _check_curation_labels,
+    _check_retrieval_sets,
     _check_scripts,
     _check_tagsets,
 )
@@ -110,7 +114,9 @@ from lem.config_check.sections import (
     type_problems,
 )
 from lem.data.download import unpinned_hub_sources, unpinned_url_sources
-from lem.evidence.compare import EvidenceSettings, declared
+from lem.evidence.compare import EvidenceSettings, check_declared, merged_families
+from lem.run import Run
+from lem.run.rows import CONTROL_KINDS
 
 
 def check_config(config: dict[str, Any], written: dict[str, Any] | None = None) -> None:
@@ -125,6 +131,7 @@ def check_config(config: dict[str, Any], written: dict[str, Any] | None = None) 
     _check_variants(config)
     _check_pair_uses(config)
     _check_corpus_files(config)
+    _check_retrieval_sets(config, written)
     _check_seeds(config)
     _check_seed_range(config)
     _check_keep_fractions(config)
@@ -146,13 +153,60 @@ def check_config(config: dict[str, Any], written: dict[str, Any] | None = None) 
 
 
 def _check_evidence(config: dict[str, Any]) -> None:
-    """The declared comparison families (`evidence`, lem.evidence.compare): their settings, and no comparison
-    in two families (it would sit in two corrections)."""
+    """The declared comparison families (`evidence`, lem.evidence.compare): their settings (a family given
+    replaces that family's default); every comparison of a family the config writes is one the run makes
+    (`check_declared`: its variants exist, its tasks run); no pair declared twice, in either order."""
     try:
         ev = EvidenceSettings.from_dict(config.get("evidence"))
-        declared(list(config.get("variants") or []), ev.families)
+        check_declared(
+            ev.families,
+            list(config.get("variants") or []),
+            _seedless(config),
+            Run(config).rows,
+            _tasks_off(config),
+        )
     except ValueError as err:
         raise ConfigError(str(err)) from None
+
+
+def _seedless(config: dict[str, Any]) -> dict[str, str]:
+    """Row -> what it is, of every row of the tables without pre-training seeds: the controls (configured or
+    not: their names are reserved) and every reference encoder."""
+    rows = {f"control_{kind}": f"the {kind} control's row (controls.{kind})" for kind in CONTROL_KINDS}
+    for name in config.get("reference_encoders") or {}:
+        rows[f"ref_{name}"] = f"the row of reference encoder {name} (reference_encoders.{name})"
+    return rows
+
+
+def _tasks_off(config: dict[str, Any]) -> dict[str, str]:
+    """Task -> why it does not run, of the tasks of lem.evidence.compare.TASKS this config runs no job of."""
+    curation = config.get("curation") or {}
+    off = {
+        "mining": (not (config.get("mining") or {}).get("evalsets"), "mining.evalsets is empty"),
+        "sentiment": (
+            not (config.get("sentiment") or {}).get("datasets"),
+            "no sentiment.datasets: none given, or `sentiment: {enabled: false}`",
+        ),
+        "curation": (
+            not curation.get("corpora"),
+            "no curation.corpora: none given, or `curation: {enabled: false}`",
+        ),
+        "nmt": (
+            not (curation.get("nmt") or {}).get("pairs"),
+            "no curation.nmt.pairs: none given, or `curation: {enabled: false}`",
+        ),
+    }
+    return {task: why for task, (is_off, why) in off.items() if is_off}
+
+
+def fill_families(config: dict[str, Any]) -> dict[str, Any]:
+    """`evidence.families` as the report reads it (lem.evidence.compare.merged_families): a family given
+    replaces that family's default, one left out keeps it; so the settings the report rule passes, and `lem
+    plan settings report`, show every family. In place; returned."""
+    evidence = config.get("evidence")
+    if isinstance(evidence, dict) and isinstance(evidence.get("families"), dict):
+        evidence["families"] = merged_families(evidence["families"])
+    return config
 
 
 def check_base_model(config: dict[str, Any]) -> dict[str, Any]:
@@ -177,8 +231,9 @@ def check_workflow_config(
     config: dict[str, Any], schema_path: str | Path, configfiles: Sequence[str | Path] | None = None
 ) -> dict[str, Any]:
     """Everything the workflow checks before its DAG is built, in order, as workflow/rules/common.smk and
-    `lem plan cost` call it: a YTE template refused, the sections an overlay switched off (`switch_off`), the
-    schema (its defaults filled in), `{data_root}` expanded, `check_config`.
+    `lem plan cost` call it: a config file not read as Snakemake read it or a YTE template refused, the sections
+    an overlay switched off (`switch_off`), the schema (its defaults filled in), the default comparison families
+    an overlay left out (`fill_families`), `{data_root}` expanded, `check_config`.
     `configfiles`: the files Snakemake loaded, given by the workflow alone: Snakemake has rendered a YTE template
     among them, which is refused unless LEM_ALLOW_YTE=1 (`refuse_yte`), and a source the run would fetch must be
     pinned (lem.data.download: a hub commit, a file's sha256, or `allow_unpinned`). Without them (`lem plan`,
@@ -191,6 +246,7 @@ def check_workflow_config(
     switch_off(config)
     written = written_config(config)
     validate_config(config, schema_path)
+    fill_families(config)
     expand_data_root(config)
     check_config(config, written)
     if configfiles is not None:
@@ -226,6 +282,7 @@ __all__ = [
     "check_config",
     "check_workflow_config",
     "expand_data_root",
+    "fill_families",
     "model_positions",
     "model_shape",
     "refuse_yte",

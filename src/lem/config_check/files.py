@@ -3,6 +3,7 @@ generated world's languages and scripts, POS tag sets, CRF models, labelled cura
 
 from __future__ import annotations
 
+import os
 import unicodedata
 from collections import Counter
 from collections.abc import Iterator
@@ -10,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from lem.config_check.errors import ConfigError, _one_line
+from lem.config_check.names import RUN_FOLDERS, SOURCE_PREFIXES
 from lem.core.entities import NATIVE_TAGSET
 from lem.corpus.generate import PAIRS, GenerateSettings
 from lem.data.webmined import SCRIPTS
@@ -217,6 +219,84 @@ def _check_scripts(config: dict[str, Any]) -> None:
             expected = scripts.get(code)
             if expected and isinstance(path, str):
                 _check_file_script(f"corpus.files.mono.{code}", Path(path), code, expected)
+
+
+# the keys of a mining evaluation set that one format alone reads (lem.data.news, lem.data.retrieval), with the
+# schema's default of each (a default filled in is no key the user gave)
+NEWS_KEYS = {"root": None, "site": None, "doc_pairs": "gold", "gold_repairs": []}
+PARALLEL_KEYS = {"files": None}
+
+
+def _given(spec: dict[str, Any], written: dict[str, Any] | None, key: str, default: Any) -> bool:
+    """Whether the user gave `key` of an evaluation set: in the config as written where known, else a value
+    other than the schema's default."""
+    if written is not None:
+        return key in written
+    return key in spec and (default is None or spec[key] != default)
+
+
+def _check_retrieval_sets(config: dict[str, Any], written: dict[str, Any] | None = None) -> None:
+    """Mining evaluation sets: no key of the other format (a parallel set's `root`, `site`, `doc_pairs`,
+    `gold_repairs`, a news set's `files`: read by nothing, they planned without a word); a parallel set's files
+    (`format: parallel`, lem.data.retrieval): a different file for each language, a file and not a folder (the job
+    died with a traceback), one that exists unless the run writes it (results/, resources/, a `raw:` or
+    `unpacked:` source: before, Snakemake's MissingInputException), its first lines in the script expected of
+    its language (curation.filters.scripts, as corpus.files.mono). `written`: the config before the schema's
+    defaults."""
+    sets = (config.get("mining") or {}).get("evalsets") or {}
+    written_sets = (
+        ((written or {}).get("mining") or {}).get("evalsets") or {} if written is not None else None
+    )
+    filters = (config.get("curation") or {}).get("filters") or {}
+    scripts = filters.get("scripts") if isinstance(filters.get("scripts"), dict) else SCRIPTS
+    for name, spec in sets.items():
+        if not isinstance(spec, dict):
+            continue
+        key = f"mining.evalsets.{name}"
+        fmt = spec.get("format", "news")
+        given = None if written_sets is None else written_sets.get(name) or {}
+        other = NEWS_KEYS if fmt == "parallel" else PARALLEL_KEYS
+        for k, default in other.items():
+            if _given(spec, given, k, default):
+                reader = (
+                    "a news set's key (lem.data.news), which a `format: parallel` set does not read"
+                    if fmt == "parallel"
+                    else "a parallel set's key (lem.data.retrieval), which a news set (`format: news`, the "
+                    "default) does not read"
+                )
+                raise ConfigError(
+                    f"{key}.{k}: {reader}: drop it{'' if fmt == 'parallel' else ', or set format: parallel'}"
+                )
+        if fmt != "parallel":
+            continue
+        files = {lang: path for lang, path in (spec.get("files") or {}).items() if isinstance(path, str)}
+        seen: dict[str, str] = {}
+        for lang, path in files.items():
+            source = path.startswith(SOURCE_PREFIXES)
+            same = path if source or not Path(path).exists() else str(Path(path).resolve())
+            same = same if source else os.path.normpath(os.path.abspath(same))
+            if same in seen:
+                raise ConfigError(
+                    f"{key}.files.{lang}: {path!r} is also the file of {seen[same]}: expected each language's own "
+                    "file (line k of each the same sentence, in its language)"
+                )
+            seen[same] = lang
+        for lang, path in files.items():
+            where = f"{key}.files.{lang}"
+            if path.startswith(SOURCE_PREFIXES):
+                continue
+            if Path(path).is_dir():
+                raise ConfigError(f"{where}: {path!r} is a folder: expected a file of line-aligned sentences")
+            if not Path(path).exists():
+                if path.startswith(RUN_FOLDERS):
+                    continue  # the run writes it (a download, an extraction)
+                raise ConfigError(
+                    f"{where}: {path!r}: no such file; expected a file of line-aligned sentences that exists (or one "
+                    "the run writes, under results/ or resources/, or a raw: / unpacked: source)"
+                )
+            expected = scripts.get(lang)
+            if expected:
+                _check_file_script(where, Path(path), lang, expected)
 
 
 SCRIPT_SAMPLE_LINES = 200  # lines of a language's text file read at planning to tell its script

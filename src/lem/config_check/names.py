@@ -190,7 +190,13 @@ def _check_seeds(config: dict[str, Any]) -> None:
     ok = isinstance(seeds, list) and all(
         isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in seeds
     )
-    if not ok or not seeds or len(set(seeds)) != len(seeds):
+    if ok and len(set(seeds)) != len(seeds):
+        twice = next(x for i, x in enumerate(seeds) if x in seeds[:i])
+        raise ConfigError(
+            f"sentiment.seeds: {seeds!r}: {twice} is listed twice: expected distinct seeds (one fine-tuning run "
+            "per seed)"
+        )
+    if not ok or not seeds:
         raise ConfigError(
             f"sentiment.seeds: {seeds!r}: expected a non-empty list of distinct integers >= 0 (one fine-tuning "
             "run per seed; the report gives their mean and spread)"

@@ -4,6 +4,7 @@ defaults filled and a schema refusal in one line naming the key (`schema_refusal
 from __future__ import annotations
 
 import copy
+import json
 import math
 import os
 from collections.abc import Iterator
@@ -141,6 +142,21 @@ def schema_refusal(err: BaseException) -> str:
             f"{at}{missing[0] if missing else '?'}: missing: {where} requires it (config/README.md; "
             "config/config.yaml has an example)"
         )
+    if inner.validator == "uniqueItems" and isinstance(inner.instance, list):
+        items = inner.instance
+        twice = next((x for i, x in enumerate(items) if x in items[:i]), None)
+        return f"{path or 'config'}: {_short(items)}: {twice!r} is listed twice: expected distinct items"
+    if inner.validator == "minProperties" and isinstance(inner.instance, dict):
+        given = ", ".join(map(str, inner.instance)) or "none"
+        what = (
+            "a line-aligned file for each language of the set's pairs"
+            if path.endswith(".files")
+            else "a mapping"
+        )
+        return (
+            f"{path or 'config'}: {_short(inner.instance)}: expected {what}, at least {inner.validator_value} "
+            f"entries; got {len(inner.instance)} ({given})"
+        )
     if inner.validator in ("oneOf", "anyOf"):
         options = " or ".join(_expected(s) for s in inner.validator_value)
         return f"{path or 'config'}: {_short(inner.instance)}: expected {options}"
@@ -233,40 +249,111 @@ def _check_finite(config: dict[str, Any]) -> None:
         raise ConfigError(f"{found[0]}: {found[1]}: expected a finite number")
 
 
-# --- a config file is code: YTE templates -------------------------------------------------------------------
+# --- a config file is code: YTE templates, YAML's full loader -----------------------------------------------
 
 YTE_KEY = "__use_yte__"  # Snakemake renders such a config with YTE when it loads it: its values run Python
 ALLOW_YTE = "LEM_ALLOW_YTE"  # =1: the user has read the template and runs it (docs/troubleshooting.md)
+TAG_PREFIX = "tag:yaml.org,2002:"
 
 
 def yte_allowed() -> bool:
     return os.environ.get(ALLOW_YTE, "") == "1"
 
 
+def _asks_for_yte(text: str) -> bool | None:
+    """Whether YAML text that plain YAML cannot construct has `__use_yte__` true at its top level (YTE's test),
+    read from its node graph (composing builds no object, so a Python tag does not stop it); None when even
+    that cannot be read."""
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError:
+        return None
+    if not isinstance(node, yaml.MappingNode):
+        return False
+    for key, value in node.value:
+        if isinstance(key, yaml.ScalarNode) and key.value == YTE_KEY:
+            try:
+                return bool(yaml.safe_load(yaml.serialize(value)))
+            except yaml.YAMLError:
+                return True  # a Python object: true to YTE unless it says otherwise
+    return False
+
+
+def read_config_file(path: str | Path) -> tuple[str, Any]:
+    """A config file read as Snakemake's loader reads it (snakemake.common.configfile): as JSON when it parses
+    as JSON (never rendered), else as YAML, here with YAML's safe loader where Snakemake uses the full one
+    (through YTE). Returns ("json" or "yaml", the data). A file this cannot read so (a Python tag such as
+    `!!python/tuple`, which the full loader builds an object from; not UTF-8; gone) raises ConfigError in one
+    line naming the file and why: the check fails closed, never skipping a file it cannot see into."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError as err:
+        raise ConfigError(
+            f"{path}: expected UTF-8 text, got byte 0x{err.object[err.start]:02x} at offset {err.start}: the "
+            "config check cannot read it as Snakemake did, so no job is started"
+        ) from None
+    except OSError as err:
+        raise ConfigError(
+            f"{path}: cannot be read ({err.strerror or _one_line(err)}), though Snakemake loaded it: the config "
+            "check cannot see what it holds, so no job is started"
+        ) from None
+    try:
+        return "json", json.loads(text)
+    except ValueError:
+        pass
+    try:
+        return "yaml", yaml.safe_load(text)
+    except yaml.YAMLError as err:
+        problem = str(getattr(err, "problem", None) or _one_line(err)).replace(TAG_PREFIX, "!!")
+        mark = getattr(err, "problem_mark", None)
+        where = f"line {mark.line + 1}: " if mark is not None else ""
+        ran = {
+            True: f"Snakemake rendered it as a YTE template ({YTE_KEY}: true) when it loaded it, running the Python "
+            "in its values, before this workflow could look at it",
+            False: "Snakemake loaded it with YAML's full loader, which builds Python objects from such tags",
+            None: "Snakemake loaded it with YAML's full loader (and rendered it, were it a YTE template)",
+        }[_asks_for_yte(text)]
+        raise ConfigError(
+            f"{path}: not plain YAML ({where}{problem}): {ran}; the config check reads plain YAML and JSON only, "
+            "so no job is started: a config holds plain values (no !!python/... tag; "
+            "docs/troubleshooting.md, 'A config file is code')"
+        ) from None
+
+
 def yte_templates(configfiles: Any) -> list[str]:
-    """The config files (of those Snakemake loaded) that ask for YTE templating (`__use_yte__: true` at the
-    top level): Snakemake has rendered them, running their Python, before the workflow could check them."""
+    """The config files (of those Snakemake loaded) that ask for YTE templating (`__use_yte__` true at the top
+    level of a YAML file): Snakemake has rendered them, running their Python, before the workflow could check
+    them. A file that cannot be read as Snakemake read it raises ConfigError (`read_config_file`)."""
     found = []
     for path in configfiles or ():
-        try:
-            data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-        except (OSError, ValueError, yaml.YAMLError):
-            continue  # Snakemake read it; this check only looks for the key
-        if isinstance(data, dict) and data.get(YTE_KEY):
+        kind, data = read_config_file(path)
+        if kind == "yaml" and isinstance(data, dict) and data.get(YTE_KEY):
             found.append(str(path))
     return found
 
 
 def refuse_yte(configfiles: Any) -> None:
-    """Stop the run before any job when a config file is a YTE template, unless LEM_ALLOW_YTE=1: a config
-    received from someone else is code, like a Snakefile (docs/troubleshooting.md, "A config file is code")."""
-    templates = yte_templates(configfiles)
-    if templates and not yte_allowed():
-        raise ConfigError(
-            f"{templates[0]}: {YTE_KEY}: true: a YTE template, whose values run Python when Snakemake loads "
-            f"it (its code has run once already, at load); no job is started: read it, then rerun with "
-            f"{ALLOW_YTE}=1 to accept templates (docs/troubleshooting.md, 'A config file is code')"
-        )
+    """The config files Snakemake loaded, each read as it read them (`read_config_file`): one that cannot be
+    read so is refused; a YAML file that is a YTE template stops the run before any job unless
+    LEM_ALLOW_YTE=1, saying that Snakemake has run its code already (at load); a JSON file holding the key,
+    which Snakemake never renders, is refused saying so. A config received from someone else is code, like a
+    Snakefile (docs/troubleshooting.md, "A config file is code")."""
+    for path in configfiles or ():
+        kind, data = read_config_file(path)
+        if not isinstance(data, dict) or YTE_KEY not in data:
+            continue
+        if kind == "json":
+            raise ConfigError(
+                f"{path}: {YTE_KEY}: a JSON config, which Snakemake reads as JSON and never renders as a YTE "
+                "template (nothing in it ran); no job is started: drop the key (a template is a YAML file)"
+            )
+        if data[YTE_KEY] and not yte_allowed():
+            raise ConfigError(
+                f"{path}: {YTE_KEY}: true: a YTE template: Snakemake rendered it when it loaded the file, running "
+                "the Python in its values, before this workflow could look at it; no job is started: read it, "
+                f"then rerun with {ALLOW_YTE}=1 to accept templates (docs/troubleshooting.md, 'A config file is "
+                "code')"
+            )
 
 
 def _check_yte_key(config: dict[str, Any]) -> None:

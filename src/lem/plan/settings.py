@@ -5,6 +5,7 @@ rule passes (`Run.settings_for`, with the wildcards given as NAME=VALUE)."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -13,7 +14,72 @@ from lem.run.settings import CODE, SETTINGS, Add, Part, lookup
 
 
 class SettingsTableError(ValueError):
-    """An unknown rule, or a config key a rule reads that the config lacks."""
+    """An unknown rule, an unknown wildcard or a wildcard's value the rule cannot have."""
+
+
+# the wildcards each CODE entry of lem.run.settings reads (tests/unit/test_plan_settings.py: one entry per CODE)
+CODE_WILDCARDS: dict[str, tuple[str, ...]] = {
+    "pretrain_seed": ("seed",),
+    "curation_mining": (),
+    "nmt_seed_and_model": ("seed",),
+    "reference_controls": (),
+}
+DIGITS = ("seed", "fseed")  # workflow/rules/common.smk's wildcard_constraints: digits only
+FIELD = re.compile(r"\{(\w+)\}")
+
+
+def rule_wildcards(rule: str) -> dict[str, str | None]:
+    """The wildcards of `rule`'s settings: every `{field}` of its row's config keys, the wildcards its `over`
+    and `each` name and those its code reads; each -> the config key whose entries are its values (None: any
+    value). `variant` stands for `ref` as `Run.settings_for` reads it (`ref_<name>`)."""
+    out: dict[str, str | None] = {}
+    for part in SETTINGS[rule]:
+        adds = (*part.before, *part.after)
+        templates = [part.path, *(a.source for a in adds), *(a.job_source or "" for a in adds)]
+        for name in (n for t in templates for n in FIELD.findall(t)):
+            out.setdefault(name, None)
+        for name, key in part.over:
+            out[name] = key
+        if part.each:
+            out.setdefault(part.each[0], None)
+        for code in (part.finish, *(a.code for a in adds), *(a.job for a in adds)):
+            for name in CODE_WILDCARDS.get(code or "", ()):
+                out.setdefault(name, None)
+    if "ref" in out:
+        out["variant"] = None
+    return out
+
+
+def check_wildcards(rule: str, wildcards: dict[str, str], config: dict[str, Any] | None) -> None:
+    """Each wildcard given is one of `rule`'s (`rule_wildcards`) with a value the rule can have: digits for a
+    seed, an entry of its config key where `config` is given. SettingsTableError in one line naming it."""
+    known = rule_wildcards(rule)
+    names = ", ".join(f"{{{n}}}" for n in known) or "none"
+    for name, value in wildcards.items():
+        item = f"{name}={value}"
+        if name not in known:
+            raise SettingsTableError(
+                f"{item}: rule {rule} has no wildcard {{{name}}} in its settings; its wildcards: {names}"
+            )
+        if name in DIGITS and not value.isdigit():
+            raise SettingsTableError(f"{item}: expected an integer >= 0 (the rule's {{{name}}} is digits)")
+        key = known[name]
+        if config is None or key is None:
+            continue
+        try:
+            entries = [str(e) for e in lookup(config, key, {}) or ()]
+        except KeyError:
+            entries = []
+        if value not in entries:
+            raise SettingsTableError(
+                f"{item}: not an entry of config `{key}` (entries: {', '.join(entries) or 'none'})"
+            )
+    if "variant" in wildcards and config is not None:
+        refs = [f"ref_{n}" for n in config.get("reference_encoders") or {}]
+        if wildcards["variant"] not in refs:
+            raise SettingsTableError(
+                f"variant={wildcards['variant']}: expected a reference encoder's row (rows: {', '.join(refs) or 'none'})"
+            )
 
 
 def _code(name: str) -> str:
@@ -63,6 +129,7 @@ def rule_lines(
     if rule not in SETTINGS:
         raise SettingsTableError(f"no settings for rule {rule!r}; rules with settings: {', '.join(SETTINGS)}")
     w = dict(wildcards or {})
+    check_wildcards(rule, w, config)
     lines = [f"rule {rule}: --settings"]
     for part in SETTINGS[rule]:
         lines += part_lines(part)
@@ -77,9 +144,14 @@ def rule_lines(
                 value = "(not in this config, or a wildcard not given)"
             lines.append(f"    = `{key}`: {value}")
     if config is not None:
+        missing = [
+            f"{{{n}}}" for n in rule_wildcards(rule) if n not in w and not (n == "variant" and "ref" in w)
+        ]
         try:
             passed = json.dumps(Run(config).settings_for(rule, **w), sort_keys=True)
         except (KeyError, TypeError, ValueError) as err:
-            passed = f"(needs the job's wildcards: {err})"
+            if not missing:
+                raise SettingsTableError(f"rule {rule}: {' '.join(str(err).split())}") from None
+            passed = f"(needs the job's wildcards: {', '.join(missing)})"
         lines.append(f"passed: {passed}")
     return lines
