@@ -31,6 +31,8 @@ import sys
 from collections.abc import MutableMapping
 from typing import Any
 
+from lem.core.numerics_probe import job_probe
+
 # Imported inside functions: threadpoolctl (`lem --help` imports this module and needs it not; it is optional:
 # scikit-learn's)
 
@@ -246,8 +248,10 @@ def hardware_provenance() -> dict[str, Any]:
     """What a metrics file records of the machine (once per process, when first written): CPU model, its SIMD
     flags, the `cpu_numerics` mode pinned and the levels in effect, PyTorch's kernel level (None: this process
     never loaded torch; under `portable` it is the pinned level unless torch was loaded before the pin), the
-    BLAS libraries and thread counts; the GPU model, driver and CUDA when this process used one. Fixed on one
-    machine and one config, so two runs still write byte-identical metrics."""
+    BLAS libraries and thread counts; the GPU model, driver and CUDA when this process used one; and
+    `numerics_probe`, the hashes of the CPU kernels of every numeric library the process loaded
+    (`lem.core.numerics_probe`), which name the kernels that compute otherwise on another machine. Fixed on
+    one machine and one config, so two runs still write byte-identical metrics."""
     torch_part = _torch_part()
     return {
         "machine": platform.machine(),
@@ -267,4 +271,5 @@ def hardware_provenance() -> dict[str, Any]:
             },
         },
         "gpu": torch_part["gpu"],
+        "numerics_probe": job_probe(),
     }

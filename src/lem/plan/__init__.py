@@ -56,7 +56,9 @@ from pathlib import Path
 from typing import Any
 
 from lem.config_check import ConfigError, check_base_model, check_workflow_config
+from lem.core import numerics_probe
 from lem.core.files import write_json
+from lem.core.numerics import hardware_provenance
 from lem.core.stage import Stage, UsageError, Verb, arg, json_object
 from lem.evidence.power import PowerError
 from lem.plan.config import (
@@ -134,6 +136,29 @@ def cmd_check_model(a: argparse.Namespace) -> None:
     write_json(a.out, check_base_model(a.config_json))
 
 
+def cmd_numerics(a: argparse.Namespace) -> None:
+    """`lem plan numerics` (lem.core.numerics_probe): this machine's probe of every kernel family installed, at
+    `--threads`; with `--compare A B`, which kernels differ between two probes (`--out` files or metrics
+    files); with `--compare A`, between A and this machine: whether a run here computes A's machine's numbers."""
+    if a.compare and len(a.compare) > 2:
+        raise UsageError(f"--compare takes one or two files, got {len(a.compare)}")
+    if a.compare and len(a.compare) == 2:
+        first, second = (numerics_probe.read_probe(path) for path in a.compare)
+        sys.stdout.write(numerics_probe.compare_text(first, second, (a.compare[0], a.compare[1])))
+        return
+    against = numerics_probe.read_probe(a.compare[0]) if a.compare else None  # a bad file fails first
+    here = numerics_probe.probe(list(numerics_probe.FAMILIES), threads=a.threads)
+    hw = hardware_provenance()
+    name = f"this machine ({hw['cpu']}, cpu_numerics {hw['cpu_numerics']})"
+    if a.out:
+        kept = ("machine", "cpu", "isa", "cpu_numerics", "pinned")
+        write_json(a.out, {**here, "hardware": {k: hw[k] for k in kept}})
+    if against is not None:
+        sys.stdout.write(numerics_probe.compare_text(against, here, (a.compare[0], name)))
+    else:
+        sys.stdout.write(f"{name}\n" + numerics_probe.table(here))
+
+
 def cmd_cost(a: argparse.Namespace) -> int:
     if bool(a.configfile) == bool(a.config_json):
         raise UsageError("give --configfile or --config-json (one of them)")
@@ -189,6 +214,13 @@ STAGE = Stage(
             arg("--config-json", type=json_object, required=True, help="the run's config (as the workflow has it)"),
             arg("--out", required=True, help="JSON record: the model's layers, hidden size, heads, tokens"),
         ), errors=("lem.config_check:ConfigError",)),
+        Verb("numerics", "this machine's CPU kernels hashed (lem.core.numerics_probe), or the kernels that differ between two probes or metrics files",
+             cmd_numerics, (
+            arg("--compare", nargs="+", metavar="FILE",
+                help="one or two probes (--out files) or metrics files: the kernels that differ (one: against this machine's)"),
+            arg("--out", help="this machine's probe as JSON (with its CPU and pinned levels)"),
+            arg("--threads", type=int, default=None, help="torch threads of the probe (default: torch's; another count may change a reduction)"),
+        )),
     ),
 )  # fmt: skip
 
