@@ -1,3 +1,5 @@
 """Linguistic Entity Masking (LEM) pipeline: the library behind the Snakemake workflow."""
 
-__version__ = "0.1.0"
+from lem.core.version import __version__
+
+__all__ = ["__version__"]

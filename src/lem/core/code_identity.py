@@ -13,7 +13,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-import lem
+from lem.core.version import __version__
 
 
 @functools.cache
@@ -21,13 +21,13 @@ def code_identity() -> dict[str, Any]:
     """`{"version": ..., "commit": <40 hex> or None, "dirty": bool or None}` of the imported `lem` package:
     `dirty` is true when a tracked file under the package's folder differs from the commit (an uncommitted
     edit: the commit alone does not name the code that ran)."""
-    package = Path(lem.__file__).resolve().parent
+    package = Path(__file__).resolve().parents[1]  # src/lem
     commit = _git(package, "rev-parse", "HEAD")
     dirty = None
     if commit is not None:
         status = _git(package, "status", "--porcelain", "--untracked-files=no", "--", ".")
         dirty = None if status is None else bool(status.strip())
-    return {"version": lem.__version__, "commit": commit, "dirty": dirty}
+    return {"version": __version__, "commit": commit, "dirty": dirty}
 
 
 def _git(cwd: Path, *args: str) -> str | None:

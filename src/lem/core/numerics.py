@@ -44,13 +44,17 @@ _APPLIED: dict[str, str] = {}  # the mode `pin_numerics` applied to this process
 
 # Every library's cap at AVX2 + FMA (x86-64-v3): PyTorch's kernel dispatch, oneDNN's JIT, MKL's conditional
 # numerical reproducibility branch (the BLAS of PyTorch's x86 wheels), OpenBLAS's kernels (numpy's, FAISS's)
-# and FAISS's SIMD build.
+# and FAISS's SIMD level (FAISS_OPT_LEVEL: the loader of faiss wheels with one module per level;
+# FAISS_SIMD_LEVEL: faiss >= 1.12's single library, which picks its level at run time and reads only this).
+# MKL applies `MKL_CBWR=AVX2` on Intel CPUs only: on an AMD CPU it runs its AUTO branch (its Zen code path),
+# so MKL's GEMMs are not pinned across vendors (`lem plan numerics` records the branch MKL applied).
 PORTABLE_X86 = {
     "ATEN_CPU_CAPABILITY": "avx2",
     "ONEDNN_MAX_CPU_ISA": "AVX2",
     "MKL_CBWR": "AVX2",
     "OPENBLAS_CORETYPE": "Haswell",
     "FAISS_OPT_LEVEL": "AVX2",
+    "FAISS_SIMD_LEVEL": "AVX2",
 }
 # An x86-64 CPU without AVX2 + FMA: the levels every x86-64 CPU has (SSE3 for OpenBLAS)
 BASELINE_X86 = {
@@ -59,6 +63,7 @@ BASELINE_X86 = {
     "MKL_CBWR": "COMPATIBLE",
     "OPENBLAS_CORETYPE": "Prescott",
     "FAISS_OPT_LEVEL": "generic",
+    "FAISS_SIMD_LEVEL": "NONE",
 }
 # arm64: NEON (every AArch64 CPU has it), no SVE kernels; no MKL there
 PORTABLE_ARM64 = {
