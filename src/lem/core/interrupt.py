@@ -20,6 +20,11 @@ background job of a non-interactive shell) would ignore it. So:
   a flag (`interrupted()`), which stays set: `check()` between units of work (a job's seeds), the training
   callback at every step, and the block's end raise KeyboardInterrupt again, and the block removes the
   outputs (every `outputs` path, its temporary siblings and work folders) before the command exits 130.
+  Every `lem` command runs its verb in such a block (`lem.core.stage`), with `only_new=True`: of its declared
+  outputs (`--out`, `--out-dir`, `--out-*`) only what the job created or rewrote is removed (`OutputsBefore`),
+  never what was there before it, nor an input (`keep`: the command's other path arguments). Blocks nest (the
+  verb's own, sentiment's, inside the command's): the flag stays set until the outermost block ends, so the
+  command fails even if the inner block's KeyboardInterrupt is swallowed on its way out.
 """
 
 from __future__ import annotations
@@ -28,8 +33,10 @@ import logging
 import os
 import shutil
 import signal
+import stat
 import threading
 import time
+from collections import deque
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -96,20 +103,153 @@ def remove_outputs(outputs: Iterable[str | os.PathLike]) -> list[str]:
     return removed
 
 
+Signature = tuple[int, int, int, bool]  # inode, mtime (ns), size, a folder (not a link to one)
+
+
+def _signature(path: Path) -> Signature | None:
+    try:
+        st = path.lstat()
+    except OSError:
+        return None
+    return (st.st_ino, st.st_mtime_ns, st.st_size, stat.S_ISDIR(st.st_mode))
+
+
+def _absolute(path: str | os.PathLike) -> Path:
+    return Path(os.path.abspath(path))
+
+
+class OutputsBefore:
+    """What a job's outputs held before it ran, so that an interrupted job removes only what it made.
+
+    Taken of each output (a file or a folder), its temporary siblings (`.<name>.*`: atomic writes, work
+    folders) and, inside an output folder that existed, every entry (up to `LIMIT` entries in all, the
+    shallowest first; a folder past that is left as it is). `remove_new()` removes what is new since (a path
+    that was not there) or rewritten (a file whose inode, time or size changed); a folder that was there
+    stays, only its new or rewritten entries go. A `keep` path (an input, a checkpoint folder) is never
+    removed, nor a folder holding one (its other new entries are)."""
+
+    LIMIT = 20_000
+
+    def __init__(self, outputs: Iterable[str | os.PathLike], keep: Iterable[str | os.PathLike] = ()) -> None:
+        self.outputs = [_absolute(o) for o in outputs]
+        self.keep: set[Path] = set()
+        for k in keep:
+            text = os.fspath(k) if isinstance(k, str | os.PathLike) else ""
+            if 0 < len(text) < 4096 and "\0" not in text:  # a path, not a JSON object or a number
+                self.keep.add(_absolute(text))
+                if os.path.lexists(text):
+                    self.keep.add(Path(os.path.realpath(text)))
+        self.seen: dict[Path, Signature] = {}
+        self.listed: set[Path] = set()  # folders whose entries were recorded
+        queue: deque[Path] = deque()
+        for out in self.outputs:
+            for path in [out, *self._siblings(out)]:
+                sig = _signature(path)
+                if sig is not None:
+                    self.seen[path] = sig
+                    if path == out and sig[3]:
+                        queue.append(path)
+        while queue and len(self.seen) < self.LIMIT:  # breadth first: the shallowest entries first
+            folder = queue.popleft()
+            try:
+                entries = list(folder.iterdir())
+            except OSError:
+                continue
+            if len(self.seen) + len(entries) > self.LIMIT:
+                break
+            self.listed.add(folder)
+            for path in entries:
+                sig = _signature(path)
+                if sig is not None:
+                    self.seen[path] = sig
+                    if sig[3]:
+                        queue.append(path)
+
+    @staticmethod
+    def _siblings(out: Path) -> list[Path]:
+        try:
+            return [p for p in out.parent.iterdir() if p.name.startswith(f".{out.name}.")]
+        except OSError:
+            return []
+
+    def _holds_kept(self, path: Path) -> bool | None:
+        """True: `path` is a kept path; False: a folder above one; None: neither."""
+        real = Path(os.path.realpath(path.parent)) / path.name
+        for p in {path, real}:
+            if p in self.keep:
+                return True
+        if any(p in k.parents for k in self.keep for p in {path, real}):
+            return False
+        return None
+
+    def _remove(self, path: Path, removed: list[str]) -> None:
+        held = self._holds_kept(path)
+        if held is True:
+            return
+        if held is False:  # a folder above a kept path: its other entries only
+            if path.is_dir() and not path.is_symlink():
+                for child in list(path.iterdir()):
+                    self._remove(child, removed)
+            return
+        if path.is_symlink() or path.is_file():
+            path.unlink(missing_ok=True)
+        elif path.is_dir():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            return
+        removed.append(str(path))
+
+    def _remove_changed(self, path: Path, removed: list[str]) -> None:
+        now, was = _signature(path), self.seen.get(path)
+        if now is None:
+            return
+        if was is None:  # made by the job
+            self._remove(path, removed)
+        elif was[3] and now[3] and was[0] == now[0]:  # a folder that was there: its new or rewritten entries
+            if path in self.listed:
+                for child in list(path.iterdir()):
+                    self._remove_changed(child, removed)
+        elif now != was:  # a file (or link) the job rewrote, a folder it replaced
+            self._remove(path, removed)
+
+    def remove_new(self) -> list[str]:
+        """Remove what the job created or rewrote of its outputs; returns what was removed."""
+        removed: list[str] = []
+        for out in self.outputs:
+            for path in [out, *self._siblings(out)]:
+                try:
+                    self._remove_changed(path, removed)
+                except OSError as err:  # the clean-up goes on: Snakemake removes a failed job's outputs
+                    log.warning("interrupted: could not remove %s: %s", path, err)
+        return removed
+
+
 @contextmanager
-def stop_on_interrupt(outputs: Iterable[str | os.PathLike] = ()) -> Iterator[None]:
+def stop_on_interrupt(
+    outputs: Iterable[str | os.PathLike] = (),
+    *,
+    only_new: bool = False,
+    keep: Iterable[str | os.PathLike] = (),
+) -> Iterator[None]:
     """Within the block, SIGINT and SIGTERM set the flag (`interrupted()`) and raise KeyboardInterrupt. When the
     block ends by KeyboardInterrupt, or with the flag set (normally: the KeyboardInterrupt was swallowed where
     it landed; or by another error, one a library made of it), the `outputs` are removed (`remove_outputs`)
     and KeyboardInterrupt leaves it: `lem.core.stage` prints "interrupted" and the command exits 130, never
-    0. A further interrupt during the removal is recorded, not raised. The handlers before the block are
-    restored after it. Outside the main thread (no signal handlers there) the flag is still checked."""
+    0. With `only_new`, only what the block created or rewrote of the outputs is removed, never a `keep` path
+    (`OutputsBefore`, taken as the block starts). A further interrupt during the removal is recorded, not
+    raised. The handlers before the block are restored after it. Outside the main thread (no signal handlers
+    there) the flag is still checked. The flag is cleared when the outermost block ends (a nested block's
+    interrupt also fails the blocks around it)."""
     outputs = list(outputs)
+    before = OutputsBefore(outputs, keep) if only_new else None  # before any handler: nothing to undo yet
     main = threading.current_thread() is threading.main_thread()
-    previous = {s: signal.signal(s, _raise_interrupt) for s in STOP_SIGNALS} if main else {}
+    previous: dict[int, Any] = {}
     start = len(_received)
     _blocks.append(start)
     try:
+        if main:
+            for s in STOP_SIGNALS:
+                previous[s] = signal.signal(s, _raise_interrupt)
         yield
         if len(_received) > start:
             raise KeyboardInterrupt(f"interrupted by {signal.Signals(_received[start]).name}")
@@ -118,7 +258,7 @@ def stop_on_interrupt(outputs: Iterable[str | os.PathLike] = ()) -> Iterator[Non
             raise  # a failure of its own, no interrupt: the caller's to report
         for s in previous:
             signal.signal(s, _note_only)  # the clean-up is not cut short
-        removed = remove_outputs(outputs)
+        removed = before.remove_new() if before is not None else remove_outputs(outputs)
         if removed:
             log.warning("interrupted: removed %s", ", ".join(removed))
         if isinstance(err, KeyboardInterrupt):
@@ -128,7 +268,8 @@ def stop_on_interrupt(outputs: Iterable[str | os.PathLike] = ()) -> Iterator[Non
         for s, handler in previous.items():
             signal.signal(s, handler)
         _blocks.pop()
-        del _received[start:]  # this block's interrupt is answered (an in-process caller, a test, goes on)
+        if not _blocks:
+            del _received[start:]  # answered (an in-process caller, a test, goes on); kept for an outer block
 
 
 def restore_default() -> None:

@@ -16,7 +16,13 @@ command names (so `lem --help` stays fast). What every command shares lives here
   refused setting) and the exception types a verb declares become one line `lem <stage> <verb>: <message>`
   and exit status 1, as does a full disk (ENOSPC, EDQUOT) or a read-only output folder, in one line naming
   the folder (`lem.core.files.output_problem`); anything else is a bug and keeps its traceback,
-  so a verb declares error classes of its own, never a builtin such as ValueError.
+  so a verb declares error classes of its own, never a builtin such as ValueError;
+- interrupts: an interrupt is never a success. The whole command, from its arguments parsed to its verb's
+  end, runs inside `lem.core.interrupt.stop_on_interrupt`: SIGINT or SIGTERM at any point makes it exit 130
+  ("interrupted"), even when library code swallowed the KeyboardInterrupt where the signal landed (a flag,
+  checked as the verb ends), and removes what the job created or rewrote of its declared outputs (`--out`,
+  `--out-dir`, `--out-*`: `output_paths`), never what was there before it nor an input (the other path
+  arguments, `--checkpoints` among them: a training run resumes from its checkpoint).
 """
 
 from __future__ import annotations
@@ -26,12 +32,14 @@ import errno
 import importlib
 import json
 import logging
+import os
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from lem.core.interrupt import restore_default as restore_default_sigint
+from lem.core.interrupt import stop_on_interrupt
 
 # Imported inside functions: lem.core.entities, .inputs, .settings, .files and .training (`lem --help` imports
 # this module, through lem.cli, and needs none)
@@ -175,13 +183,25 @@ class Stage:
         return p
 
     def main(self, argv: Sequence[str]) -> int:
-        """Parse `argv` (after `lem <stage>`), build the settings, run the verb, report declared errors."""
+        """Parse `argv` (after `lem <stage>`), build the settings, run the verb, report declared errors; an
+        interrupt anywhere after the parsing exits 130 (`lem.core.interrupt.stop_on_interrupt`)."""
         argv = list(argv)
         parser = self.parser()
         args = parser.parse_args(argv)
         verb = self.verb(args.verb)
         prog = f"lem {self.name} {verb.name}"
-        restore_default_sigint()  # Ctrl-C stops the command even when started with SIGINT ignored
+        try:
+            restore_default_sigint()  # Ctrl-C stops the command even when started with SIGINT ignored
+            outputs = output_paths(args)
+            with stop_on_interrupt(outputs, only_new=True, keep=other_paths(args)):
+                return self._run(verb, prog, args, argv)
+        except KeyboardInterrupt:
+            # SIGINT or SIGTERM (lem.core.interrupt): what the job made of its outputs is removed, outputs are
+            # atomic, a training run saved a checkpoint to resume from
+            print(f"{prog}: interrupted", file=sys.stderr)
+            return 130
+
+    def _run(self, verb: Verb, prog: str, args: argparse.Namespace, argv: list[str]) -> int:
         from lem.core.settings import argument_problem
 
         problem = argument_problem(prog, args)  # finite numbers, levels in (0, 1), seeds, counts
@@ -219,28 +239,38 @@ class Stage:
             message = problem or (os_error_line(err) if isinstance(err, OSError) else str(err))
             print(f"{prog}: {message}", file=sys.stderr)
             return 1
-        except KeyboardInterrupt:
-            # Ctrl-C (lem.core.interrupt): outputs are atomic, a training run saved a checkpoint to resume from
-            print(f"{prog}: interrupted", file=sys.stderr)
-            return 130
         except Exception as err:
             # a full disk (or quota) or a read-only folder is no bug: one line naming the folder and what to
             # free (lem.core.files.output_problem); the job's outputs are atomic, so a rerun starts clean
             from lem.core.files import output_problem
 
-            outputs = [
-                o
-                for dest, value in vars(args).items()
-                if dest.startswith("out")
-                for o in (value if isinstance(value, list) else [value])
-                if isinstance(o, str)
-            ]
-            problem = output_problem(err, outputs)
+            problem = output_problem(err, output_paths(args))
             if problem is None:
                 raise
             print(f"{prog}: {problem}", file=sys.stderr)
             return 1
         return int(status or 0)
+
+
+def is_output(dest: str) -> bool:
+    """An output argument: `--out`, `--out-dir`, `--out-<anything>` (dest `out`, `out_*`)."""
+    return dest == "out" or dest.startswith("out_")
+
+
+def _strings(value: Any) -> list[str]:
+    values = value if isinstance(value, list | tuple) else [value]
+    return [os.fspath(v) for v in values if isinstance(v, str | os.PathLike)]
+
+
+def output_paths(args: argparse.Namespace) -> list[str]:
+    """The command's declared outputs: the values of its output arguments (`is_output`)."""
+    return [o for dest, value in vars(args).items() if is_output(dest) for o in _strings(value)]
+
+
+def other_paths(args: argparse.Namespace) -> list[str]:
+    """Every other string argument of the command, any of which may name an input (`--train`, `--model`,
+    `--checkpoints`): never removed when the command is interrupted."""
+    return [v for dest, value in vars(args).items() if not is_output(dest) for v in _strings(value)]
 
 
 FULL_DISK = (errno.ENOSPC, errno.EDQUOT)
