@@ -8,7 +8,8 @@ cosine against each side's k nearest neighbours on the other side (LASER's scori
 `curation.settings` sets them. Where the corpus carries clean/noisy labels (the embedded default's generated
 corpus), the ranking is evaluated: precision of clean pairs in the top-ranked share, for each configured
 share, and average precision. The NMT trained on the top shares is `lem.nmt` (workflow/rules/nmt.smk); the
-training pairs of a share (`select_top`, `kept_count`) and the control rankings (`control_ranking`) are here.
+training pairs of a share (`select_top`, `kept_count`; without the pairs that share a sentence with NMT's held-out
+sets, `held_out_overlap`) and the control rankings (`control_ranking`) are here.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import logging
 import os
 import random
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,6 +30,7 @@ from lem.core.files import atomic_path, with_keys, write_json, write_text
 from lem.core.inputs import InputError, read_lines, shown
 from lem.core.settings import Settings, SettingsError
 from lem.core.stage import Stage, UsageError, Verb, arg
+from lem.data.leakage import normalise, read_eval_sentences
 from lem.data.noisy import read_noisy
 from lem.data.webmined import prepare_curation_corpus
 from lem.evidence.chance import curation_chance
@@ -192,11 +195,28 @@ def kept_count(n: int, share: float | None = None, count: int | None = None) -> 
     return min(count, n)
 
 
+def held_out_overlap(src: list[str], tgt: list[str], exclude: Sequence[str | os.PathLike]) -> set[int]:
+    """The corpus rows with a side equal to a sentence of the held-out files `exclude` (NMT's validation
+    and test sets), after `lem.data.leakage.normalise`: what an NMT training set of the corpus leaves out."""
+    banned = {normalise(s) for path in exclude for s in read_eval_sentences(path)}
+    banned.discard("")
+    return {
+        i
+        for i, (a, b) in enumerate(zip(src, tgt, strict=True))
+        if normalise(a) in banned or normalise(b) in banned
+    }
+
+
 def select_top(ranked_tsv: str | os.PathLike, corpus_tsv: str | os.PathLike, out: str | os.PathLike, *,
-               share: float | None = None, count: int | None = None) -> dict[str, Any]:  # fmt: skip
+               share: float | None = None, count: int | None = None,
+               exclude: Sequence[str | os.PathLike] = ()) -> dict[str, Any]:  # fmt: skip
     """Write the top `share` (or `count`) pairs of `corpus_tsv` in the order of `ranked_tsv` (what
     `lem curate rank --out-scores` writes) to `out` as `src<TAB>tgt[<TAB>label]` with a header, atomically.
-    Returns counts (and the clean share of the kept pairs when the corpus has labels)."""
+    With `exclude` (NMT's held-out sets), the pairs with a side among their sentences (`held_out_overlap`)
+    leave the ranking first and the share is taken of the pairs left: the training set shares no sentence
+    with them, whatever the curation corpus holds (it is prepared without them, so that adding NMT reruns
+    no curation). Returns counts (with `exclude`, the pairs eligible and those dropped as held-out; the clean
+    share of the kept pairs when the corpus has labels)."""
 
     src, tgt, labels = read_noisy(corpus_tsv)
     order = read_ranking(ranked_tsv)
@@ -205,6 +225,14 @@ def select_top(ranked_tsv: str | os.PathLike, corpus_tsv: str | os.PathLike, out
             f"{ranked_tsv}: ranks {len(order)} rows (largest index {max(order)}) but {corpus_tsv} has "
             f"{len(src)} pairs: expected a ranking of this corpus"
         )
+    held_out = held_out_overlap(src, tgt, exclude) if exclude else set()
+    if held_out:
+        order = [i for i in order if i not in held_out]
+        if not order:
+            raise InputError(
+                f"{corpus_tsv}: every one of its {len(src)} pairs has a side in the held-out sets "
+                f"({', '.join(map(str, exclude))}): nothing left to train on"
+            )
     n = kept_count(len(order), share, count)
     top = order[:n]
     header = ["src", "tgt"] + (["label"] if labels is not None else [])
@@ -212,10 +240,17 @@ def select_top(ranked_tsv: str | os.PathLike, corpus_tsv: str | os.PathLike, out
         "\t".join([src[i], tgt[i]] + ([labels[i]] if labels is not None else [])) for i in top
     ]
     write_text(out, "\n".join(rows) + "\n")
-    result: dict[str, Any] = {"n_corpus": len(src), "n_kept": n, "share": n / len(src)}
+    result: dict[str, Any] = {"n_corpus": len(src), "n_kept": n, "share": n / len(order)}
+    if exclude:
+        result["n_eligible"] = len(order)
+        result["held_out_dropped"] = len(held_out)
+        result["held_out_files"] = [str(p) for p in exclude]
     if labels is not None:
         result["clean_share_kept"] = sum(labels[i] == "clean" for i in top) / n
-    log.info("select_top: %d of %d pairs of %s -> %s", n, len(src), corpus_tsv, out)
+    log.info(
+        "select_top: %d of %d pairs of %s (%d dropped: a side in the held-out sets) -> %s",
+        n, len(order), corpus_tsv, len(held_out), out,
+    )  # fmt: skip
     return result
 
 

@@ -1,16 +1,16 @@
-# Parallel data curation: the corpus of each pair is prepared once (streamed, capped, de-duplicated, leakage
-# guarded, rule-filtered: curation.filters) into the embedding layout; the embed stage embeds both sides for
-# every variant (RUN.embedding_files); `lem curate rank` scores each pair with mining's margin and ranks the corpus.
+# Parallel data curation: the corpus of each pair is prepared once (streamed, capped, de-duplicated,
+# rule-filtered: curation.filters) into the embedding layout; the embed stage embeds both sides for every variant
+# (RUN.embedding_files); `lem curate rank` scores each pair with mining's margin and ranks the corpus.
 
 
 rule prepare_curation:
     input:
+        # the corpus alone: NMT's held-out sets leave the training pairs at selection (nmt_select), so that
+        # adding NMT (config/nmt.yaml) to a finished run changes no prepared corpus, hence no leakage guard
+        # (the prepared corpus is one of its evaluation sets) and no pre-training
         corpus=lambda w: pair_source(
             config["curation"]["corpora"][f"{w.src}-{w.tgt}"]
         )[0],
-        # the NMT sets the kept pairs are scored on (other evaluation sets judge no model trained on it;
-        # excluding them too made a new mining set rerun every curation and NMT job)
-        exclude=RUN.nmt_eval_files(),
     output:
         pairs=artifact(paths.PREPARED_CURATION, pair="{src}-{tgt}", name="pairs.tsv"),
         src=artifact(paths.PREPARED_CURATION, pair="{src}-{tgt}", name="{src}.tsv"),
@@ -33,7 +33,7 @@ rule prepare_curation:
         filters=as_json(RUN.settings_for("prepare_curation")),
     shell:
         "lem curate prepare --pair {wildcards.src}-{wildcards.tgt} {params.source:q} {params.cap:q} "
-        "--settings '{params.filters}' --exclude {input.exclude:q} "
+        "--settings '{params.filters}' "
         '--out-dir "$(dirname {output.pairs:q})" > {log:q} 2>&1'
 
 

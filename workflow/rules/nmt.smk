@@ -6,6 +6,11 @@
 # translates the test set and scores BLEU and chrF (sacrebleu, signatures in metrics.json, per-sentence BLEU
 # statistics in its `items`). The report compares the rows by a paired test over seeds (lem.evidence.compare), once the oracle
 # beats random.
+# The held-out sets leak into neither the training pairs nor the pre-training text, and adding them to a finished run
+# rewrites nothing it read: a corpus pair with a side in them is dropped at selection (nmt_select; the curation corpus
+# is prepared without them), and the pre-training text is guarded against them when they are configured before the
+# leakage guard runs, else checked against them (leakage_check, kind nmt: refused by name, with the count and an
+# example, if they share a sentence), so config/nmt.yaml over a finished default plans NMT's jobs and the report alone.
 
 
 from lem.core.gpu_share import training_resources
@@ -49,6 +54,9 @@ rule nmt_select:
             )
         ),
         pairs=artifact(paths.PREPARED_CURATION, name="pairs.tsv"),
+        # the pair's validation and test sets: a corpus pair with a side among their sentences is dropped
+        # before the share is taken (the curation corpus is prepared without them: curate.smk)
+        heldout=lambda w: RUN.nmt_eval_files([w.pair]),
     output:
         paths.NMT_TRAIN,
     log:
@@ -61,7 +69,7 @@ rule nmt_select:
     threads: 1
     shell:
         "lem nmt select --ranking {input.ranking:q} --pairs {input.pairs:q} --share {wildcards.share} "
-        "--out {output:q} > {log:q} 2>&1"
+        "--exclude {input.heldout:q} --out {output:q} > {log:q} 2>&1"
 
 
 rule nmt_run:

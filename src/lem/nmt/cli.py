@@ -142,7 +142,7 @@ def compare_runs(run_dirs: Mapping[str, str | os.PathLike], baseline: str, out: 
 
 
 def cmd_select(a) -> None:
-    stats = select_top(a.ranking, a.pairs, a.out, share=a.share)
+    stats = select_top(a.ranking, a.pairs, a.out, share=a.share, exclude=a.exclude)
     log.info("nmt select: %s", stats)
 
 
@@ -185,6 +185,8 @@ STAGE = Stage(
             arg("--ranking", required=True, help="scores.tsv of lem curate rank / control"),
             arg("--pairs", required=True, help="pairs.tsv of lem curate prepare"),
             arg("--share", type=float, required=True, help="share of the ranked corpus kept, in (0, 1]"),
+            arg("--exclude", nargs="*", default=[], help="held-out sets (src<TAB>tgt): a pair with a side "
+                "among their sentences is dropped before the share is taken"),
             arg("--out", required=True),
         )),
         Verb("run", "train on the selected pairs, translate the test set, score BLEU and chrF", cmd_run, (

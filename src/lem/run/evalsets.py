@@ -166,8 +166,9 @@ class EvalSets(Rows):
         return paths.fill(paths.CHECKED, kind=kind, name=name)
 
     def nmt_eval_files(self, pairs: Sequence[str] | None = None) -> list[str]:
-        """The NMT validation and test sets (the curation corpora and the pre-training data must not hold
-        them)."""
+        """The NMT validation and test sets: NMT's training pairs leave them out (`lem nmt select --exclude`;
+        the curation corpora are prepared without them, so adding NMT reruns no curation and no leakage guard)
+        and the pre-training text must not hold them (the guard, or `leakage_check` when added after it)."""
         pairs = self.config["curation"]["nmt"]["pairs"] if pairs is None else pairs
         return [
             paths.fill(paths.PREPARED_NMT, pair=pair, split=split)
