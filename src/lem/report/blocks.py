@@ -29,6 +29,12 @@ from lem.report.settings import ReportSettings
 INDEX = Path("docs/runs/blocks.yaml")
 
 
+def default_index() -> Path:
+    """docs/runs/blocks.yaml of the checkout this `lem` package comes from (src/lem -> the repository); an
+    installed wheel has none, and a run then hears that no documented run matches."""
+    return Path(__file__).resolve().parents[3] / INDEX
+
+
 @dataclass(frozen=True)
 class ArchiveEntry:
     name: str

@@ -24,7 +24,7 @@ from lem.core.files import write_text
 from lem.core.inputs import read_text
 from lem.core.stage import Stage, Verb, arg
 from lem.report.archive import read_archive
-from lem.report.blocks import page_blocks, read_index, rebuild_blocks
+from lem.report.blocks import default_index, page_blocks, read_index, rebuild_blocks
 from lem.report.build import build_report
 from lem.report.controls import ControlError, controls_gate
 from lem.report.readme import update_readme
@@ -100,7 +100,7 @@ def cmd_compare(a: argparse.Namespace) -> None:
 
 def cmd_documented(a: argparse.Namespace) -> None:
     out = Path(a.out)
-    index = Path(a.index)
+    index = Path(a.index) if a.index else default_index()
     config = run_tables(a.run).config
     match = documented_match(config, index)
     if match is None:
@@ -168,7 +168,8 @@ STAGE = Stage(
         Verb("documented", "compare a finished run with the shipped archive of the same configuration, if any",
              cmd_documented, (
             arg("--run", default="results/report"),
-            arg("--index", default="docs/runs/blocks.yaml"),
+            arg("--index", default=None,
+                help="the archives' index (default: docs/runs/blocks.yaml of the checkout this lem comes from)"),
             arg("--out", required=True),
         ), errors=(OSError,)),
         Verb("controls", "fail naming every cell whose control failed (the report's controls.json)",

@@ -44,7 +44,6 @@ REPORT_OUTPUTS = tuple(REPORT[k] for k in ("tsv", "md", "html", "forest", "png",
 CONTROLS_GATE = REPORT_DIR + "/controls_passed.json"
 # the run against the shipped archive of the same configuration (lem report documented; .txt beside it)
 DOCUMENTED = REPORT_DIR + "/documented.tsv"
-DOCUMENTED_INDEX = "docs/runs/blocks.yaml"  # relative to the workflow's repository
 
 # --- sources --------------------------------------------------------------------------------------------------
 RAW = "resources/raw/{name}"
