@@ -1,13 +1,16 @@
 """Planning with Snakemake alone: in a fresh virtual environment holding only Snakemake (and numpy, the one
 package planning adds, workflow/rules/common.smk), with no `lem` installed, the workflow imports its own
 source tree: it plans the embedded default and the paper config, passes `--lint`, and a module from a git host,
-deployed by docs/configuration.md's snakedeploy command as written, plans with no other install step. The
-environment is built once per session (pip, from its cache after scripts/setup.sh): the `dag` tier. The package
-installed like a library, and the BLEU tokenizers planning checks: tests/planning/test_planning_installed.py."""
+deployed by docs/configuration.md's snakedeploy command as written, plans with no other install step, and
+refuses another `lem` than its own commit's (one line naming both) but plans with the package installed at that
+commit. The environment is built once per session (pip, from its cache after scripts/setup.sh): the `dag` tier.
+The package installed like a library, and the BLEU tokenizers planning checks:
+tests/planning/test_planning_installed.py."""
 
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -42,12 +45,15 @@ def bare_python(tmp_path_factory) -> Path:
     return python
 
 
-def bare(python: Path, workdir: Path, *args: str, **kw) -> subprocess.CompletedProcess:
-    """The suite's Snakemake command line (tests/support/dag.py) run by the bare environment's Python."""
+def bare(
+    python: Path, workdir: Path, *args: str, extra_env: dict[str, str] | None = None, **kw
+) -> subprocess.CompletedProcess:
+    """The suite's Snakemake command line (tests/support/dag.py) run by the bare environment's Python (no
+    PYTHONPATH, no LEM_USE_INSTALLED, unless `extra_env` sets them)."""
     cmd = snakemake_cmd(workdir, *args, **kw)
     cmd[: cmd.index("snakemake") + 1] = [str(python), "-m", "snakemake"]
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
-    return subprocess.run(cmd, capture_output=True, text=True, cwd=workdir, env=env)
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "LEM_USE_INSTALLED")}
+    return subprocess.run(cmd, capture_output=True, text=True, cwd=workdir, env={**env, **(extra_env or {})})
 
 
 def test_the_bare_environment_holds_no_package_of_the_pipeline(bare_python):
@@ -128,6 +134,32 @@ def test_the_documented_deploy_command_deploys_a_module_that_plans_with_no_insta
         not schema.is_symlink()
         and schema.read_bytes() == (REPO / "workflow/schemas/config.schema.yaml").read_bytes()
     )
+    # another `lem` importable, this checkout's (not the module's commit): planning stops in one line naming both
+    commit = subprocess.run(["git", "-C", str(source), "rev-parse", "HEAD"], capture_output=True, text=True,
+                            check=True).stdout.strip()  # fmt: skip
+    assert tree.name == commit
+    proc = bare(
+        bare_python, root, "-n", config=None, snakefile=None, extra_env={"PYTHONPATH": str(REPO / "src")}
+    )
+    out = proc.stdout + proc.stderr
+    lines = [line for line in out.splitlines() if "importable `lem`" in line]
+    assert proc.returncode != 0 and len(lines) == 1 and "Job stats" not in out, out[-3000:]
+    assert f"found {REPO / 'src' / 'lem'} (on PYTHONPATH)" in lines[0], lines[0]
+    assert f"this workflow's is src/lem/ of {URL} at {commit} (lem-pipeline " in lines[0], lines[0]
+    # the other fix it names: the package installed at the module's commit (pip records the commit), used
+    fix = re.search(r"-m pip install --no-deps '([^']+)'", lines[0])
+    assert fix and fix.group(1).endswith(f" @ git+{URL}@{commit}"), lines[0]
+    site = tmp_path / "site"
+    proc = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
+         "--disable-pip-version-check", "--target", str(site), fix.group(1)],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    proc = bare(bare_python, root, "-n", "results/plan.txt", config=None, snakefile=None,
+                extra_env={"PYTHONPATH": str(site)})  # fmt: skip
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0 and "rule plan:" in out and "importable" not in out, out[-3000:]
 
 
 def test_without_numpy_planning_stops_in_one_line_naming_it(bare_python, tmp_path):

@@ -1,16 +1,23 @@
 """The rules' environments (envs/*.yaml): pinned as pyproject.toml, each installing the workflow's own package,
-named by every rule. What Snakemake runs under `--software-deployment-method conda` is tested with the workflow
-used as a module (tests/dag/test_module_run.py, with the stand-in `conda` of tests/support/dag.py)."""
+named by every rule, and named by the package's version and commit (an edited comment or docstring keeps them).
+What Snakemake runs under `--software-deployment-method conda` is tested with the workflow used as a module
+(tests/dag/test_module_run.py, with the stand-in `conda` of tests/support/dag.py)."""
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
+import subprocess
+import sys
 import tomllib
 from pathlib import Path
 
 import yaml
 
-from lem.run.envs import ENV_DIR, env_text, package_digest, write_env
+import lem
+from lem.run.envs import ENV_DIR, PackageCode, code_edits, env_text, write_env
+from lem.run.job_env import jobs_run_this_lem
 
 REPO = Path(__file__).resolve().parents[2]
 ENVS = sorted((REPO / "envs").glob("*.yaml"))
@@ -55,21 +62,18 @@ def test_every_environment_pins_as_pyproject_and_installs_the_workflows_package(
             assert _name(name) in PINS, f"{env.name}: {name} not in pyproject"
 
 
-def test_the_package_source_is_the_workflows_own_folder():
-    """package_source (common.smk): a file:// URL of the folder that holds workflow/, resolved from the
-    rule files' folder, so a module used from elsewhere installs its own package, at its own version."""
-    common = (REPO / "workflow" / "rules" / "common.smk").read_text()
-    assert "shell.prefix" not in common and "PYTHONPATH" not in common
+def test_no_rule_file_sets_a_shell_prefix():
+    """The jobs keep Snakemake's `set -euo pipefail`: the `lem` they run is set by the environment they inherit
+    (lem.run.job_env), never by a shell prefix."""
     for path in (REPO / "workflow" / "rules").glob("*.smk"):
-        text = path.read_text()
-        assert "export PATH" not in text and "PYTHONPATH" not in text, path.name
+        assert "shell.prefix" not in path.read_text(), path.name
 
 
 # --- the rules and their environments, as Snakemake loads the workflow ------------------------------------------
 
 
-def rule_envs(workdir: Path, configfile: Path | None = None) -> dict[str, str | None]:
-    """rule name -> its conda environment, for the rules that run a command."""
+def rule_envs(workdir: Path, configfile: Path | None = None) -> dict[str, tuple[str | None, str]]:
+    """rule name -> (its conda environment, its shell command), for the rules that run a command."""
     from snakemake.api import SnakemakeApi
     from snakemake.settings.types import ConfigSettings, OutputSettings, ResourceSettings, StorageSettings
 
@@ -81,25 +85,37 @@ def rule_envs(workdir: Path, configfile: Path | None = None) -> dict[str, str | 
             snakefile=REPO / "Snakefile",
             workdir=workdir,
         )
-        return {r.name: r.conda_env for r in wf._workflow.rules if r.shellcmd or r.script}
+        return {r.name: (r.conda_env, r.shellcmd or "") for r in wf._workflow.rules if r.shellcmd or r.script}
+
+
+def head(root: Path) -> str:
+    return subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True,
+                          check=True).stdout.strip()  # fmt: skip
 
 
 def test_every_rule_names_an_environment_that_exists(tmp_path):
-    """Every rule that runs the `lem` command names envs/<name>.yaml as generated for this package's source
-    (common.smk, lem_env): under .snakemake/lem-envs/ of the working directory, with the digest on top."""
-    envs = rule_envs(tmp_path, REPO / "config" / "paper.yaml")
+    """Every rule that runs the `lem` command names envs/<name>.yaml as generated for this workflow's code
+    (common.smk, lem_env): under .snakemake/lem-envs/ of the working directory, the package's source filled in,
+    its version and commit on top; no rule's command sets PATH or PYTHONPATH."""
+    rules = rule_envs(tmp_path, REPO / "config" / "paper.yaml")
+    envs = {rule: env for rule, (env, _) in rules.items()}
     assert len(envs) > 40 and "generate_corpus" not in envs  # the paper config reads real data
     rules_dir = REPO / "workflow" / "rules"
     generated = (tmp_path / ENV_DIR).resolve()
-    digest = package_digest(REPO.as_uri())
-    for rule, env in envs.items():
+    commit = head(REPO)
+    code = PackageCode(REPO.as_uri(), lem.__version__, commit, code_edits(REPO, commit))
+    for rule, (env, shell) in rules.items():
+        assert "PYTHONPATH" not in shell and "PATH=" not in shell, f"rule {rule}: {shell}"
         assert env, f"rule {rule} names no environment"
         if env == "../../envs/laser.yaml":  # no package installed: the tracked file itself
             continue
         path = Path(env)
         assert path.parent == generated and (REPO / "envs" / path.name).is_file(), f"rule {rule}: {env}"
         template = (REPO / "envs" / path.name).read_text()
-        assert path.read_text() == env_text(template, path.stem, REPO.as_uri(), digest), f"rule {rule}"
+        text = path.read_text()
+        assert text == env_text(template, path.stem, code), f"rule {rule}"
+        assert f"lem-pipeline {lem.__version__} at commit {commit} from {REPO.as_uri()}" in text
+        assert "${" not in text and f'@ {REPO.as_uri()}"' in text  # a reader sees what pip installs
         assert (rules_dir / env).resolve() == path
     reference = {rule: env for rule, env in envs.items() if rule.startswith("embed_reference")}
     laser = {env for rule, env in reference.items() if "laser" in rule}
@@ -110,17 +126,12 @@ def test_every_rule_names_an_environment_that_exists(tmp_path):
 # --- environments that follow the package's code ------------------------------------------------------------------
 
 
-def _package(root: Path) -> Path:
-    """A package folder like the workflow's: pyproject.toml and src/ (with a cache and egg-info beside)."""
-    (root / "src" / "lem" / "__pycache__").mkdir(parents=True)
-    (root / "src" / "lem_pipeline.egg-info").mkdir()
-    (root / "pyproject.toml").write_text('[project]\nname = "lem-pipeline"\nversion = "0.1.0"\n')
-    (root / "src" / "lem" / "__init__.py").write_text("")
-    (root / "src" / "lem" / "cli.py").write_text("def main():\n    return 0\n")
-    (root / "src" / "lem" / "__pycache__" / "cli.cpython-311.pyc").write_bytes(b"\0")
-    (root / "src" / "lem_pipeline.egg-info" / "PKG-INFO").write_text("Version: 0.1.0\n")
-    (root / "README.md").write_text("docs\n")
-    return root
+def _clone(root: Path) -> tuple[Path, str]:
+    """A clone of this repository at its last commit (the package's real files), and that commit."""
+    subprocess.run(["git", "clone", "--quiet", str(REPO), str(root)], check=True)
+    for key, value in (("user.name", "t"), ("user.email", "t@t"), ("commit.gpgsign", "false")):
+        subprocess.run(["git", "-C", str(root), "config", key, value], check=True)
+    return root, head(root)
 
 
 def snakemake_env_hash(env_file: Path, envs_dir: Path) -> str:
@@ -141,46 +152,90 @@ def snakemake_env_hash(env_file: Path, envs_dir: Path) -> str:
     return env.hash
 
 
-def test_new_package_code_gives_a_new_environment_and_the_same_code_the_same(tmp_path):
-    """The digest follows the package's code (a source file, the version in pyproject.toml) and nothing else
-    (caches, egg-info, docs); a new digest gives env file bytes of its own, so a new Snakemake environment."""
-    root = _package(tmp_path / "pkg")
-    package = root.as_uri()
-    first = package_digest(package)
-    assert package_digest(package) == first and len(first) == 64
-    (root / "README.md").write_text("other docs\n")
-    (root / "src" / "lem" / "__pycache__" / "cli.cpython-311.pyc").write_bytes(b"\1")
-    (root / "src" / "lem_pipeline.egg-info" / "PKG-INFO").write_text("Version: 0.2.0\n")
-    assert package_digest(package) == first  # no package code changed: the same environment
-    (root / "src" / "lem" / "cli.py").write_text("def main():\n    return 1\n")
-    second = package_digest(package)
-    (root / "pyproject.toml").write_text('[project]\nname = "lem-pipeline"\nversion = "0.2.0"\n')
-    third = package_digest(package)
-    (root / "src" / "lem" / "new.py").write_text("")
-    assert len({first, second, third, package_digest(package)}) == 4
-    # a git source: its tag or commit names the code
-    tagged = "git+https://github.com/x/lem-pipeline@v0.1.0"
-    assert package_digest(tagged) != package_digest(tagged.replace("v0.1.0", "abc123"))
-
+def test_a_docstring_or_comment_edit_keeps_the_environment_and_new_code_gets_a_new_one(tmp_path):
+    """What names an environment is the code's version and commit: in a clone of this repository, uncommitted
+    edits of a docstring and a comment of src/lem, and files that are no code (a cache, egg-info, docs, tests)
+    keep the env file's bytes and so Snakemake's environment; edited code, a new module or a new commit
+    give new ones."""
+    root, commit = _clone(tmp_path / "clone")
+    module = root / "src" / "lem" / "run" / "envs.py"
+    original = module.read_text()
     envs = tmp_path / "conda"
-    files = {}
-    for label, digest in (("a", first), ("b", second), ("a again", first)):
-        out = write_env(REPO / "envs" / "core.yaml", tmp_path / label / ENV_DIR, package, digest)
-        assert out.name == "core.yaml" and out.is_absolute()
-        assert yaml.safe_load(out.read_text()) == yaml.safe_load((REPO / "envs" / "core.yaml").read_text())
-        files[label] = (out.read_bytes(), snakemake_env_hash(out, envs))
-    assert files["a"] == files["a again"]  # the same code: the same bytes, the environment already made
-    assert files["a"][0] != files["b"][0] and files["a"][1] != files["b"][1]
-    assert f"source sha256 (pyproject.toml and src/): {second}" in files["b"][0].decode()
+
+    def identity() -> tuple[bytes, str]:
+        c = head(root)
+        code = PackageCode(root.as_uri(), lem.__version__, c, code_edits(root, c))
+        out = write_env(REPO / "envs" / "core.yaml", tmp_path / "work" / ENV_DIR, code)
+        return out.read_bytes(), snakemake_env_hash(out, envs)
+
+    first = identity()
+    assert code_edits(root, commit) is None
+    assert f"lem-pipeline {lem.__version__} at commit {commit} from {root.as_uri()}".encode() in first[0]
+    assert b"uncommitted" not in first[0]
+    # a docstring reworded, a comment added: no new code
+    assert original.startswith('"""')  # the module's docstring
+    module.write_text(original.replace('"""', '"""Reworded. ', 1) + "# a new comment\n")
+    assert module.read_text() != original
+    (root / "README.md").write_text("other docs\n")
+    (root / "tests" / "planning" / "test_envs.py").write_text("")
+    (root / "src" / "lem" / "__pycache__").mkdir(exist_ok=True)
+    (root / "src" / "lem" / "__pycache__" / "x.cpython-311.pyc").write_bytes(b"\0")
+    (root / "src" / "lem_pipeline.egg-info").mkdir(exist_ok=True)
+    (root / "src" / "lem_pipeline.egg-info" / "PKG-INFO").write_text("Version: 9\n")
+    assert identity() == first  # the same bytes: Snakemake's environment already made
+    # the code edited
+    module.write_text(original + "\nNEW_CONSTANT = 1\n")
+    edited = identity()
+    assert edited[0] != first[0] and edited[1] != first[1]
+    assert b"uncommitted edits to the code" in edited[0]
+    module.write_text(original)
+    assert identity() == first
+    (root / "src" / "lem" / "new.py").write_text("X = 1\n")  # a new module, not yet committed
+    new_module = identity()
+    assert new_module[1] not in {first[1], edited[1]}
+    (root / "src" / "lem" / "new.py").unlink()
+    # a new commit, whatever it changed
+    module.write_text(original.replace('"""', '"""Reworded. ', 1))
+    subprocess.run(["git", "-C", str(root), "commit", "-q", "-am", "docstring"], check=True)
+    committed = identity()
+    assert committed[1] not in {first[1], edited[1], new_module[1]} and head(root).encode() in committed[0]
+
+
+def test_the_code_of_a_module_is_its_syntax_without_docstrings():
+    from lem.run.envs import code_text
+
+    a = b'"""Doc."""\n\n\ndef f(x):\n    """Doc."""\n    return x  # c\n\n\nclass C:\n    """Doc."""\n'
+    b = b"def f(x):\n    return x\n\n\nclass C:\n    pass\n"
+    assert code_text("m.py", a) == code_text("m.py", b)
+    assert code_text("m.py", a) != code_text("m.py", b.replace(b"return x", b"return -x"))
+    assert code_text("m.py", b"x = 'not a docstring'\n") != code_text("m.py", b"x = 'other'\n")
+    assert code_text("data.tsv", b"a\t# b\n") == b"a\t# b\n"  # not Python: its bytes
+    assert code_text("bad.py", b"def (:\n") == b"def (:\n"
+
+
+def test_a_folder_outside_git_is_named_by_its_code(tmp_path):
+    root = tmp_path / "pkg"
+    (root / "src" / "lem").mkdir(parents=True)
+    (root / "pyproject.toml").write_text('[project]\nname = "lem-pipeline"\n')
+    (root / "src" / "lem" / "__init__.py").write_text('"""Doc."""\nX = 1\n')
+    first = code_edits(root, None)
+    (root / "src" / "lem" / "__init__.py").write_text('"""Other doc."""\nX = 1  # c\n')
+    assert code_edits(root, None) == first and len(first) == 64
+    (root / "src" / "lem" / "__init__.py").write_text("X = 2\n")
+    assert code_edits(root, None) != first
+    text = env_text("x: 1\n", "core", PackageCode(root.as_uri(), "0.1.0", None, first))
+    assert f"lem-pipeline 0.1.0 from {root.as_uri()}" in text and f"code outside git: sha256 {first}" in text
 
 
 def test_an_env_file_is_rewritten_only_when_its_bytes_change(tmp_path):
-    out = write_env(REPO / "envs" / "train.yaml", tmp_path, "file:///x", "1" * 64)
+    one, two = PackageCode("file:///x", "0.1.0", "1" * 40), PackageCode("file:///x", "0.1.0", "2" * 40)
+    out = write_env(REPO / "envs" / "train.yaml", tmp_path, one)
     before = out.stat().st_mtime_ns
-    assert write_env(REPO / "envs" / "train.yaml", tmp_path, "file:///x", "1" * 64) == out
+    assert write_env(REPO / "envs" / "train.yaml", tmp_path, one) == out
     assert out.stat().st_mtime_ns == before and [p.name for p in tmp_path.iterdir()] == ["train.yaml"]
-    write_env(REPO / "envs" / "train.yaml", tmp_path, "file:///x", "2" * 64)
-    assert "2" * 64 in out.read_text() and [p.name for p in tmp_path.iterdir()] == ["train.yaml"]
+    write_env(REPO / "envs" / "train.yaml", tmp_path, two)
+    assert "2" * 40 in out.read_text() and [p.name for p in tmp_path.iterdir()] == ["train.yaml"]
+    assert yaml.safe_load(out.read_text())["dependencies"][-1]["pip"][-1] == "lem-pipeline[train] @ file:///x"
 
 
 def test_the_base_install_is_light_and_every_requirement_is_pinned():
@@ -197,3 +252,32 @@ def test_the_base_install_is_light_and_every_requirement_is_pinned():
     assert not core & TRAINING_STACK, sorted(core & TRAINING_STACK)
     setup = (REPO / "scripts" / "setup.sh").read_text()
     assert '-e ".[train,workflow,test]"' in setup  # the development environment: the whole stack
+
+
+# --- the jobs' `lem`: the package that planned them -------------------------------------------------------------
+
+
+def test_the_jobs_lem_is_the_planning_pythons_even_behind_another_on_path(tmp_path, monkeypatch):
+    """Outside a conda environment the rules' `lem` runs the package that planned them (lem.run.job_env): the
+    bin folder of Snakemake's Python comes first on PATH, before a `lem` met earlier (another clone's); the
+    folder planning imported `lem` from when its Python has none comes first on PYTHONPATH."""
+    decoy = tmp_path / "other-clone" / "bin"
+    decoy.mkdir(parents=True)
+    (decoy / "lem").write_text("#!/bin/sh\necho another clone\n")
+    (decoy / "lem").chmod(0o755)
+    bindir = Path(sys.executable).parent
+    assert (bindir / "lem").is_file()  # the suite's environment installs the package
+    monkeypatch.setenv("PATH", os.pathsep.join([str(decoy), str(bindir), "/usr/bin", "/bin"]))
+    monkeypatch.setenv("PYTHONPATH", "/elsewhere")
+    jobs_run_this_lem(None)
+    assert os.environ["PATH"].split(os.pathsep)[:2] == [str(bindir), str(decoy)]
+    assert shutil.which("lem") == str(bindir / "lem") and os.environ["PYTHONPATH"] == "/elsewhere"
+    jobs_run_this_lem(None)  # a SLURM job loads the workflow again: nothing added twice
+    assert os.environ["PATH"].split(os.pathsep).count(str(bindir)) == 1
+    source = tmp_path / "src"  # planning imported `lem` from here (no `lem` installed)
+    jobs_run_this_lem(str(source))
+    assert os.environ["PYTHONPATH"].split(os.pathsep) == [str(source), "/elsewhere"]
+    probe = subprocess.run(
+        [shutil.which("lem"), "--help"], capture_output=True, text=True, env=dict(os.environ)
+    )
+    assert "another clone" not in probe.stdout

@@ -1,5 +1,6 @@
 """Planning without the training stack: the package installed like a library (not editable, from a tree laid
-out as a clone), whose plan tools read the config schema it ships (package data) wherever it is installed; and
+out as a clone), whose plan tools read the config schema it ships (package data) wherever it is installed, and
+which the workflow refuses to plan with unless LEM_USE_INSTALLED=1 (it is not the workflow's own src/); and
 the BLEU tokenizers that planning checks without importing sacrebleu. Planning in a fresh environment holding
 Snakemake alone (the `dag` tier): tests/dag/test_planning_env.py."""
 
@@ -12,6 +13,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from support.dag import snakemake
+
+from lem import __version__ as VERSION
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -76,3 +80,24 @@ def test_plan_cost_and_power_run_from_an_installed_package(installed, tmp_path):
     out = power.stderr
     assert power.returncode == 1 and "pretrain.seeds" in out and "Traceback" not in out, out[-2000:]
     assert len(out.strip().splitlines()) == 1
+
+
+def test_planning_stops_in_one_line_when_the_importable_lem_is_not_the_workflows_own(installed, tmp_path):
+    """Another copy of the package importable before this checkout's (installed elsewhere, first on
+    PYTHONPATH): `snakemake -n` here stops at once, one line naming the `lem` found and the workflow's own;
+    with LEM_USE_INSTALLED=1 it plans with the one found, and says so."""
+    env = {**os.environ, "PYTHONPATH": str(installed)}
+    env.pop("LEM_USE_INSTALLED", None)
+    proc = snakemake(tmp_path / "refused", "-n", config=REPO / "config" / "config.yaml", env=env)
+    out = proc.stdout + proc.stderr
+    lines = [line for line in out.splitlines() if "importable `lem`" in line]
+    assert proc.returncode != 0 and len(lines) == 1 and "Job stats" not in out, out[-3000:]
+    found = installed.resolve() / "lem"
+    assert f"found {found} (on PYTHONPATH) (lem-pipeline {VERSION}, no commit known)" in lines[0]
+    assert f"this workflow's is {REPO / 'src' / 'lem'} (lem-pipeline {VERSION} at " in lines[0]
+    assert "LEM_USE_INSTALLED=1" in lines[0]
+    proc = snakemake(tmp_path / "opted-in", "-n", config=REPO / "config" / "config.yaml",
+                     env={**env, "LEM_USE_INSTALLED": "1"})  # fmt: skip
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0 and "Job stats" in out, out[-3000:]
+    assert f"warning: LEM_USE_INSTALLED=1: planning and the jobs use the `lem` package at {found} " in out

@@ -1,20 +1,30 @@
 """workflow/rules/source.smk's extraction of src/lem/ from a module's git repository (what a deployed module
 plans with when no `lem` is installed), on crafted commits made with git's plumbing (`hash-object`, a tree's
 raw bytes, `commit-tree`): every path stays inside the extraction folder, a link is written as the file it names
-or refused, and a half-extracted tree is extracted again. The whole deployment: tests/dag/test_planning_env.py."""
+or refused, and a half-extracted tree is extracted again; which `lem` planning imports (the workflow's own code:
+its folder's src/lem, or a module's version and commit), and the opt-in to another. The whole deployment:
+tests/dag/test_planning_env.py."""
 
 from __future__ import annotations
 
+import json
 import os
 import runpy
 import subprocess
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from snakemake.exceptions import WorkflowError
 
+import lem
+
 REPO = Path(__file__).resolve().parents[2]
-SOURCE = runpy.run_path(str(REPO / "workflow" / "rules" / "source.smk"))  # `lem` is installed: defines only
+# source.smk run as a workflow in this folder does: the suite's `lem` is the workflow's own, so nothing is changed
+SOURCE = runpy.run_path(
+    str(REPO / "workflow" / "rules" / "source.smk"),
+    init_globals={"workflow": SimpleNamespace(current_basedir=REPO / "workflow" / "rules")},
+)
 extracted_tree, COMPLETE = SOURCE["extracted_tree"], SOURCE["COMPLETE"]
 FILE, EXE, LINK, TREE, GITLINK = "100644", "100755", "120000", "40000", "160000"
 
@@ -180,3 +190,75 @@ def test_a_half_extracted_tree_is_extracted_again_and_a_complete_one_kept(git, t
     assert "lem/sub/mod.py" in files(extracted_tree(git.dir, commit, root))
     (tree / COMPLETE).write_text("0" * 40 + "\n")  # a marker of another commit
     assert not (extracted_tree(git.dir, commit, root) / "lem" / "kept").exists()
+
+
+# --- which `lem` planning imports: the workflow's own code, named ----------------------------------------------
+
+
+def module_code(git: Git, version: str = "9.8.7") -> tuple[dict, str]:
+    """This workflow's code as source.smk reads it for a module from a git repository (`git+file://`, a bare
+    repository whose branch main holds a package of `version`), and the commit."""
+    core = {"version.py": (FILE, git.blob(f'"""Doc."""\n\n__version__ = "{version}"\n'))}
+    commit = git.commit(package(git, core=core))
+    git.run("update-ref", "refs/heads/main", commit)
+    rules = SimpleNamespace(
+        repo_path=str(git.dir), ref="main"
+    )  # what Snakemake's git+file:// rules folder holds
+    return SOURCE["workflow_code"](rules), commit
+
+
+def test_a_local_workflows_code_is_its_src_and_a_modules_the_commit_its_ref_names(git):
+    local = SOURCE["workflow_code"](REPO / "workflow" / "rules")
+    head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True, text=True)
+    assert local["folder"] == REPO and local["source"] == REPO.as_uri() and local["git"] is None
+    assert local["commit"] == head.stdout.strip() and local["version"] == lem.__version__
+    code, commit = module_code(git)
+    assert code["commit"] == commit and code["version"] == "9.8.7" and code["folder"] is None
+    assert code["git"] == (git.dir, commit) and code["source"] == f"git+{git.dir.as_uri()}@{commit}"
+
+
+def test_another_lem_stops_planning_in_one_line_naming_both_and_the_opt_in_plans_with_it(
+    git, monkeypatch, capsys
+):
+    """The suite's `lem` (this checkout's src/lem) is not a module's code at another commit: one line naming
+    both and the fix; LEM_USE_INSTALLED=1 keeps the importable one, said on stderr."""
+    code, commit = module_code(git)
+    monkeypatch.delenv("LEM_USE_INSTALLED", raising=False)
+    with pytest.raises(WorkflowError) as err:
+        SOURCE["use_workflows_own_package"](code)
+    message = str(err.value)
+    assert len(message.splitlines()) == 1, message
+    own = str(Path(lem.__file__).resolve().parent)
+    assert f"found {own}" in message and f"lem-pipeline {lem.__version__}" in message
+    assert f"src/lem/ of {git.dir.as_uri()} at {commit} (lem-pipeline 9.8.7 at {commit[:12]})" in message
+    assert f"lem-pipeline @ git+{git.dir.as_uri()}@{commit}" in message and "LEM_USE_INSTALLED=1" in message
+    monkeypatch.setenv("LEM_USE_INSTALLED", "1")
+    assert SOURCE["use_workflows_own_package"](code) is None
+    warning = capsys.readouterr().err
+    assert warning.startswith("warning: LEM_USE_INSTALLED=1: planning and the jobs use the `lem` package at")
+    assert own in warning and len(warning.splitlines()) == 1
+    # this checkout's own code: nothing said, nothing changed
+    assert SOURCE["use_workflows_own_package"](SOURCE["workflow_code"](REPO / "workflow" / "rules")) is None
+    assert capsys.readouterr().err == ""
+
+
+def test_an_install_is_a_modules_own_code_at_its_version_and_commit(git, tmp_path):
+    """A package installed from a git URL (pip's direct_url.json names the commit) of the module's version and
+    commit is its code; another commit, another version, or none known is not."""
+    code, commit = module_code(git)
+    site = tmp_path / "site"
+    (site / "lem" / "core").mkdir(parents=True)
+    (site / "lem" / "__init__.py").write_text("from lem.core.version import __version__\n")
+    version = site / "lem" / "core" / "version.py"
+    version.write_text('__version__ = "9.8.7"\n')
+    found = SOURCE["found_package"](site / "lem")
+    assert found["commit"] is None and not SOURCE["is_own"](code, found)  # no commit known
+    record = site / "lem_pipeline-9.8.7.dist-info" / "direct_url.json"
+    record.parent.mkdir()
+    record.write_text(json.dumps({"url": git.dir.as_uri(), "vcs_info": {"vcs": "git", "commit_id": commit}}))
+    assert SOURCE["is_own"](code, SOURCE["found_package"](site / "lem"))
+    version.write_text('__version__ = "9.8.8"\n')
+    assert not SOURCE["is_own"](code, SOURCE["found_package"](site / "lem"))
+    version.write_text('__version__ = "9.8.7"\n')
+    record.write_text(json.dumps({"vcs_info": {"vcs": "git", "commit_id": "0" * 40}}))
+    assert not SOURCE["is_own"](code, SOURCE["found_package"](site / "lem"))

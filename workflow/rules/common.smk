@@ -6,7 +6,6 @@ import time
 from pathlib import Path
 
 from snakemake.exceptions import WorkflowError
-from snakemake.sourcecache import LocalSourceFile
 
 # the one package planning adds to Snakemake's own (the config check's settings modules import it)
 if importlib.util.find_spec("numpy") is None:
@@ -33,46 +32,46 @@ except ConfigError as _err:
 from lem.run.job_env import set_job_environment
 
 # What every job inherits from this process (lem.run.job_env): the CPU kernels' mode (`resources.cpu_numerics`),
-# Ctrl-C passed on to the running jobs, and the `lem` command of the rules (envs/*.yaml install this workflow's
-# own package: see package_source) on PATH when Snakemake runs from a virtual environment not activated.
-set_job_environment(config["resources"]["cpu_numerics"])
+# Ctrl-C passed on to the running jobs, and the rules' `lem` command running the package that planned them (the
+# workflow's own: source.smk), its Python's bin folder first on PATH, and the folder source.smk imported it from
+# first on PYTHONPATH when the Python running Snakemake has no `lem` installed.
+set_job_environment(config["resources"]["cpu_numerics"], LEM_SOURCE_PATH)
 
 
-from lem.run.envs import ENV_DIR, package_digest, package_source, write_env
+from lem.run.envs import ENV_DIR, PackageCode, code_edits, write_env
 
-# where envs/*.yaml install the `lem` package from (`${LEM_PIPELINE_PACKAGE}`: this workflow's own folder,
-# or its git repository at the deployed ref; lem.run.envs.package_source)
-_PACKAGE = package_source(workflow.current_basedir)
-os.environ.update(LEM_PIPELINE_PACKAGE=_PACKAGE)
-
-_PACKAGE_DIGEST = package_digest(_PACKAGE)
+# What the rules' environments install (lem.run.envs): this workflow's code (source.smk, WORKFLOW_CODE), named by
+# its version and commit, and a checkout's uncommitted edits to its code (docstrings and comments aside).
+_ENV_CODE = PackageCode(
+    source=WORKFLOW_CODE["source"],
+    version=WORKFLOW_CODE["version"],
+    commit=WORKFLOW_CODE["commit"],
+    edits=(
+        code_edits(WORKFLOW_CODE["folder"], WORKFLOW_CODE["commit"])
+        if WORKFLOW_CODE["folder"] is not None
+        else None
+    ),
+)
 
 
 def lem_env(name):
     """The `conda:` of the rules that run the `lem` command: envs/<name>.yaml written under .snakemake/lem-envs/
-    with the package's source and its digest on top (lem.run.envs). Snakemake names an environment by its
-    file's bytes, not by the `${LEM_PIPELINE_PACKAGE}` pip expands: so new package code (a commit, a version,
-    an edited checkout) gets a new environment, never the one holding the old code."""
+    with the package's source filled in and its version, commit and edits on top (lem.run.envs). Snakemake names
+    an environment by its file's bytes: new package code (a commit, a version, an edited function) gets a new
+    environment, never the one holding the old code; an edited comment or docstring keeps it.
+    """
     return str(
-        write_env(
-            workflow.source_path(f"../../envs/{name}.yaml"),
-            ENV_DIR,
-            _PACKAGE,
-            _PACKAGE_DIGEST,
-        )
+        write_env(workflow.source_path(f"../../envs/{name}.yaml"), ENV_DIR, _ENV_CODE)
     )
 
 
 def workflow_script(name, rules_dir=workflow.current_basedir):
     """workflow/scripts/<name> of this workflow: its own path when the workflow is a local folder (so the
-    command is the same from run to run), Snakemake's copy of it when the workflow comes from a git host.
+    command is the same from run to run), Snakemake's copy of it when the workflow comes from a git repository.
     """
-    if isinstance(rules_dir, LocalSourceFile):
-        return str(
-            Path(rules_dir.get_path_or_uri(secret_free=True)).resolve().parent
-            / "scripts"
-            / name
-        )
+    folder = local_folder(rules_dir)  # source.smk
+    if folder is not None:
+        return str(folder.parent / "scripts" / name)
     return workflow.source_path(f"../scripts/{name}")
 
 

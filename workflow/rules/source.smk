@@ -1,9 +1,21 @@
-# Planning needs Snakemake and numpy only: with no `lem` package installed, the workflow imports its own
-# source tree (included first, before any `lem` import). Its code is here, not in src/lem, because it is what
-# makes src/lem importable.
+# Which `lem` package planning imports and the jobs run: the workflow's own, named (docs/troubleshooting.md).
+# Included first, before any `lem` import. Its code is here, not in src/lem, because it decides which src/lem
+# is imported; it reads Snakemake's documented `workflow.current_basedir` (and, for a module from a git
+# repository, Snakemake's clone of it in one function, `module_repository`).
+#
+# - This workflow's code (`workflow_code`): a local folder's src/ (a clone, a local module), or a module's git
+#   repository at the commit its ref names (`github(...)`, `git+file://`), with its version.
+# - No `lem` importable (Snakemake and numpy alone): that code is imported, src/ of the folder or src/lem/
+#   extracted at the module's commit into .snakemake/lem-src/<commit>/ (`extracted_tree`).
+# - A `lem` importable that is not that code (another clone's, another version or commit): planning stops in
+#   one line naming both and how to fix it, unless LEM_USE_INSTALLED=1 (`use_workflows_own_package`).
+# The jobs run the same package (lem.run.job_env, called by common.smk); the rules' environments install this
+# code, named by its version and commit (lem.run.envs).
 import importlib.util
+import json
 import os
 import posixpath
+import re
 import shutil
 import subprocess
 import sys
@@ -11,35 +23,285 @@ import tempfile
 from pathlib import Path
 
 from snakemake.exceptions import WorkflowError
-from snakemake.sourcecache import HostingProviderFile, LocalSourceFile
 
-PACKAGE = "src/lem"  # the folder extracted, relative to the repository's root
+PACKAGE = "src/lem"  # the package's folder, relative to the repository's root
 COMPLETE = ".lem-src-complete"  # written last in an extracted tree: its commit and every file; checked first
 FILE_MODES = ("100644", "100755")
 LINK_MODE, TREE_MODE = "120000", "040000"
 MAX_LINKS = 40  # links followed to reach one file (a loop of links is refused), as the kernel's ELOOP
+OPT_IN = "LEM_USE_INSTALLED"  # =1: plan and run with whatever `lem` is importable
+# a module's src/lem/ per commit, in the working directory
+EXTRACTED = Path(".snakemake", "lem-src")
+# where lem/ writes its `__version__` (the first that holds it)
+VERSION_FILES = ("core/version.py", "__init__.py")
 
 
-def package_source_tree(basedir):
-    """The folder to import the `lem` package from when none is installed (planning needs Snakemake and numpy
-    only): src/ beside workflow/ for a local folder (a clone, a local module); for a module from a git
-    host (snakedeploy's `github(...)`), src/lem/ of Snakemake's own clone of the repository at the deployed
-    ref, extracted once per commit into .snakemake/lem-src/<commit>/ of the working directory
-    (`extracted_tree`).
+def local_folder(basedir):
+    """The folder `basedir` (`workflow.current_basedir`) is on this machine, resolved; None for a module read
+    from a git repository, which is no path (`os.fspath` refuses it)."""
+    try:
+        return Path(os.fspath(basedir)).resolve()
+    except TypeError:
+        return None
+
+
+def workflow_code(basedir):
+    """This workflow's own code, for its rules' folder `basedir` (`workflow.current_basedir`), as a dict:
+    `source` (what its environments install: `file://` of its folder, or `git+<URL>@<commit>`), `folder` (the
+    local folder holding src/, or None), `git` ((git folder, commit) of a module's repository, or None),
+    `version` (the package's `__version__`, `version_of`), `commit` (None: a folder outside git) and `where` (its
+    package, as a message names it)."""
+    folder = local_folder(basedir)
+    if folder is not None:
+        root = folder.parents[1]
+        commit, _ = checkout_commit(root, dirty=False)
+        return {
+            "source": root.as_uri(),
+            "folder": root,
+            "git": None,
+            "version": version_of(folder_reader(root / PACKAGE)),
+            "commit": commit,
+            "where": str(root / PACKAGE),
+        }
+    git_dir, ref, url = module_repository(basedir)
+    out = git(
+        git_dir, ref, "rev-parse", "--verify", "--end-of-options", f"{ref}^{{commit}}"
+    )
+    commit = out.decode("ascii").strip()
+    return {
+        "source": f"git+{url}@{commit}",
+        "folder": None,
+        "git": (git_dir, commit),
+        "version": version_of(commit_reader(git_dir, commit)),
+        "commit": commit,
+        "where": f"{PACKAGE}/ of {url} at {commit}",
+    }
+
+
+def module_repository(basedir):
+    """(the git folder, the ref, the repository's URL) of a module read from a git repository: `github(...)`
+    or `gitlab(...)` (Snakemake's bare clone, fetched when the ref is not in it) or `git+file://`.
+
+    The one use of Snakemake's internals in this workflow (checked at snakemake 9.27.1): Snakemake documents no
+    call that gives a module's repository or the commit its ref stands at; `workflow.source_path` gives single
+    files, no folder's listing and no commit, and the package is a folder. Everything else is git's plumbing on
+    that folder. A Snakemake whose internals differ is said in one line with what to do instead.
     """
-    if isinstance(basedir, LocalSourceFile):
+    try:
+        if hasattr(basedir, "hosted_repo"):  # github(...), gitlab(...)
+            basedir.fetch_if_required()
+            return (
+                Path(basedir.hosted_repo.repo.git_dir),
+                basedir.ref,
+                f"https://{basedir.host}/{basedir.repo}",
+            )
+        if hasattr(basedir, "repo_path"):  # git+file://<repository>/<path>@<ref>
+            repo = Path(basedir.repo_path).absolute()
+            dot_git = repo / ".git"
+            return dot_git if dot_git.is_dir() else repo, basedir.ref, repo.as_uri()
+    except AttributeError:
+        pass
+    raise WorkflowError(
+        f"cannot read the `lem` package of the module {basedir}: install it at the module's commit, "
+        "pip install --no-deps 'lem-pipeline @ git+<repository URL>@<commit>', and plan with "
+        f"{OPT_IN}=1 (docs/troubleshooting.md)"
+    )
+
+
+def version_of(read):
+    """The package's `__version__`, from the first of VERSION_FILES that `read(path inside lem/)` (bytes, or
+    None when missing) holds it in, or None."""
+    for rel in VERSION_FILES:
+        text = read(rel)
+        found = text and re.search(
+            rb"""^__version__\s*=\s*["']([^"']+)["']""", text, re.M
+        )
+        if found:
+            return found.group(1).decode("utf-8", "replace")
+    return None
+
+
+def folder_reader(folder):
+    """`read` for `version_of`: a file of the package folder `folder`."""
+    return lambda rel: (folder / rel).read_bytes() if (folder / rel).is_file() else None
+
+
+def commit_reader(git_dir, commit):
+    """`read` for `version_of`: a file of src/lem/ at `commit` (None: not in the commit)."""
+
+    def read(rel):
+        out = git(
+            git_dir,
+            commit,
+            "cat-file",
+            "--batch",
+            stdin=f"{commit}:{PACKAGE}/{rel}\n".encode(),
+        )
+        header, _, rest = out.partition(b"\n")
+        parts = header.split(b" ")
+        if len(parts) != 3 or parts[1] != b"blob":
+            return None
+        return rest[: int(parts[2])]
+
+    return read
+
+
+def checkout_commit(folder, dirty=True):
+    """(the commit, whether files under `folder` differ from it: with `dirty`, else None) when `folder` is the
+    root of a git checkout or its `src/lem`, else (None, None)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+
+    def run(*args):
+        try:
+            proc = subprocess.run(
+                ["git", "-C", str(folder), *args], capture_output=True, env=env
+            )
+        except OSError:
+            return None
         return (
-            Path(basedir.get_path_or_uri(secret_free=True)).resolve().parents[1] / "src"
+            proc.stdout.decode("utf-8", "surrogateescape")
+            if proc.returncode == 0
+            else None
         )
-    if not isinstance(basedir, HostingProviderFile):
-        raise WorkflowError(
-            f"no `lem` package installed and no source tree for a module from {basedir}: install it, "
-            "pip install --no-deps 'lem-pipeline @ git+<repository URL>@<ref>' (docs/configuration.md)"
+
+    out = run("rev-parse", "--show-toplevel", "--verify", "HEAD")
+    if out is None or len(out.splitlines()) != 2:
+        return None, None
+    top, commit = out.splitlines()
+    top = Path(top).resolve()
+    if Path(folder).resolve() not in (top, (top / PACKAGE).resolve()):
+        # a folder inside another repository (an environment in a clone's .venv)
+        return None, None
+    status = (
+        run("status", "--porcelain", "--untracked-files=no", "--", ".")
+        if dirty
+        else None
+    )
+    return commit, None if status is None else bool(status.strip())
+
+
+def found_folder(spec):
+    """The folder of the importable `lem` package (its import spec), resolved."""
+    if spec.origin:
+        return Path(spec.origin).parent.resolve()
+    # a namespace package (a folder without __init__.py)
+    return Path(list(spec.submodule_search_locations)[0]).resolve()
+
+
+def found_package(folder):
+    """The `lem` package in `folder` as a dict: `folder`, `version`, `commit` and `dirty` (a checkout's, or an
+    install's from a git URL as pip records it in direct_url.json; None when unknown).
+    """
+    found = {"folder": folder, "version": version_of(folder_reader(folder))}
+    found["commit"], found["dirty"] = checkout_commit(folder)
+    if found["commit"] is None:  # an install: a git URL's commit, as pip recorded it
+        for record in sorted(
+            folder.parent.glob("lem_pipeline-*.dist-info/direct_url.json")
+        ):
+            try:
+                vcs = json.loads(record.read_text(encoding="utf-8")).get("vcs_info", {})
+            except (OSError, ValueError, AttributeError):
+                continue
+            found["commit"] = vcs.get("commit_id") if isinstance(vcs, dict) else None
+    return found
+
+
+def describe(version, commit, dirty=None):
+    """`lem-pipeline 0.1.0 at 1a2b3c4d5e6f` (`with uncommitted edits`; `, no commit known`)."""
+    text = f"lem-pipeline {version or '(no version)'}"
+    text += f" at {commit[:12]}" if commit else ", no commit known"
+    return text + (" with uncommitted edits" if dirty else "")
+
+
+def is_own(code, found):
+    """Whether the package `found` is this workflow's code `code`: its src/lem itself for a local folder; for
+    a module, a package of the same version at the same commit, with no uncommitted edits.
+    """
+    if code["folder"] is not None:
+        return found["folder"] == (code["folder"] / PACKAGE).resolve()
+    return (
+        found["version"] == code["version"]
+        and found["commit"] == code["commit"]
+        and not found["dirty"]
+    )
+
+
+def not_own(code, found):
+    """The one line that says the importable `lem` is not this workflow's, and how to fix it."""
+    pythonpath = os.environ.get("PYTHONPATH", "").split(os.pathsep)
+    on_pythonpath = any(
+        p and Path(p).resolve() == found["folder"].parent for p in pythonpath
+    )
+    text = (
+        f"the importable `lem` package is not this workflow's own: found {found['folder']}"
+        f"{' (on PYTHONPATH)' if on_pythonpath else ''} "
+        f"({describe(found['version'], found['commit'], found['dirty'])}); this workflow's is "
+        f"{code['where']} ({describe(code['version'], code['commit'])}). "
+    )
+    if on_pythonpath and code["folder"] is not None:
+        fix = "Take it off PYTHONPATH"
+    elif code["folder"] is not None:
+        fix = (
+            f"Install this clone into the Python that runs Snakemake ({sys.executable} -m pip install -e "
+            f"{code['folder']})"
         )
-    basedir.fetch_if_required()
-    repo = basedir.hosted_repo.repo
-    commit = repo.commit(basedir.ref).hexsha
-    return extracted_tree(repo.git_dir, commit, Path(".snakemake", "lem-src"))
+        venv = code["folder"] / ".venv" / "bin"
+        if (venv / "snakemake").is_file() and Path(
+            sys.executable
+        ).parent.absolute() != venv:
+            fix += f" or run the clone's own environment's Snakemake ({venv / 'snakemake'})"
+    else:
+        fix = (
+            f"Install the module's commit ({sys.executable} -m pip install --no-deps 'lem-pipeline @ "
+            f"{code['source']}') or "
+            + (
+                "take the one found off PYTHONPATH"
+                if on_pythonpath
+                else "uninstall the one found"
+            )
+            + " (the workflow then imports its own source)"
+        )
+    return (
+        text
+        + fix
+        + f"; {OPT_IN}=1 plans and runs with the one found (docs/troubleshooting.md)"
+    )
+
+
+def use_workflows_own_package(code):
+    """Make `lem` import this workflow's code `code` (`workflow_code`): when no `lem` is importable, the
+    folder that holds it goes first on sys.path (its path returned, for the jobs: lem.run.job_env); an
+    importable one that is not it stops planning in one line (`not_own`), unless LEM_USE_INSTALLED=1 (then it
+    is said on stderr, and planning and the jobs use it)."""
+    spec = importlib.util.find_spec("lem")
+    if spec is None:
+        if code["folder"] is not None:
+            folder = code["folder"] / "src"
+        else:
+            folder = extracted_tree(*code["git"], EXTRACTED).absolute()
+        sys.path.insert(0, str(folder))
+        return str(folder)
+    folder = found_folder(spec)
+    if code["folder"] is not None and folder == (code["folder"] / PACKAGE).resolve():
+        return None  # this folder's src/lem
+    if (
+        code["git"] is not None
+        and folder == (EXTRACTED / code["commit"] / "lem").resolve()
+    ):
+        return None  # the module's own, extracted by an earlier load (a SLURM job's PYTHONPATH)
+    found = found_package(folder)
+    if is_own(code, found):
+        return None
+    message = not_own(code, found)
+    if os.environ.get(OPT_IN) != "1":
+        raise WorkflowError(message)
+    print(
+        f"warning: {OPT_IN}=1: planning and the jobs use the `lem` package at {found['folder']} "
+        f"({describe(found['version'], found['commit'], found['dirty'])}), not this workflow's own "
+        f"{code['where']}",
+        file=sys.stderr,
+    )
+    return None
 
 
 def extracted_tree(git_dir, commit, root):
@@ -283,5 +545,6 @@ class BlobReader:
         return {o: self.cache[o] for o in oids}
 
 
-if importlib.util.find_spec("lem") is None:
-    sys.path.insert(0, str(package_source_tree(workflow.current_basedir)))
+# This workflow's code, and the folder `lem` is imported from when none was importable (for the jobs: common.smk)
+WORKFLOW_CODE = workflow_code(workflow.current_basedir)
+LEM_SOURCE_PATH = use_workflows_own_package(WORKFLOW_CODE)

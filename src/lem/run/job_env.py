@@ -1,11 +1,10 @@
 """What the jobs of a run inherit from Snakemake's process, set once when the workflow loads
 (workflow/rules/common.smk, `set_job_environment`): the CPU kernels' mode, Ctrl-C passed on to them, and the
-`lem` command on PATH."""
+`lem` command of the rules, the package that planned them."""
 
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 from pathlib import Path
 
@@ -13,19 +12,41 @@ from lem.core.interrupt import forward_to_jobs
 from lem.core.numerics import export_mode
 
 
-def set_job_environment(cpu_numerics: str) -> None:
+def set_job_environment(cpu_numerics: str, source_path: str | None = None) -> None:
     """Set in this process (Snakemake's) what every job it starts inherits, locally and inside SLURM jobs:
 
     - the CPU's kernels pinned (`portable`) or left (`native`): `resources.cpu_numerics`, lem.core.numerics
       (each SLURM job loads the workflow, so sets it again);
     - Ctrl-C, or a SIGINT sent to Snakemake alone, passed on to the running jobs (lem.core.interrupt): the local
       executor only waits for them, and a training job saves a checkpoint and stops;
-    - the `lem` command of the rules found on PATH: without `--software-deployment-method conda` a rule calls
-      the `lem` of Snakemake's environment; when Snakemake runs from a virtual environment that is not
-      activated (`.venv/bin/snakemake`), that environment's bin folder is added to PATH. No shell prefix: the
-      jobs keep Snakemake's `set -euo pipefail`, and a conda environment's activation still comes first.
+    - the `lem` the rules call runs the package that planned them (`jobs_run_this_lem`).
     """
     export_mode(cpu_numerics)
     forward_to_jobs()
-    if shutil.which("lem") is None:
-        os.environ.update(PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
+    jobs_run_this_lem(source_path)
+
+
+def jobs_run_this_lem(source_path: str | None = None) -> None:
+    """Make the rules' `lem` command run the `lem` package this process imported (workflow/rules/source.smk
+    checked it is the workflow's own, unless LEM_USE_INSTALLED=1):
+
+    - the bin folder of the Python that runs Snakemake comes first on PATH when it holds a `lem`: that command
+      runs this interpreter, so the package it imports (an activated environment's or one met earlier on PATH,
+      another clone's, is not called);
+    - `source_path`, the folder planning imported `lem` from when this Python has none installed (the
+      workflow's own src/, or src/lem/ extracted at a module's commit), comes first on PYTHONPATH: whichever
+      `lem` command a job finds imports that code (and a job's own `python -m lem`, torchrun, too).
+
+    No shell prefix: the jobs keep Snakemake's `set -euo pipefail`, and a conda environment's activation still
+    comes first (its `lem`, the workflow's own package at its version and commit: lem.run.envs)."""
+    if source_path:
+        _put_first("PYTHONPATH", str(Path(source_path).absolute()))
+    bindir = Path(sys.executable).parent
+    if (bindir / "lem").is_file():
+        _put_first("PATH", str(bindir))
+
+
+def _put_first(variable: str, folder: str) -> None:
+    """`folder` first in the search path `variable` of this process's environment (once)."""
+    rest = [p for p in os.environ.get(variable, "").split(os.pathsep) if p and p != folder]
+    os.environ[variable] = os.pathsep.join([folder, *rest])
