@@ -16,6 +16,7 @@ from lem.evidence.compare import EvidenceSettings
 from lem.report import comparisons, verdicts
 from lem.report.intervals import report_intervals
 from lem.report.markdown import markdown
+from lem.report.verdicts import interim, verdict_lines, verdict_sentence
 
 VARIANTS = ["base", "mlm_tlm", "lem", "lem_ne"]
 PAIRS = ("si-en", "si-ta", "ta-en")
@@ -158,3 +159,23 @@ def test_a_difference_without_spread_gets_a_verdict_and_says_why():
     assert (row.verdict, row.spread, row.p, row.p_holm) == ("higher", crossed.CONSTANT, 0.0, 0.0)
     assert row.holm_low == row.holm_high == pytest.approx(2.0) and row.margin == 1.0
     assert f"`mlm_tlm` is higher than `base` ({crossed.CONSTANT}: " in verdicts.verdict_sentence(row)
+
+
+def test_a_run_with_fewer_seeds_than_declared_words_no_verdict():
+    table = pd.DataFrame(
+        [
+            {"role": "comparison", "family": "primary", "verdict": "lower", "seeds": 3, "task": "mining",
+             "dataset": "news", "pair": "si-en", "metric": "intersection_f1", "a": "lem", "b": "mlm_tlm",
+             "diff": -0.04},
+            {"role": "control", "family": "", "verdict": "higher", "seeds": 3, "task": "nmt", "dataset": "x",
+             "pair": "si-en", "metric": "bleu", "a": "oracle", "b": "random", "diff": 1.0},
+        ]
+    )  # fmt: skip
+    assert interim(table, None) is table and interim(table, 3) is table  # nothing declared, or all seeds ran
+    out = interim(table, 12)
+    assert list(out["verdict"]) == ["interim", "higher"]  # a control is not a declared comparison
+    lines = verdict_lines(out[out["role"] == "comparison"])
+    assert any(line.startswith("**Interim: 3 of 12 declared seeds.**") for line in lines)
+    sentence = verdict_sentence(out.iloc[0])
+    assert "interim, 3 of 12 declared seeds: no verdict is worded" in sentence
+    assert "lower" not in sentence and "higher" not in sentence

@@ -87,6 +87,7 @@ class EvidenceSettings(Settings):
     alpha: float = 0.05
     confidence: float = 0.95
     power: float = 0.8
+    seeds_declared: int | None = None
     margin: Margins = field(default_factory=Margins)
     families: dict[str, list] = field(default_factory=default_families)
 
@@ -101,6 +102,8 @@ class EvidenceSettings(Settings):
         for key in ("alpha", "confidence", "power"):
             if not 0 < getattr(self, key) < 1:
                 raise self.refused(key, "a probability strictly between 0 and 1")
+        if self.seeds_declared is not None and self.seeds_declared < 2:
+            raise self.refused("seeds_declared", "a number of pre-training seeds of at least 2, or null")
         if self.alpha < ALPHA_MIN:
             raise self.refused(
                 "alpha",

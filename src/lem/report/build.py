@@ -27,7 +27,7 @@ from lem.report.intervals import report_intervals
 from lem.report.markdown import FOREST_FILE, markdown, para_markdown
 from lem.report.settings import ReportSettings
 from lem.report.tables import collect, summarise
-from lem.report.verdicts import marks
+from lem.report.verdicts import interim, marks
 
 log = logging.getLogger("lem.report")
 
@@ -63,6 +63,7 @@ def compute_report(inputs: ReportInputs, settings: ReportSettings | None = None)
     controls = settings.controls.to_dict()
     verdicts = control_verdicts(summary, controls, settings.evalsets, settings.references, control_metrics)
     comparisons = compare(items, variants, evidence=ev, no_signal=no_signal_cells(verdicts))
+    comparisons = interim(comparisons, ev.seeds_declared)  # fewer seeds than declared: no verdict worded
     summary = report_intervals(summary, items, ev.confidence)  # the verdicts' kind, inside [0, 1]
     order = {v: i for i, v in enumerate(variants)}
     summary = summary.sort_values(

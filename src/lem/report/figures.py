@@ -335,7 +335,9 @@ def _forest_panel(ax, family: str, task: str, part: pd.DataFrame, level: str) ->
             span += [-r.mde, r.mde]
         p_holm = getattr(r, "p_holm", float("nan"))
         word = f"{verdicts.verdict_label(r)} · Holm p {'-' if pd.isna(p_holm) else format(p_holm, '.3g')}"
-        if tested:
+        if r.verdict == verdicts.INTERIM:  # fewer seeds than declared: no verdict, no p to read one from
+            word = f"interim: {verdicts.interim_words(r)}"
+        elif tested:
             word += f" · bar {verdicts.level(r.holm_level)}"
         ax.annotate(word, xy=(1.01, y), xycoords=("axes fraction", "data"), va="center", fontsize=8,
                     color=colour, annotation_clip=False)  # fmt: skip

@@ -72,6 +72,11 @@ def verdict_sentence(r: Any) -> str:
     r = _row(r)
     f = _fmt(r.task)
     where = f"{r.task} {r.dataset} {r.pair} ({r.metric})"
+    if r.verdict == INTERIM:
+        return (
+            f"{where}: interim, {interim_words(r)}: no verdict is worded before the declared seeds have run "
+            f"(`{r.a}` - `{r.b}` = {r.diff:+{f}} on {int(r.seeds)} seeds)."
+        )
     spread = spread_of(r)
     delta = f"{spread}: " if spread else ""
     delta += f"`{r.a}` - `{r.b}` = {r.diff:+{f}}"
@@ -103,6 +108,30 @@ def verdict_sentence(r: Any) -> str:
     )
 
 
+INTERIM = "interim"
+
+
+def interim_words(r: Any) -> str:
+    """`3 of 12 declared seeds`."""
+    return f"{int(r.seeds)} of {int(r.seeds_declared)} declared seeds"
+
+
+def interim(table: pd.DataFrame, declared: int | None) -> pd.DataFrame:
+    """The comparisons of a run with fewer paired pre-training seeds than the number declared before it
+    (`evidence.seeds_declared`), every declared comparison's verdict replaced by `interim`: a run that grows
+    over sessions words nothing before it is complete. The tests' numbers stay in the table."""
+    if declared is None or table.empty or "seeds" not in table:
+        return table
+    rows = table["role"] == "comparison" if "role" in table else pd.Series(True, index=table.index)
+    seeds = pd.to_numeric(table.loc[rows, "seeds"], errors="coerce")
+    if not len(seeds) or seeds.max() >= declared:
+        return table
+    out = table.copy()
+    out.loc[rows, "verdict"] = INTERIM
+    out.loc[rows, "seeds_declared"] = declared
+    return out
+
+
 def verdict_lines(table: pd.DataFrame) -> list[str]:
     """The report's (and README's) words about results: one generated line per declared comparison, by family."""
     if table.empty:
@@ -111,6 +140,15 @@ def verdict_lines(table: pd.DataFrame) -> list[str]:
         "## Verdicts (generated from the tests: higher, lower, equivalent within the margin, or inconclusive)",
         "",
     ]
+    waiting = table[table["verdict"] == INTERIM]
+    if len(waiting):
+        first = next(waiting.itertuples())
+        lines += [
+            f"**Interim: {interim_words(first)}.** The number of pre-training seeds was declared before the run "
+            "(`evidence.seeds_declared`); until they have all run, no comparison is worded as higher, lower, "
+            "equivalent or inconclusive.",
+            "",
+        ]
     for family in FAMILIES:
         part = table[table["family"] == family]
         if part.empty:
