@@ -61,7 +61,7 @@ class ReportInputs:
         return {f.name: _plain(getattr(self, f.name)) for f in fields(self)}
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any], where: str) -> ReportInputs:
+    def of_manifest(cls, data: Mapping[str, Any], where: str) -> ReportInputs:
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(data) - known)
         if unknown or "variants" not in data:
@@ -179,7 +179,7 @@ def write_archive(
             raise InputError(
                 f"{path}: a report input to archive could not be read ({err.strerror})"
             ) from None
-    rel = ReportInputs.from_dict(
+    rel = ReportInputs.of_manifest(
         {**inputs.to_dict(), **_relative(inputs)}, "the report's arguments"
     )  # the manifest names members, not this machine's paths
     manifest = {
@@ -278,5 +278,5 @@ def read_archive(path: str | os.PathLike) -> Archive:
             raise InputError(f"{path}: {name} is listed in {MANIFEST} but missing")
         if hashlib.sha256(files[name]).hexdigest() != digest:
             raise InputError(f"{path}: {name} does not match its sha256 in {MANIFEST} (a changed archive)")
-    inputs = ReportInputs.from_dict(manifest.get("report") or {}, f"{path}:{MANIFEST}")
+    inputs = ReportInputs.of_manifest(manifest.get("report") or {}, f"{path}:{MANIFEST}")
     return Archive(path, manifest, inputs, files)

@@ -199,6 +199,6 @@ def documented_match(config: dict[str, Any] | None, index: Path) -> Path | None:
     want = config_digest(config)
     for archive in read_index(index).archives.values():
         path = index.parent / archive.file
-        if path.is_file() and archive.config_sha256 == want:
+        if path.is_file() and read_archive(path).manifest.get("config_sha256") == want:
             return path
     return None
