@@ -193,12 +193,23 @@ def write_comparison(comparison: Comparison, out: Path) -> None:
 
 
 def documented_match(config: dict[str, Any] | None, index: Path) -> Path | None:
-    """The shipped archive (listed in `index`, docs/runs/blocks.yaml) whose run had exactly `config`."""
+    """The shipped archive (listed in `index`, docs/runs/blocks.yaml) whose run had `config`: every key equal,
+    null-valued keys aside (`without_nulls`)."""
     if config is None or not index.is_file():
         return None
-    want = config_digest(config)
+    want = config_digest(without_nulls(config))
     for archive in read_index(index).archives.values():
         path = index.parent / archive.file
-        if path.is_file() and read_archive(path).manifest.get("config_sha256") == want:
+        if path.is_file() and config_digest(without_nulls(read_archive(path).manifest.get("config"))) == want:
             return path
     return None
+
+
+def without_nulls(value: Any) -> Any:
+    """A configuration without its null-valued keys: a key a later schema added with the default null (for
+    example `evidence.seeds_declared`) leaves the run it describes the same run."""
+    if isinstance(value, dict):
+        return {k: without_nulls(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [without_nulls(v) for v in value]
+    return value
