@@ -23,8 +23,12 @@ def shrunken_local_config(data_root: Path) -> dict:
     # the schema's defaults filled in: config/local.yaml sets only the keys that differ from them
     cfg = load_config([REPO / "config" / "local.yaml"])
     cfg["data_root"] = str(data_root)
-    for spec in cfg["mining"]["evalsets"].values():  # the filled-in defaults of the other format's keys, which
-        other = ("root", "site", "doc_pairs", "gold_repairs") if spec.get("format") == "parallel" else ("files",)
+    for spec in cfg["mining"][
+        "evalsets"
+    ].values():  # the filled-in defaults of the other format's keys, which
+        other = (
+            ("root", "site", "doc_pairs", "gold_repairs") if spec.get("format") == "parallel" else ("files",)
+        )
         for key in other:  # a config file that writes them is refused (tests/planning/test_refusals.py)
             spec.pop(key, None)
     cfg["variants"] = ["base", "mlm_tlm", "lem"]
