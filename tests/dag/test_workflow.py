@@ -149,7 +149,12 @@ def test_mining_change_reruns_only_mining_and_report(run_dir: Path):
     changed = run_dir / "changed_retrieval.yaml"
     changed.write_text(yaml.safe_dump(cfg))
     # the report, and the controls gate that reads its verdicts
-    assert planned_rules(snakemake(run_dir, "-n", config=changed)) == {"mine", "report", "controls_gate"}
+    assert planned_rules(snakemake(run_dir, "-n", config=changed)) == {
+        "mine",
+        "report",
+        "controls_gate",
+        "documented",
+    }
 
 
 def test_margin_change_reruns_mining_and_curation_not_training(run_dir: Path):
@@ -220,7 +225,7 @@ def test_a_mining_set_added_after_pretraining_reruns_only_its_own_jobs(run_dir: 
     are."""
     text = added_mining_set(run_dir, text=True)
     rules = planned_rules(subprocess.CompletedProcess([], 0, text, ""))
-    own = {"prepare_news", "leakage_items", "mine", "embed_control", "report", "controls_gate"}
+    own = {"prepare_news", "leakage_items", "mine", "embed_control", "report", "controls_gate", "documented"}
     assert not rules - own - {r for r in rules if r.startswith("embed") and r.endswith("_news_more")}, rules
     assert "news_gen" not in "".join(re.findall(r"^\s+output: (.*)$", text, re.M))
 
@@ -234,4 +239,8 @@ def test_removing_a_variant_or_an_evaluation_set_reruns_the_report_alone(run_dir
         change(cfg)
         changed = run_dir / f"{name}.yaml"
         changed.write_text(yaml.safe_dump(cfg))
-        assert planned_rules(snakemake(run_dir, "-n", config=changed)) == {"report", "controls_gate"}, name
+        assert planned_rules(snakemake(run_dir, "-n", config=changed)) == {
+            "report",
+            "controls_gate",
+            "documented",
+        }, name

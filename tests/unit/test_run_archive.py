@@ -222,3 +222,15 @@ def test_the_documented_run_of_a_configuration_is_found_by_its_digest(tmp_path, 
     # a key a later schema added with the default null leaves the run the same
     assert documented_match({**CONFIG, "later_key": None}, idx) == idx.parent / "demo.tar.gz"
     assert documented_match(None, idx) is None
+
+
+def test_a_report_folder_with_no_declared_comparison_is_read(tmp_path):
+    """A run with no comparison (an empty comparisons.tsv, e.g. the GPU smoke test) still says where it stands."""
+    from lem.report.rerun import run_tables
+
+    (tmp_path / "summary.tsv").write_text(
+        "task\tdataset\tpair\tmetric\tvariant\tmean\nmining\tn\tsi-en\tf1\tbase\t0.5\n"
+    )
+    (tmp_path / "comparisons.tsv").write_text("\n")
+    tables = run_tables(tmp_path)
+    assert tables.comparisons.empty and len(tables.summary) == 1 and tables.config is None

@@ -51,8 +51,7 @@ def run_tables(source: str | Path) -> RunTables:
         for name, f in files.items():
             if not f.is_file():
                 raise InputError(f"{path}: no {name} (expected a report folder such as results/report)")
-        summary = pd.read_csv(files["summary.tsv"], sep="\t", keep_default_na=False, na_values=[""])
-        comparisons = pd.read_csv(files["comparisons.tsv"], sep="\t", keep_default_na=False, na_values=[""])
+        summary, comparisons = _read_tsv(files["summary.tsv"]), _read_tsv(files["comparisons.tsv"])
         cfg = path / "config.json"
         config = json.loads(cfg.read_text(encoding="utf-8")) if cfg.is_file() else None
         return RunTables(summary, comparisons, config, str(path))
@@ -66,8 +65,17 @@ def run_tables(source: str | Path) -> RunTables:
     return RunTables(summary, comparisons, archive.manifest.get("config"), str(path))
 
 
+def _read_tsv(path: Path) -> pd.DataFrame:
+    """A report table; an empty file (a run with no declared comparison) is an empty table."""
+    if not path.read_text(encoding="utf-8").strip():
+        return pd.DataFrame()
+    return pd.read_csv(path, sep="\t", keep_default_na=False, na_values=[""])
+
+
 def _as_written(frame: pd.DataFrame) -> pd.DataFrame:
     text = frame.to_csv(sep="\t", index=False, float_format="%.6f")
+    if not text.strip():
+        return pd.DataFrame()
     return pd.read_csv(io.StringIO(text), sep="\t", keep_default_na=False, na_values=[""])
 
 
