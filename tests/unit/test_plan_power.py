@@ -14,25 +14,32 @@ PARTS = {"var_seed": 0.0004, "var_item": 0.0001, "var_res": 0.002, "items": 60}
 
 
 @pytest.mark.parametrize("delta", [0.06, 0.1])
-def test_the_bisection_finds_the_seeds_the_scan_finds(delta):
-    """lem.plan.power.seeds_for is lem.evidence.power.seeds_needed's answer (the fewest seeds reaching the
-    power; power grows with seeds), with about 8 power integrals instead of one per seed."""
-    want = power.seeds_needed(PARTS, delta, 0.05, 0.8, 60)
+def test_the_bisection_finds_the_seeds_a_scan_finds(delta):
+    """lem.evidence.power.seeds_needed is the fewest seeds reaching the power (power grows with seeds)."""
+
+    def scan(parts, delta, alpha, target, items):
+        for s in range(2, 201):
+            se, df = power.planned(parts, s, items)
+            if power.power_at(delta, se, df, alpha) >= target:
+                return s
+        return None
+
+    want = scan(PARTS, delta, 0.05, 0.8, 60)
     assert want is not None and want <= 6  # a short scan keeps this test fast
-    assert plan_power.seeds_for(PARTS, delta, 0.05, 0.8, 60) == want
+    assert power.seeds_needed(PARTS, delta, 0.05, 0.8, 60) == want
 
 
 def test_an_unreachable_power_costs_one_integral_and_a_reachable_one_a_bisection(monkeypatch):
     calls = []
-    monkeypatch.setattr(plan_power, "planned", lambda parts, seeds, items: (1 / seeds, float(seeds)))
-    monkeypatch.setattr(plan_power, "power_at", lambda d, se, df, a: calls.append(df) or 0.0)
-    assert plan_power.seeds_for(PARTS, 1e-9, 0.05, 0.8, 60) is None and len(calls) == 1  # was 199 integrals
+    monkeypatch.setattr(power, "planned", lambda parts, seeds, items: (1 / seeds, float(seeds)))
+    monkeypatch.setattr(power, "power_at", lambda d, se, df, a: calls.append(df) or 0.0)
+    assert power.seeds_needed(PARTS, 1e-9, 0.05, 0.8, 60) is None and len(calls) == 1  # was 199 integrals
     calls.clear()
-    monkeypatch.setattr(plan_power, "power_at", lambda d, se, df, a: calls.append(df) or float(df >= 137))
-    assert plan_power.seeds_for(PARTS, 0.05, 0.05, 0.8, 60) == 137 and len(calls) <= 9
+    monkeypatch.setattr(power, "power_at", lambda d, se, df, a: calls.append(df) or float(df >= 137))
+    assert power.seeds_needed(PARTS, 0.05, 0.05, 0.8, 60) == 137 and len(calls) <= 9
     calls.clear()
-    monkeypatch.setattr(plan_power, "power_at", lambda d, se, df, a: calls.append(df) or 1.0)
-    assert plan_power.seeds_for(PARTS, 0.05, 0.05, 0.8, 60) == 2  # never one seed
+    monkeypatch.setattr(power, "power_at", lambda d, se, df, a: calls.append(df) or 1.0)
+    assert power.seeds_needed(PARTS, 0.05, 0.05, 0.8, 60) == 2  # never one seed
 
 
 @pytest.mark.parametrize("alpha", [1e-300, 1e-7, 0.0])

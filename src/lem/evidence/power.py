@@ -103,12 +103,23 @@ def seeds_needed(
     parts: dict[str, float], delta: float, alpha: float, target: float, items: int, max_seeds: int = 200
 ) -> int | None:
     """The fewest seeds (>= 2) whose two-level test reaches `target` power with `items` items, None beyond
-    `max_seeds`."""
-    for s in range(2, max_seeds + 1):
-        se, df = planned(parts, s, items)
-        if power_at(delta, se, df, alpha) >= target:
-            return s
-    return None
+    `max_seeds`. Power grows with seeds, so a bisection finds it in about 8 power integrals (a scan of every
+    count took past 100 s on `--difference 1e-9` or `--power 0.999999`)."""
+
+    def enough(seeds: int) -> bool:
+        se, df = planned(parts, seeds, items)
+        return power_at(delta, se, df, alpha) >= target
+
+    if not enough(max_seeds):
+        return None
+    lo, hi = 1, max_seeds  # enough(hi); lo is below the fewest (one seed is never a design)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if enough(mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi
 
 
 def plan_comparison(

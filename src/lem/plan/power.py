@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from lem.evidence import crossed
 from lem.evidence.compare import ALPHA_MIN, EvidenceSettings
-from lem.evidence.power import PowerError, components, planned, power_at, upper
+from lem.evidence.power import PowerError, plan_comparison
 from lem.run.paths import CURATION, MINING, NMT_FILE, RESULTS, SENTIMENT, glob_pattern
 
 # Imported inside functions: lem.report.tables and .comparisons, which load pandas (`lem plan --help` imports
@@ -43,7 +43,6 @@ PATTERNS = {
 RANGE = {"mining": 1.0, "sentiment": 1.0, "curation": 1.0, "nmt": 100.0}
 
 
-MAX_SEEDS = 200  # the most seeds planned ("> 200" beyond: lem.evidence.power.seeds_needed's bound)
 
 
 def probability(name: str, value: float) -> float:
@@ -63,49 +62,6 @@ def level(name: str, value: float) -> float:
             "Holm threshold (1 - alpha / family size / 2) is beyond double precision, so no plan can be computed"
         )
     return value
-
-
-def seeds_for(parts: dict[str, float], delta: float, alpha: float, target: float, items: int) -> int | None:
-    """The fewest seeds (2..MAX_SEEDS) whose two-level test reaches `target` power with `items` items, None
-    beyond: lem.evidence.power.seeds_needed's answer (power grows with seeds) by bisection, about 8 power
-    integrals instead of up to 199 (`--difference 1e-9` or `--power 0.999999` scanned all 199 twice per
-    comparison, past 100 s)."""
-
-    def enough(seeds: int) -> bool:
-        se, df = planned(parts, seeds, items)
-        return power_at(delta, se, df, alpha) >= target
-
-    if not enough(MAX_SEEDS):
-        return None
-    lo, hi = 1, MAX_SEEDS  # enough(hi); lo is below the fewest (one seed is never a design)
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if enough(mid):
-            hi = mid
-        else:
-            lo = mid
-    return hi
-
-
-def plan_comparison(
-    d: Any, delta: float, alpha: float, target: float = 0.8, bound: float = 0.8
-) -> dict[str, Any]:
-    """lem.evidence.power.plan_comparison's plan of one comparison's seeds x items table `d` (variance parts at
-    their `bound` upper confidence bounds), its seeds by `seeds_for`."""
-    c = components(d)
-    parts = upper(c, bound)
-    s, i = c["seeds"], c["items"]
-    se, df = planned(parts, s, i)
-    return {
-        **c,
-        "sd_seed": math.sqrt(parts["var_seed"]),
-        "sd_item": math.sqrt(parts["var_item"]),
-        "sd_res": math.sqrt(parts["var_res"]),
-        "power": power_at(delta, se, df, alpha),
-        "mde": crossed.minimum_detectable(se, df, alpha, target),
-        "seeds_needed": seeds_for(parts, delta, alpha, target, i),
-        "seeds_needed_2x_items": seeds_for(parts, delta, alpha, target, 2 * i) if i > 1 else None,
-    }
 
 
 def difference(name: str, value: float, task: str) -> float:
