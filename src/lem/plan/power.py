@@ -43,8 +43,6 @@ PATTERNS = {
 RANGE = {"mining": 1.0, "sentiment": 1.0, "curation": 1.0, "nmt": 100.0}
 
 
-
-
 def probability(name: str, value: float) -> float:
     if not (math.isfinite(value) and 0 < value < 1):
         raise PowerError(f"{name} {value!r}: expected a probability strictly between 0 and 1")
