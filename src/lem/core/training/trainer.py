@@ -294,7 +294,21 @@ def save_model_dir(directory: str | Path, model, tokenizer, args=None) -> None:
     if tokenizer is not None:
         tokenizer.save_pretrained(str(directory))
     if args is not None:
-        (directory / "training_args.json").write_text(args.to_json_string(), encoding="utf-8")
+        (directory / "training_args.json").write_text(arguments_json(args, directory), encoding="utf-8")
+
+
+def arguments_json(args, directory: Path) -> str:
+    """The training arguments as `TrainingArguments.to_json_string` writes them, but for an `output_dir` inside
+    the model's folder `directory`, written relative to it: a job that trains in its staging folder (a random
+    name, renamed into place when it ends) writes the same bytes each time it runs."""
+    fields = args.to_dict()
+    try:
+        fields["output_dir"] = (
+            Path(fields["output_dir"]).resolve().relative_to(directory.resolve()).as_posix()
+        )
+    except (KeyError, TypeError, ValueError):  # no output_dir, or one outside the model's folder: as it is
+        pass
+    return json.dumps(fields, indent=2)
 
 
 def write_json_lines(path: str | Path, records: Sequence[dict]) -> None:
