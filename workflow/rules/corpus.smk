@@ -63,7 +63,11 @@ else:
 
 rule prepare_news:
     input:
-        lambda w: source_dep(config["mining"]["evalsets"][w.evalset]["root"]),
+        lambda w: news_inputs(
+            config["mining"]["evalsets"][w.evalset]["root"],
+            config["mining"]["evalsets"][w.evalset]["site"],
+            f"{w.src}-{w.tgt}",
+        ),
     output:
         src=artifact(paths.PREPARED_FILE, pair="{src}-{tgt}", name="{src}.tsv"),
         tgt=artifact(paths.PREPARED_FILE, pair="{src}-{tgt}", name="{tgt}.tsv"),

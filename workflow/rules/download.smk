@@ -96,7 +96,7 @@ rule line_aligned_pairs:
 
 rule multiner_split:
     input:
-        lambda w: source_dep(config["sources"]["multiner"]["dir"]),
+        lambda w: multiner_inputs(config["sources"]["multiner"]["dir"]),
     output:
         expand(
             "resources/multiner/{lang}.{split}.conll",

@@ -67,16 +67,19 @@ def find_file(root: Path, name: str) -> Path:
     return found[0]
 
 
+def multiner_files(root: str | os.PathLike) -> list[Path]:
+    """The three files `split_multiner` reads (`MULTINER_FILES`, found by `find_file`)."""
+    return [find_file(Path(root), name) for name in MULTINER_FILES.values()]
+
+
 def split_multiner(
     root: str | os.PathLike, settings: MultinerSettings, out_dir: str | os.PathLike
 ) -> dict[str, Any]:
     """Write `{lang}.{split}.conll` (`token<TAB>TAG`, blank line between sentences) and `stats.json`."""
     started = time.monotonic()
     root, out_dir = Path(root), Path(out_dir)
-    sents = {
-        lang: read_conll_ner(find_file(root, name), on_error=settings.on_error)
-        for lang, name in MULTINER_FILES.items()
-    }
+    files = dict(zip(MULTINER_FILES, multiner_files(root), strict=True))
+    sents = {lang: read_conll_ner(path, on_error=settings.on_error) for lang, path in files.items()}
     sizes = {lang: len(s) for lang, s in sents.items()}
     if len(set(sizes.values())) != 1:
         raise InputError(
@@ -96,9 +99,7 @@ def split_multiner(
         "skipped_sentences": sorted(settings.skip_sentences),
         "split_sizes": {k: len(v) for k, v in splits.items()},
         "malformed_lines_skipped": {lang: s.skipped for lang, s in sents.items()},
-        "irregular_spacing_lines": {
-            lang: irregular_spacing_lines(find_file(root, f)) for lang, f in MULTINER_FILES.items()
-        },
+        "irregular_spacing_lines": {lang: irregular_spacing_lines(path) for lang, path in files.items()},
         "settings": settings.__dict__,
     }
     write_json(out_dir / "stats.json", stats)

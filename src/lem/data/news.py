@@ -329,10 +329,28 @@ def _doc_of(sid: str) -> str:
     return m.group(2) if m else ""
 
 
+def document_files(lang_dir: Path) -> list[Path]:
+    """The files of one side's folder, each a document (what `read_documents` reads)."""
+    return [p for p in sorted(lang_dir.iterdir()) if p.is_file()]
+
+
+def news_files(root: str | os.PathLike, sites: str | Iterable[str], pair: str) -> list[Path]:
+    """Every file `load_sites` reads for a pair: of each site, both sides' documents and the gold file (what
+    the workflow declares as the job's input, so that an edit to one of them reruns it)."""
+    src, tgt = pair_languages(pair)
+    files = []
+    for site in [sites] if isinstance(sites, str) else sites:
+        site_dir = find_site(Path(root), f"{language_folder(src)}-{language_folder(tgt)}", site)
+        for lang in (src, tgt):
+            files += document_files(find_dir(site_dir, language_folder(lang)))
+        files.append(find_gold(site_dir, pair))
+    return files
+
+
 def read_documents(lang_dir: Path, lang: str, counts: Counter[str]) -> dict[str, list[tuple[str, str]]]:
     """The documents of one side (file name -> its sentences); a file name that cannot be a document id
     (not UTF-8, control characters) fails before any is read."""
-    files = [p for p in sorted(lang_dir.iterdir()) if p.is_file()]
+    files = document_files(lang_dir)
     for p in files:
         try:
             p.name.encode("utf-8")

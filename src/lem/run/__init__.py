@@ -54,6 +54,7 @@ from lem.run.paths import (
 )
 from lem.run.rows import CONTROL_KINDS
 from lem.run.settings import SETTINGS, JobSettings, curation_mining
+from lem.run.sources import multiner_inputs, news_inputs
 
 
 class Run(JobSettings):
@@ -80,7 +81,9 @@ __all__ = [
     "curation_mining",
     "file_args",
     "metrics_keys",
+    "multiner_inputs",
     "names_regex",
+    "news_inputs",
     "pair_source",
     "reference_args",
     "sentence_files",
