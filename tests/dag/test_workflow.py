@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -244,3 +246,44 @@ def test_removing_a_variant_or_an_evaluation_set_reruns_the_report_alone(run_dir
             "controls_gate",
             "documented",
         }, name
+
+
+def workflow_copy(folder: Path, edit: str) -> Path:
+    """This workflow in `folder` (rules, package source, environments, profiles, embedded config) with `edit`
+    appended to lem/pretrain/stage.py; the Snakefile to plan it with."""
+    repo = Path(__file__).resolve().parents[2]
+    for name in ("Snakefile", "pyproject.toml"):
+        shutil.copy(repo / name, folder / name)
+    for name in ("workflow", "src", "envs", "profiles", "config"):
+        shutil.copytree(
+            repo / name, folder / name, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info")
+        )
+    stage = folder / "src" / "lem" / "pretrain" / "stage.py"
+    stage.write_text(stage.read_text(encoding="utf-8") + edit, encoding="utf-8")
+    return folder / "Snakefile"
+
+
+@pytest.mark.parametrize(
+    ("edit", "retrains"),
+    [("\n# a comment\n", False), ("\nTRAINING_CODE_EDITED = 1\n", True)],
+    ids=["comment", "code"],
+)
+def test_an_edit_of_the_training_code_retrains_every_model_and_a_comment_nothing(
+    run_dir, tmp_path, edit, retrains
+):
+    """Planned with a copy of the workflow whose pre-training module differs (lem.run.training_code: the rules'
+    `training_code` parameter): every pre-training job and what depends on it, nothing before them."""
+    snakefile = workflow_copy(tmp_path, edit)
+    env = {**os.environ, "PYTHONPATH": str(tmp_path / "src")}  # planning imports the copy's package, its own
+    rules = planned_rules(snakemake(run_dir, "-n", snakefile=snakefile, env=env))
+    if not retrains:
+        assert rules == set()
+        return
+    assert {"pretrain_base", "pretrain_mono", "pretrain_para", "embed_news_gen", "mine", "report"} <= rules
+    assert not rules & {
+        "generate_corpus",
+        "annotate_mono",
+        "annotate_para",
+        "train_tokenizer",
+        "features_mono",
+    }

@@ -93,6 +93,7 @@ from lem.run import (
     source_dep,
     source_file,
     src_tgt,
+    training_code,
 )
 from lem.run import paths
 

@@ -94,6 +94,8 @@ if config["base_model"]["source"] == "scratch":
         params:
             settings=lambda w: as_json(RUN.settings_for("pretrain_base", seed=w.seed)),
             checkpoints=paths.BASE_CHECKPOINTS,
+            # not in the command: a change of the code that trains retrains (lem.run.training_code)
+            training_code=training_code(),
         shell:
             "lem pretrain base --tokenizer {input.tokenizer:q} --features {input.features:q} "
             "--settings '{params.settings}' --checkpoints {params.checkpoints:q} "
@@ -164,6 +166,8 @@ rule pretrain_mono:
             )
         ),
         checkpoints=artifact(paths.CHECKPOINTS, variant="{tvariant}", stage="mono"),
+        # not in the command: a change of the code that trains retrains (lem.run.training_code)
+        training_code=training_code(),
     shell:
         "lem pretrain continue --stage mono --init {input.init:q} --features {input.features:q} "
         "--settings '{params.settings}' --checkpoints {params.checkpoints:q} "
@@ -192,6 +196,8 @@ rule pretrain_para:
             )
         ),
         checkpoints=artifact(paths.CHECKPOINTS, variant="{tvariant}", stage="para"),
+        # not in the command: a change of the code that trains retrains (lem.run.training_code)
+        training_code=training_code(),
     shell:
         "lem pretrain continue --stage para --init {input.init:q} --features {input.features:q} "
         "--settings '{params.settings}' --checkpoints {params.checkpoints:q} "

@@ -55,6 +55,7 @@ from lem.run.paths import (
 from lem.run.rows import CONTROL_KINDS
 from lem.run.settings import SETTINGS, JobSettings, curation_mining
 from lem.run.sources import multiner_inputs, news_inputs
+from lem.run.training_code import training_code
 
 
 class Run(JobSettings):
@@ -92,4 +93,5 @@ __all__ = [
     "source_dep",
     "source_file",
     "src_tgt",
+    "training_code",
 ]
