@@ -2,8 +2,9 @@
 failure does it) during a corpus, an annotate, a pretrain, an embed and a mine job, each followed by the rerun a
 user makes; and a second Snakemake in the same folder, refused by the lock.
 
-Ctrl-C: a SIGINT sent to Snakemake's process alone reaches its running jobs (lem.core.interrupt), tested on a
-stand-in for Snakemake's process (a unit test: no DAG, tests/unit/test_interrupt.py). A job that gets it never
+Ctrl-C: a SIGINT sent to Snakemake's process alone reaches its running jobs with LEM_FORWARD_INTERRUPT=1
+(lem.core.interrupt), tested on a stand-in for Snakemake's process (a unit test: no DAG,
+tests/unit/test_interrupt.py). A job that gets it never
 succeeds: a multi-seed `lem sentiment finetune` process interrupted after each of its seeds exits 130 and leaves
 none of its outputs, wherever the signal lands (issue 51: one landing in datasets' `Dataset.__del__` was
 swallowed there, and the job trained its next seed and exited 0).

@@ -1,6 +1,6 @@
-"""Ctrl-C: a SIGINT sent to Snakemake's process alone reaches its running jobs (lem.core.interrupt), tested on a
-stand-in for Snakemake's process (no DAG); an interrupt is never a success, even one swallowed where it lands
-(`stop_on_interrupt`). Whole runs killed and rerun: tests/dag/test_interruptions.py."""
+"""Ctrl-C: a SIGINT sent to Snakemake's process alone reaches its running jobs when the user asks for it
+(LEM_FORWARD_INTERRUPT=1: lem.run.job_env, lem.core.interrupt), tested on a stand-in for Snakemake's process (no
+DAG); an interrupt is never a success, even one swallowed where it lands (`stop_on_interrupt`). Whole runs killed and rerun: tests/dag/test_interruptions.py."""
 
 from __future__ import annotations
 
@@ -292,3 +292,16 @@ def test_a_command_process_that_swallows_the_signal_exits_130(signum, tmp_path):
     assert proc.returncode == 130, stdout + stderr
     assert stderr.strip().splitlines()[-1] == "lem fake go: interrupted"
     assert not out.exists()
+
+
+@pytest.mark.parametrize("opt_in", [None, "1"])
+def test_the_workflow_installs_a_handler_in_snakemakes_process_only_when_asked(opt_in):
+    """Loading the workflow sets the jobs' environment in Snakemake's process (lem.run.job_env); a SIGINT
+    handler of ours only with LEM_FORWARD_INTERRUPT=1 (Ctrl-C at a terminal reaches the jobs without it)."""
+    code = ("import signal; from lem.run.job_env import set_job_environment; before = signal.getsignal(signal.SIGINT); "
+            "set_job_environment('portable'); print(signal.getsignal(signal.SIGINT) is before)")  # fmt: skip
+    env = {k: v for k, v in os.environ.items() if k != "LEM_FORWARD_INTERRUPT"}
+    if opt_in:
+        env["LEM_FORWARD_INTERRUPT"] = opt_in
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    assert out.stdout.strip() == ("False" if opt_in else "True"), out.stderr

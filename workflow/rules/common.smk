@@ -31,10 +31,11 @@ except ConfigError as _err:
 
 from lem.run.job_env import set_job_environment
 
-# What every job inherits from this process (lem.run.job_env): the CPU kernels' mode (`resources.cpu_numerics`),
-# Ctrl-C passed on to the running jobs, and the rules' `lem` command running the package that planned them (the
-# workflow's own: source.smk), its Python's bin folder first on PATH, and the folder source.smk imported it from
-# first on PYTHONPATH when the Python running Snakemake has no `lem` installed.
+# What every job inherits from this process (lem.run.job_env): the CPU kernels' mode (`resources.cpu_numerics`)
+# and the rules' `lem` command running the package that planned them (the workflow's own: source.smk), its
+# Python's bin folder first on PATH, and the folder source.smk imported it from first on PYTHONPATH when the
+# Python running Snakemake has no `lem` installed; with LEM_FORWARD_INTERRUPT=1, a SIGINT sent to this process
+# alone passed on to the running jobs (no handler of ours otherwise).
 set_job_environment(config["resources"]["cpu_numerics"], LEM_SOURCE_PATH)
 
 

@@ -5,7 +5,8 @@ reaches them too. A terminal's Ctrl-C does (it signals the whole foreground proc
 of Snakemake's process alone (a script, a supervisor) does not, and a job started with SIGINT ignored (a
 background job of a non-interactive shell) would ignore it. So:
 
-- `forward_to_jobs()`, in Snakemake's process (the workflow calls it): SIGINT is passed on to every process
+- `forward_to_jobs()`, in Snakemake's process (the workflow calls it when the user asks,
+  `LEM_FORWARD_INTERRUPT=1`: lem.run.job_env): SIGINT is passed on to every process
   below Snakemake (the jobs' shells and `lem` commands), then Snakemake handles it as usual;
 - `restore_default()`, first thing in every `lem` command: SIGINT raises KeyboardInterrupt even when the
   process was started with it ignored;

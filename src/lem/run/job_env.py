@@ -1,6 +1,7 @@
 """What the jobs of a run inherit from Snakemake's process, set once when the workflow loads
-(workflow/rules/common.smk, `set_job_environment`): the CPU kernels' mode, Ctrl-C passed on to them, and the
-`lem` command of the rules, the package that planned them."""
+(workflow/rules/common.smk, `set_job_environment`): the CPU kernels' mode and the `lem` command of the rules,
+the package that planned them; and, only when asked (`FORWARD_OPT_IN`), a SIGINT sent to Snakemake alone
+passed on to them."""
 
 from __future__ import annotations
 
@@ -11,19 +12,26 @@ from pathlib import Path
 from lem.core.interrupt import forward_to_jobs
 from lem.core.numerics import export_mode
 
+# =1 in Snakemake's environment: a SIGINT sent to Snakemake's process alone (`kill -INT <pid>`, `timeout -s INT`)
+# is passed on to its running jobs. Without it, Snakemake's process gets no handler of ours: Ctrl-C at a terminal
+# reaches the jobs anyway (they are in Snakemake's process group), and a SIGINT to Snakemake alone lets the
+# running jobs finish, as Snakemake's local executor does.
+FORWARD_OPT_IN = "LEM_FORWARD_INTERRUPT"
+
 
 def set_job_environment(cpu_numerics: str, source_path: str | None = None) -> None:
     """Set in this process (Snakemake's) what every job it starts inherits, locally and inside SLURM jobs:
 
     - the CPU's kernels pinned (`portable`) or left (`native`): `resources.cpu_numerics`, lem.core.numerics
       (each SLURM job loads the workflow, so sets it again);
-    - Ctrl-C, or a SIGINT sent to Snakemake alone, passed on to the running jobs (lem.core.interrupt): the local
-      executor only waits for them, and a training job saves a checkpoint and stops;
-    - the `lem` the rules call runs the package that planned them (`jobs_run_this_lem`).
+    - the `lem` the rules call runs the package that planned them (`jobs_run_this_lem`);
+    - with `LEM_FORWARD_INTERRUPT=1` only, a SIGINT sent to Snakemake alone passed on to the running jobs
+      (lem.core.interrupt.forward_to_jobs): a training job saves a checkpoint and stops.
     """
     export_mode(cpu_numerics)
-    forward_to_jobs()
     jobs_run_this_lem(source_path)
+    if os.environ.get(FORWARD_OPT_IN) == "1":
+        forward_to_jobs()
 
 
 def jobs_run_this_lem(source_path: str | None = None) -> None:
