@@ -56,7 +56,7 @@ def run(root: Path, shift: dict | None = None, archive: bool = True, figures: bo
     if figures:
         build_report(
             variants=VARIANTS, out_dir=out, settings=settings, mining=files, config=CONFIG,
-            archive=out / "archive.tar.gz" if archive else None, settings_json=SETTINGS,
+            archive=out / "archive.tar.gz" if archive else None, settings_json=SETTINGS, training_code="ab" * 32,
         )  # fmt: skip
         return files
     inputs = ReportInputs(variants=tuple(VARIANTS), settings=SETTINGS, mining=tuple(files))
@@ -76,6 +76,9 @@ def test_the_archive_holds_every_file_read_and_rebuilds_the_same_report(tmp_path
     assert m["config"] == CONFIG and m["config_sha256"] == config_digest(CONFIG)
     assert m["report"]["mining"] == files and m["report"]["variants"] == VARIANTS
     assert [s["seed"] for s in m["seeds"]] == ["13", "14", "15"]
+    assert (
+        m["training_code"] == "ab" * 32
+    )  # what pre-trained every model (the rules' training_code parameter)
     assert m["seeds"][0]["codes"] == ["0.1.0 at aaaaaaa"] and m["seeds"][0]["machines"] == [
         "Test CPU (portable)"
     ]

@@ -85,11 +85,13 @@ rule report:
         models=RUN.report_models(),
         settings=as_json(RUN.settings_for("report")),
         config=as_json(config),
+        training_code=training_code(),
     shell:
         "lem report build --mining {input.mining:q} --sentiment {input.sentiment:q} --curation {input.curation:q} --nmt {input.nmt:q} --annotation {input.annotation:q} --news-stats {input.news_stats:q} --para-stats {input.para_stats:q} "
         "--coverage {input.coverage:q} --settings '{params.settings}' "
         "--models {params.models:q} --config '{params.config}' "
-        '--variants {params.variants:q} --archive {output.archive:q} --out-dir "$(dirname {output.tsv:q})" 2> {log:q}'
+        "--variants {params.variants:q} --archive {output.archive:q} --training-code {params.training_code:q} "
+        '--out-dir "$(dirname {output.tsv:q})" 2> {log:q}'
 
 
 # The finished run against the shipped archive of the same configuration (docs/runs/blocks.yaml of the

@@ -162,10 +162,17 @@ def seed_provenance(files: Mapping[str, bytes]) -> list[dict[str, Any]]:
 
 
 def write_archive(
-    out: Path, inputs: ReportInputs, config: Mapping[str, Any] | None, created: str | None = None
+    out: Path,
+    inputs: ReportInputs,
+    config: Mapping[str, Any] | None,
+    created: str | None = None,
+    training_code: str | None = None,
 ) -> dict[str, Any]:
     """Write the archive of a report's inputs to `out` (atomically) and return its manifest. `created`: a
-    date for the manifest (None: none written, the archive then depends on the inputs alone)."""
+    date for the manifest (None: none written, the archive then depends on the inputs alone);
+    `training_code`: the digest of the code that pre-trained every model of the run (lem.run.training_code,
+    the pre-training rules' parameter: Snakemake retrains a model whose code differs, so one digest holds for
+    all of them), None when not given."""
     names = [member_name(p) for p in inputs.metric_files() + inputs.model_files()]
     seen: set[str] = set()
     files: dict[str, bytes] = {}
@@ -190,6 +197,7 @@ def write_archive(
         "config_sha256": config_digest(config),
         "created": created,
         "report_code": code_identity(),
+        "training_code": training_code,
         "seeds": seed_provenance(files),
         "files": {n: hashlib.sha256(b).hexdigest() for n, b in sorted(files.items())},
     }

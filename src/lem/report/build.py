@@ -103,12 +103,14 @@ def build_report(
     config: dict | None = None,
     archive: Path | None = None,
     settings_json: dict | None = None,
+    training_code: str | None = None,
 ) -> pd.DataFrame:
     """Every output of the report in `out_dir`: summary.tsv / .md / .html, comparisons.tsv, controls.json, the
     figures (comparisons, overview, mining, masking and training), under `settings` (what the report reads of
     the config; None: its defaults) and, with `config` (the run's whole configuration, written and not read),
     config.json for the Snakemake report. With `archive`, the run archive of every file read
-    (`lem.report.archive`; `settings_json`: the settings as given, stored in its manifest)."""
+    (`lem.report.archive`; `settings_json`: the settings as given, stored in its manifest; `training_code`: the
+    digest of the code that pre-trained the run's models, stored there too)."""
     settings = settings if settings is not None else ReportSettings()
     ev = settings.evidence
     inputs = ReportInputs(
@@ -140,6 +142,8 @@ def build_report(
     if config is not None:
         write_text(out_dir / "config.json", json.dumps(config, indent=2, sort_keys=True) + "\n")
     if archive is not None:
-        manifest = write_archive(archive, inputs, config, created=datetime.date.today().isoformat())
+        manifest = write_archive(
+            archive, inputs, config, created=datetime.date.today().isoformat(), training_code=training_code
+        )
         log.info("run archive: %s (%d files)", archive, len(manifest["files"]))
     return summary

@@ -56,6 +56,7 @@ def cmd_build(a: argparse.Namespace) -> None:
         para_stats=a.para_stats,
         config=a.config,
         archive=Path(a.archive) if a.archive else None,
+        training_code=a.training_code,
     )
     out = Path(a.out_dir).resolve()
     print(
@@ -148,6 +149,8 @@ STAGE = Stage(
                 help="the run's whole configuration as JSON, written as config.json for the HTML report (not read)"),
             arg("--archive", default=None,
                 help="write the run archive of every file read here (.tar.gz with MANIFEST.json)"),
+            arg("--training-code", default=None, help="the digest of the code that pre-trained the run's models "
+                "(lem.run.training_code), written in the archive's manifest"),
             arg("--out-dir", required=True),
         ), settings="lem.report.settings:ReportSettings"),
         Verb("rebuild", "the whole report (tables, markdown, figures) recomputed from a run archive", cmd_rebuild, (
