@@ -73,7 +73,7 @@ def test_a_folder_a_rule_writes_or_fetches_stays_one_input(tmp_path: Path, monke
     monkeypatch.chdir(tmp_path)
     make_site(tmp_path / "results" / "eval" / "news")
     assert RUN_OUTPUT_ROOTS == ("results/", "resources/")
-    assert news_inputs("results/eval/news", "Army_News", "si-en") == ["results/eval/news"]
+    assert news_inputs({"root": "results/eval/news", "site": "Army_News"}, "si-en") == ["results/eval/news"]
     assert source_deps("unpacked:news.tar.gz/x/y", lambda r: ["never"]) == ["resources/unpacked/news.tar.gz"]
     assert source_deps("raw:a.zip", lambda r: ["never"]) == ["resources/raw/a.zip"]
 
@@ -81,9 +81,11 @@ def test_a_folder_a_rule_writes_or_fetches_stays_one_input(tmp_path: Path, monke
 def test_a_missing_folder_or_unfindable_files_leave_the_folder_for_the_job_to_name(tmp_path: Path) -> None:
     """Snakemake then refuses a missing folder at planning; a folder without the files makes the job fail
     naming what it expected (never a rule with no input, which would never rerun)."""
-    assert news_inputs(str(tmp_path / "absent"), "ITN", "si-en") == [str(tmp_path / "absent")]
+    assert news_inputs({"root": str(tmp_path / "absent"), "site": "ITN"}, "si-en") == [
+        str(tmp_path / "absent")
+    ]
     make_site(tmp_path)
-    assert news_inputs(str(tmp_path), "Hiru", "si-en") == [str(tmp_path)]  # no such site
+    assert news_inputs({"root": str(tmp_path), "site": "Hiru"}, "si-en") == [str(tmp_path)]  # no such site
     assert multiner_inputs(str(tmp_path)) == [str(tmp_path)]  # no Final_*.txt
     assert source_deps(str(tmp_path), lambda r: []) == [str(tmp_path)]
 

@@ -64,9 +64,7 @@ else:
 rule prepare_news:
     input:
         lambda w: news_inputs(
-            config["mining"]["evalsets"][w.evalset]["root"],
-            config["mining"]["evalsets"][w.evalset]["site"],
-            f"{w.src}-{w.tgt}",
+            config["mining"]["evalsets"][w.evalset], f"{w.src}-{w.tgt}"
         ),
     output:
         src=artifact(paths.PREPARED_FILE, pair="{src}-{tgt}", name="{src}.tsv"),

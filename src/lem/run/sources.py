@@ -16,8 +16,9 @@ names what is missing.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
 from lem.data.ner import multiner_files
 from lem.data.news import news_files
@@ -42,9 +43,10 @@ def source_deps(spec: str, files: Callable[[str], Iterable[str | os.PathLike]]) 
     return found or [source_dep(spec)]
 
 
-def news_inputs(spec: str, sites: str | list[str], pair: str) -> list[str]:
-    """The input of `lem data news` for a pair of one site or several pooled (lem.data.news.news_files)."""
-    return source_deps(spec, lambda root: news_files(root, sites, pair))
+def news_inputs(evalset: Mapping[str, Any], pair: str) -> list[str]:
+    """The input of `lem data news` for a news set (`mining.evalsets.<name>`: its `root` and one `site` or
+    several pooled) and a pair (lem.data.news.news_files)."""
+    return source_deps(evalset["root"], lambda root: news_files(root, evalset["site"], pair))
 
 
 def multiner_inputs(spec: str) -> list[str]:

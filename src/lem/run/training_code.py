@@ -37,17 +37,18 @@ def package_modules(package: Path) -> dict[str, Path]:
     return out
 
 
-def _resolve(name: str, modules: dict[str, Path]) -> str | None:
-    """The module `name` is (a module, or an attribute of one), None outside the package."""
+def _resolve(name: str, modules: dict[str, Path]) -> str:
+    """The module `name` is (a module, or an attribute of one), "" outside the package."""
     while name and name not in modules:
         name = name.rpartition(".")[0]
-    return name or None
+    return name
 
 
 def imports_of(module: str, path: Path, modules: dict[str, Path]) -> set[str]:
-    """The package's modules that `module` imports anywhere in its file (`from a import b`: b when b is a
-    module, else a)."""
-    root = next(iter(modules)).split(".")[0]
+    """The package's modules (`package_modules`) that `module` imports anywhere in its file, at the top or
+    inside a function (`from a import b`: b when b is a module, else a); the import graph of the layer tests
+    too (tests/support/import_graph.py)."""
+    root = module.split(".")[0]
     out: set[str] = set()
     for node in ast.walk(ast.parse(path.read_bytes(), filename=str(path))):
         if isinstance(node, ast.Import):
@@ -61,12 +62,11 @@ def imports_of(module: str, path: Path, modules: dict[str, Path]) -> set[str]:
                 source = ".".join(base)
             else:
                 source = node.module or ""
-            names = [f"{source}.{a.name}" for a in node.names] + [source]
+            names = [full if (full := f"{source}.{a.name}") in modules else source for a in node.names]
         else:
             continue
-        for name in names:
-            if name.split(".")[0] == root and (found := _resolve(name, modules)):
-                out.add(found)
+        out |= {found for name in names if name.split(".")[0] == root and (found := _resolve(name, modules))}
+    out.discard(module)
     return out
 
 
