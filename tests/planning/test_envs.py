@@ -227,6 +227,14 @@ def test_a_folder_outside_git_is_named_by_its_code(tmp_path):
     assert f"lem-pipeline 0.1.0 from {root.as_uri()}" in text and f"code outside git: sha256 {first}" in text
 
 
+def test_a_modules_package_is_named_by_its_file_list():
+    """A module from a git repository: its package read file by file (workflow/rules/source.smk) into a folder
+    named by its file list's digest, which names its code in place of a commit."""
+    code = PackageCode("file:///w/.snakemake/lem-src/" + "d" * 64, "0.1.0", None, files_sha256="d" * 64)
+    text = env_text("x: 1\n", "core", code)
+    assert "lem-pipeline 0.1.0 of a module, its files' list (workflow/package-files.txt) sha256 " + "d" * 64 in text
+
+
 def test_an_env_file_is_rewritten_only_when_its_bytes_change(tmp_path):
     one, two = PackageCode("file:///x", "0.1.0", "1" * 40), PackageCode("file:///x", "0.1.0", "2" * 40)
     out = write_env(REPO / "envs" / "train.yaml", tmp_path, one)

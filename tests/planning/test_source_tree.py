@@ -1,16 +1,15 @@
-"""workflow/rules/source.smk's extraction of src/lem/ from a module's git repository (what a deployed module
-plans with when no `lem` is installed), on crafted commits made with git's plumbing (`hash-object`, a tree's
-raw bytes, `commit-tree`): every path stays inside the extraction folder, a link is written as the file it names
-or refused, and a half-extracted tree is extracted again; which `lem` planning imports (the workflow's own code:
-its folder's src/lem, or a module's version and commit), and the opt-in to another. The whole deployment:
-tests/dag/test_planning_env.py."""
+"""workflow/rules/source.smk: which `lem` planning imports (the workflow's own code: its folder's src/lem, or a
+module's package named by its version and file list), and how a module from a git repository gets its package
+with Snakemake's documented `workflow.source_path` alone: the repository's workflow/package-files.txt read
+first, then each file it lists, checked against its sha256 (the last newline Snakemake's git reader drops
+restored; a link read from the file it names), into .snakemake/lem-src/<digest>/; a list or a file that could
+leave its folder or is not the listed one is refused in one line, and a half-written folder written again. The
+whole deployment (snakedeploy, a git host): tests/dag/test_planning_env.py."""
 
 from __future__ import annotations
 
-import json
-import os
+import hashlib
 import runpy
-import subprocess
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -23,206 +22,189 @@ REPO = Path(__file__).resolve().parents[2]
 # source.smk run as a workflow in this folder does: the suite's `lem` is the workflow's own, so nothing is changed
 SOURCE = runpy.run_path(
     str(REPO / "workflow" / "rules" / "source.smk"),
-    init_globals={"workflow": SimpleNamespace(current_basedir=REPO / "workflow" / "rules")},
+    init_globals={
+        "workflow": SimpleNamespace(
+            current_basedir=REPO / "workflow" / "rules",
+            source_path=lambda rel: str(REPO / "workflow" / "rules" / rel),
+        )
+    },
 )
-extracted_tree, COMPLETE = SOURCE["extracted_tree"], SOURCE["COMPLETE"]
-FILE, EXE, LINK, TREE, GITLINK = "100644", "100755", "120000", "40000", "160000"
+module_package, COMPLETE = SOURCE["module_package"], SOURCE["COMPLETE"]
 
 
-class Git:
-    """A bare repository whose objects a test writes one by one."""
-
-    def __init__(self, path: Path):
-        self.dir = path
-        env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-        self.env = {**env, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
-                    "GIT_COMMITTER_EMAIL": "t@t"}  # fmt: skip
-        self.run("init", "-q", "--bare", str(path), git_dir=False)
-
-    def run(self, *args: str, stdin: bytes | None = None, git_dir: bool = True) -> str:
-        where = ["--git-dir", str(self.dir)] if git_dir else []
-        proc = subprocess.run(
-            ["git", *where, *args], input=stdin, capture_output=True, env=self.env, check=True
-        )
-        return proc.stdout.decode().strip()
-
-    def blob(self, data: bytes | str) -> str:
-        return self.run(
-            "hash-object", "-w", "--stdin", stdin=data.encode() if isinstance(data, str) else data
-        )
-
-    def tree(self, entries: dict[str | bytes, tuple[str, str]] | list[tuple[str | bytes, str, str]]) -> str:
-        """A tree of `entries` (name -> (mode, object id), or (name, mode, object id) rows, a name twice)
-        written as raw bytes, whatever git itself would refuse."""
-        rows = [(n, *e) for n, e in entries.items()] if isinstance(entries, dict) else entries
-        raw = b""
-        for name, mode, oid in sorted((n if isinstance(n, bytes) else n.encode(), m, o) for n, m, o in rows):
-            raw += mode.encode() + b" " + name + b"\0" + bytes.fromhex(oid)
-        return self.run("hash-object", "-t", "tree", "-w", "--literally", "--stdin", stdin=raw)
-
-    def commit(self, lem: dict, top: dict | None = None) -> str:
-        """A commit whose src/lem/ is the tree `lem` (nested dicts are folders), beside `top`'s entries."""
-        src = self.tree({"lem": (TREE, self.nested(lem))})
-        root = self.tree({"src": (TREE, src), **{k: v for k, v in (top or {}).items()}})
-        return self.run("commit-tree", root, "-m", "crafted")
-
-    def nested(self, entries: dict) -> str:
-        return self.tree(
-            {n: (TREE, self.nested(e)) if isinstance(e, dict) else e for n, e in entries.items()}
-        )
+def sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
 
 
-@pytest.fixture
-def git(tmp_path) -> Git:
-    return Git(tmp_path / "repo.git")
+class Repository:
+    """A module's repository as `workflow.source_path` gives it: bytes by path from the root (what Snakemake's
+    git reader returns: a file's last newline dropped), a link's path giving its target's text."""
+
+    def __init__(self, files: dict[str, bytes], links: dict[str, str] | None = None, version: str = "9.8.7"):
+        self.files = {"pyproject.toml": b"[project]\nname = 'lem-pipeline'\n", "README.md": b"# lem\n",
+                      "src/lem/__init__.py": b"X = 1\n",
+                      "src/lem/core/version.py": f'__version__ = "{version}"\n'.encode(), **files}  # fmt: skip
+        self.links = links or {}
+        self.reads: list[str] = []
+
+    def listing(self, extra: str = "") -> bytes:
+        lines = ["# a comment line"]
+        for rel, data in sorted(self.files.items()):
+            if rel == "README.md":
+                lines.append(f"-  {rel}")
+            elif rel.startswith(("src/", "pyproject")):
+                lines.append(f"{sha(data)}  {rel}")
+        for rel, target in sorted(self.links.items()):
+            lines.append(f"{sha(self.files[target])}  {rel}  <- {target}")
+        return ("\n".join(lines) + "\n" + extra).encode()
+
+    def read(self, rel: str) -> bytes:
+        self.reads.append(rel)
+        if rel == "workflow/package-files.txt" and rel not in self.files:
+            return self.listing().removesuffix(b"\n")
+        if rel in self.links:
+            return self.links[rel].encode()  # git shows a link as its target's text
+        return self.files[rel].removesuffix(b"\n")
 
 
-def package(git: Git, **extra) -> dict:
-    """A small well-formed package: two modules, one in a sub-package, and an executable file."""
-    return {"__init__.py": (FILE, git.blob("X = 1\n")), "sub": {"mod.py": (FILE, git.blob("Y = 2\n"))},
-            "tool.sh": (EXE, git.blob("#!/bin/sh\n")), **extra}  # fmt: skip
-
-
-def files(folder: Path) -> dict[str, bytes]:
+def folder_files(folder: Path) -> dict[str, bytes]:
     return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
-def refused(git: Git, commit: str, root: Path) -> str:
+def test_a_modules_package_is_read_file_by_file_checked_and_links_read_from_their_targets(tmp_path):
+    repo = Repository(
+        {"src/lem/sub/mod.py": b"Y = 2\n\n", "workflow/schema.yaml": b"type: object\n", "src/lem/raw": b"no newline"},
+        links={"src/lem/schema.yaml": "workflow/schema.yaml"},
+    )  # fmt: skip
+    tree, files, digest = module_package(repo.read, tmp_path / "lem-src")
+    assert tree == tmp_path / "lem-src" / digest and files["src/lem/schema.yaml"] == (
+        sha(b"type: object\n"),
+        "workflow/schema.yaml",
+    )
+    got = folder_files(tree)
+    marker = got.pop(COMPLETE).decode().splitlines()
+    assert got == {
+        "pyproject.toml": repo.files["pyproject.toml"], "README.md": b"# lem",  # build metadata: as read
+        "src/lem/__init__.py": b"X = 1\n", "src/lem/core/version.py": b'__version__ = "9.8.7"\n',
+        "src/lem/sub/mod.py": b"Y = 2\n\n", "src/lem/raw": b"no newline", "src/lem/schema.yaml": b"type: object\n",
+    }  # fmt: skip
+    assert marker == [digest, *sorted(got)]
+    assert [p.name for p in (tmp_path / "lem-src").iterdir()] == [digest]  # no temporary folder left
+    # read again: the list alone (the folder of that digest is complete)
+    repo.reads.clear()
+    assert module_package(repo.read, tmp_path / "lem-src")[0] == tree
+    assert repo.reads == ["workflow/package-files.txt"]
+    # the digest names the list, not its comments
+    repo.files["workflow/package-files.txt"] = repo.listing().replace(b"# a comment line", b"# another")
+    assert module_package(repo.read, tmp_path / "lem-src")[2] == digest
+
+
+def refused(repo: Repository, root: Path, listing: bytes | None = None) -> str:
+    if listing is not None:
+        repo.files["workflow/package-files.txt"] = listing
     with pytest.raises(WorkflowError) as err:
-        extracted_tree(git.dir, commit, root)
+        module_package(repo.read, root)
     message = str(err.value)
-    assert len(message.splitlines()) == 1 and message.startswith("refused to extract src/lem/"), message
-    assert not root.exists() or list(root.iterdir()) == [], "a refused commit leaves nothing"
+    assert len(message.splitlines()) == 1, message
+    assert not root.exists() or list(root.iterdir()) == [], "a refused package leaves nothing"
     return message
 
 
-def test_a_package_is_extracted_with_its_links_written_as_the_files_they_name(git, tmp_path):
-    schema = git.blob("type: object\n")
-    top = {"workflow": (TREE, git.tree({"schema.yaml": (FILE, schema)})),
-           "shortcut": (LINK, git.blob("src/lem/sub"))}  # a link to a folder, outside the package  # fmt: skip
-    commit = git.commit(
-        package(git, **{
-            "schema.yaml": (LINK, git.blob("../../workflow/schema.yaml")),  # to a file outside src/lem
-            "again.yaml": (LINK, git.blob("schema.yaml")),  # to a link: the file the chain ends at
-            "through.py": (LINK, git.blob("../../shortcut/./mod.py")),  # through a link to a folder
-        }),
-        top,
-    )  # fmt: skip
-    tree = extracted_tree(git.dir, commit, tmp_path / "lem-src")
-    assert tree == tmp_path / "lem-src" / commit
-    got = files(tree)
-    marker = got.pop(COMPLETE).decode().splitlines()
-    assert got == {
-        "lem/__init__.py": b"X = 1\n", "lem/sub/mod.py": b"Y = 2\n", "lem/tool.sh": b"#!/bin/sh\n",
-        "lem/schema.yaml": b"type: object\n", "lem/again.yaml": b"type: object\n", "lem/through.py": b"Y = 2\n",
-    }  # fmt: skip
-    assert marker == [commit, *sorted(got)]
-    assert not any(p.is_symlink() for p in tree.rglob("*"))
-    assert [p.name for p in (tmp_path / "lem-src").iterdir()] == [commit]  # no temporary folder left
-
-
 @pytest.mark.parametrize(
-    ("name", "why"),
+    ("line", "why"),
     [
-        ("..", "component '..'"),
-        (".", "component '.'"),
-        ("../../../escaped", "component '..'"),  # one entry's name holding slashes
-        ("/abs", "component ''"),  # an absolute path
-        ("", "empty filename"),  # git itself refuses it
-        (".git", ".git folder"),
-        (".GIT", ".git folder"),
-        ("a\\b", "backslash"),
-        ("bell\x07", "control character"),
-        (b"bad\xff", "not UTF-8"),
+        ("{sha}  src/lem/../../escaped.py", "component '..'"),
+        ("{sha}  src/lem/./x.py", "component '.'"),
+        ("{sha}  /etc/passwd", "outside pyproject.toml"),
+        ("{sha}  src/lem/.git/config", ".git folder"),
+        ("{sha}  src/lem/a\\b.py", "backslash"),
+        ("{sha}  src/lem/bell\x07.py", "control character"),
+        ("{sha}  src/lem/x.py  <- ../outside", "component '..'"),
+        ("{sha}  src/lem/__init__.py", "repeats 'src/lem/__init__.py'"),
+        ("{sha} src/lem/x.py", "is not `<sha256>  <path>`"),
+        ("abc  src/lem/x.py", "is not `<sha256>  <path>`"),
+        ("{sha}  Snakefile", "outside pyproject.toml, README.md and src/lem/"),
     ],
 )
-def test_an_entry_that_could_leave_its_folder_or_is_odd_is_refused(git, tmp_path, name, why):
-    evil = git.blob("print('outside')\n")
-    entry = (
-        (TREE, git.tree({"evil.py": (FILE, evil)})) if name in ("..", ".", ".git", ".GIT") else (FILE, evil)
+def test_a_list_line_that_could_leave_its_folder_or_is_odd_is_refused(tmp_path, line, why):
+    repo = Repository({})
+    listing = repo.listing(line.format(sha="0" * 64) + "\n")
+    message = refused(repo, tmp_path / "lem-src", listing)
+    assert (
+        message.startswith("workflow/package-files.txt of the module's repository, line ") and why in message
     )
-    message = refused(git, git.commit({**package(git), name: entry}), tmp_path / "deploy" / "lem-src")
-    assert why in message, message
-    assert not [p for p in tmp_path.rglob("evil.py")] and not [p for p in tmp_path.rglob("escaped")]
+    assert not list(tmp_path.rglob("escaped.py"))
 
 
-def test_a_submodule_and_a_repeated_entry_are_refused(git, tmp_path):
-    message = refused(git, git.commit(package(git, vendored=(GITLINK, "1" * 40))), tmp_path / "a")
-    assert "mode 160000" in message
-    # a folder listing the same name twice
-    lem = git.tree([("dup.py", FILE, git.blob("a\n")), ("dup.py", FILE, git.blob("b\n"))])
-    src = git.tree({"lem": (TREE, lem)})
-    commit = git.run("commit-tree", git.tree({"src": (TREE, src)}), "-m", "twice")
-    assert "is repeated" in refused(git, commit, tmp_path / "b")
+def test_a_file_that_is_not_the_listed_one_and_a_list_without_the_package_are_refused(tmp_path):
+    repo = Repository({"src/lem/mod.py": b"Y = 2\n"})
+    listing = repo.listing()
+    repo.files["src/lem/mod.py"] = b"Y = 3\n"  # the list is stale: another file at that commit
+    message = refused(repo, tmp_path / "a", listing)
+    assert (
+        message.startswith("src/lem/mod.py of the module's repository is not the file its")
+        and "stale" in message
+    )
+    repo = Repository({})
+    no_init = b"\n".join(line for line in repo.listing().splitlines() if b"__init__" not in line)
+    assert "lists no sha256 of src/lem/__init__.py" in refused(repo, tmp_path / "b", no_init)
+    # a file Snakemake cannot read: one line
+    read = SOURCE["module_file_reader"](lambda rel: str(tmp_path / "missing" / rel))
+    with pytest.raises(WorkflowError) as err:
+        read("src/lem/x.py")
+    assert str(err.value).startswith(
+        "cannot read src/lem/x.py of the module's repository through workflow.source_path"
+    )
 
 
-@pytest.mark.parametrize(
-    ("target", "why"),
-    [
-        ("sub", "a link to the folder 'src/lem/sub'"),
-        ("/etc/passwd", "absolute path"),
-        ("../../../../etc/passwd", "leaves the repository"),
-        ("missing.py", "does not hold"),
-        ("loop", "more than 40 links"),
-        ("__init__.py/x", "which is a file, not a folder"),
-        ("", "empty link"),
-    ],
-)
-def test_a_link_that_names_no_file_of_the_commit_is_refused(git, tmp_path, target, why):
-    lem = package(git, link=(LINK, git.blob(target)), loop=(LINK, git.blob("loop2")),
-                  loop2=(LINK, git.blob("loop")))  # fmt: skip
-    message = refused(git, git.commit(lem), tmp_path / "lem-src")
-    assert "'src/lem/link'" in message and why in message, message
-
-
-def test_a_half_extracted_tree_is_extracted_again_and_a_complete_one_kept(git, tmp_path):
-    commit = git.commit(package(git))
+def test_a_half_written_package_is_written_again_and_a_complete_one_kept(tmp_path):
+    repo = Repository({"src/lem/sub/mod.py": b"Y = 2\n"})
     root = tmp_path / "lem-src"
-    half = root / commit / "lem"
+    digest = SOURCE["files_digest"](SOURCE["parse_package_files"](repo.listing().decode()))
+    half = root / digest / "src" / "lem"
     half.mkdir(parents=True)
-    (half / "__init__.py").write_text("X = 1\n")  # what an interrupted extraction left: no marker
-    tree = extracted_tree(git.dir, commit, root)
-    assert set(files(tree)) == {COMPLETE, "lem/__init__.py", "lem/sub/mod.py", "lem/tool.sh"}
-    assert sorted(p.name for p in root.iterdir()) == [commit]  # the half tree removed, no temporary left
-    (tree / "lem" / "kept").write_text("")  # a complete tree is used as it is ...
-    assert extracted_tree(git.dir, commit, root) == tree and (tree / "lem" / "kept").exists()
-    (tree / "lem" / "sub" / "mod.py").unlink()  # ... until a file its marker lists is missing
-    assert "lem/sub/mod.py" in files(extracted_tree(git.dir, commit, root))
-    (tree / COMPLETE).write_text("0" * 40 + "\n")  # a marker of another commit
-    assert not (extracted_tree(git.dir, commit, root) / "lem" / "kept").exists()
+    (half / "__init__.py").write_text("X = 1\n")  # what an interrupted run left: no marker
+    tree, _, _ = module_package(repo.read, root)
+    assert "src/lem/sub/mod.py" in folder_files(tree)
+    assert sorted(p.name for p in root.iterdir()) == [digest]  # the half folder removed, no temporary left
+    (tree / "kept").write_text("")  # a complete folder is used as it is ...
+    assert module_package(repo.read, root)[0] == tree and (tree / "kept").exists()
+    (tree / "src" / "lem" / "sub" / "mod.py").unlink()  # ... until a file its marker lists is missing
+    assert "src/lem/sub/mod.py" in folder_files(module_package(repo.read, root)[0])
+    (tree / COMPLETE).write_text("0" * 64 + "\n")  # a marker of another list
+    assert not (module_package(repo.read, root)[0] / "kept").exists()
 
 
 # --- which `lem` planning imports: the workflow's own code, named ----------------------------------------------
 
 
-def module_code(git: Git, version: str = "9.8.7") -> tuple[dict, str]:
-    """This workflow's code as source.smk reads it for a module from a git repository (`git+file://`, a bare
-    repository whose branch main holds a package of `version`), and the commit."""
-    core = {"version.py": (FILE, git.blob(f'"""Doc."""\n\n__version__ = "{version}"\n'))}
-    commit = git.commit(package(git, core=core))
-    git.run("update-ref", "refs/heads/main", commit)
-    rules = SimpleNamespace(
-        repo_path=str(git.dir), ref="main"
-    )  # what Snakemake's git+file:// rules folder holds
-    return SOURCE["workflow_code"](rules), commit
+def module_code(tmp_path: Path, monkeypatch, version: str = "9.8.7") -> dict:
+    """This workflow's code as source.smk reads it for a module from a git repository (no local folder), its
+    package read from a `Repository` into tmp_path/.snakemake/lem-src/."""
+    monkeypatch.chdir(tmp_path)
+    return SOURCE["workflow_code"](
+        object(), Repository({"src/lem/sub/mod.py": b"Y = 2\n"}, version=version).read
+    )
 
 
-def test_a_local_workflows_code_is_its_src_and_a_modules_the_commit_its_ref_names(git):
-    local = SOURCE["workflow_code"](REPO / "workflow" / "rules")
-    head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True, text=True)
-    assert local["folder"] == REPO and local["source"] == REPO.as_uri() and local["git"] is None
-    assert local["commit"] == head.stdout.strip() and local["version"] == lem.__version__
-    code, commit = module_code(git)
-    assert code["commit"] == commit and code["version"] == "9.8.7" and code["folder"] is None
-    assert code["git"] == (git.dir, commit) and code["source"] == f"git+{git.dir.as_uri()}@{commit}"
+def test_a_local_workflows_code_is_its_src_and_a_modules_its_package_by_version_and_list(
+    tmp_path, monkeypatch
+):
+    local = SOURCE["workflow_code"](REPO / "workflow" / "rules", None)
+    assert local["folder"] == REPO and local["source"] == REPO.as_uri() and local["files"] is None
+    assert local["version"] == lem.__version__ and local["digest"] is None
+    code = module_code(tmp_path, monkeypatch)
+    tree = tmp_path / ".snakemake" / "lem-src" / code["digest"]
+    assert code["folder"] == tree and code["source"] == tree.as_uri() and code["commit"] is None
+    assert code["version"] == "9.8.7" and "src/lem/sub/mod.py" in code["files"]
 
 
 def test_another_lem_stops_planning_in_one_line_naming_both_and_the_opt_in_plans_with_it(
-    git, monkeypatch, capsys
+    tmp_path, monkeypatch, capsys
 ):
-    """The suite's `lem` (this checkout's src/lem) is not a module's code at another commit: one line naming
-    both and the fix; LEM_USE_INSTALLED=1 keeps the importable one, said on stderr."""
-    code, commit = module_code(git)
+    """The suite's `lem` (this checkout's src/lem) is not a module's package: one line naming both and the fix;
+    LEM_USE_INSTALLED=1 keeps the importable one, said on stderr."""
+    code = module_code(tmp_path, monkeypatch)
     monkeypatch.delenv("LEM_USE_INSTALLED", raising=False)
     with pytest.raises(WorkflowError) as err:
         SOURCE["use_workflows_own_package"](code)
@@ -230,35 +212,35 @@ def test_another_lem_stops_planning_in_one_line_naming_both_and_the_opt_in_plans
     assert len(message.splitlines()) == 1, message
     own = str(Path(lem.__file__).resolve().parent)
     assert f"found {own}" in message and f"lem-pipeline {lem.__version__}" in message
-    assert f"src/lem/ of {git.dir.as_uri()} at {commit} (lem-pipeline 9.8.7 at {commit[:12]})" in message
-    assert f"lem-pipeline @ git+{git.dir.as_uri()}@{commit}" in message and "LEM_USE_INSTALLED=1" in message
+    assert f"this workflow's is {code['folder'] / 'src' / 'lem'} (the module's package" in message, message
+    assert f"(lem-pipeline 9.8.7, files sha256 {code['digest'][:12]})" in message, message
+    assert f"install --no-deps {code['folder']}" in message and "LEM_USE_INSTALLED=1" in message
     monkeypatch.setenv("LEM_USE_INSTALLED", "1")
     assert SOURCE["use_workflows_own_package"](code) is None
     warning = capsys.readouterr().err
     assert warning.startswith("warning: LEM_USE_INSTALLED=1: planning and the jobs use the `lem` package at")
     assert own in warning and len(warning.splitlines()) == 1
     # this checkout's own code: nothing said, nothing changed
-    assert SOURCE["use_workflows_own_package"](SOURCE["workflow_code"](REPO / "workflow" / "rules")) is None
+    assert (
+        SOURCE["use_workflows_own_package"](SOURCE["workflow_code"](REPO / "workflow" / "rules", None))
+        is None
+    )
     assert capsys.readouterr().err == ""
 
 
-def test_an_install_is_a_modules_own_code_at_its_version_and_commit(git, tmp_path):
-    """A package installed from a git URL (pip's direct_url.json names the commit) of the module's version and
-    commit is its code; another commit, another version, or none known is not."""
-    code, commit = module_code(git)
+def test_an_install_is_a_modules_own_code_when_it_holds_the_modules_files(tmp_path, monkeypatch):
+    """A package holding every listed module with its bytes is the module's code (pip leaves README.md and
+    pyproject.toml out); a module edited, missing or of another version is not."""
+    code = module_code(tmp_path, monkeypatch)
     site = tmp_path / "site"
-    (site / "lem" / "core").mkdir(parents=True)
-    (site / "lem" / "__init__.py").write_text("from lem.core.version import __version__\n")
-    version = site / "lem" / "core" / "version.py"
-    version.write_text('__version__ = "9.8.7"\n')
-    found = SOURCE["found_package"](site / "lem")
-    assert found["commit"] is None and not SOURCE["is_own"](code, found)  # no commit known
-    record = site / "lem_pipeline-9.8.7.dist-info" / "direct_url.json"
-    record.parent.mkdir()
-    record.write_text(json.dumps({"url": git.dir.as_uri(), "vcs_info": {"vcs": "git", "commit_id": commit}}))
+    for rel in ("src/lem/__init__.py", "src/lem/core/version.py", "src/lem/sub/mod.py"):
+        (site / "lem" / rel[8:]).parent.mkdir(parents=True, exist_ok=True)
+        (site / "lem" / rel[8:]).write_bytes((code["folder"] / rel).read_bytes())
     assert SOURCE["is_own"](code, SOURCE["found_package"](site / "lem"))
-    version.write_text('__version__ = "9.8.8"\n')
+    (site / "lem" / "sub" / "mod.py").write_text("Y = 3\n")
     assert not SOURCE["is_own"](code, SOURCE["found_package"](site / "lem"))
-    version.write_text('__version__ = "9.8.7"\n')
-    record.write_text(json.dumps({"vcs_info": {"vcs": "git", "commit_id": "0" * 40}}))
+    (site / "lem" / "sub" / "mod.py").unlink()
+    assert not SOURCE["is_own"](code, SOURCE["found_package"](site / "lem"))
+    (site / "lem" / "sub" / "mod.py").write_text("Y = 2\n")
+    (site / "lem" / "core" / "version.py").write_text('__version__ = "9.8.8"\n')
     assert not SOURCE["is_own"](code, SOURCE["found_package"](site / "lem"))

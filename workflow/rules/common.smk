@@ -42,16 +42,18 @@ set_job_environment(config["resources"]["cpu_numerics"], LEM_SOURCE_PATH)
 from lem.run.envs import ENV_DIR, PackageCode, code_edits, write_env
 
 # What the rules' environments install (lem.run.envs): this workflow's code (source.smk, WORKFLOW_CODE), named by
-# its version and commit, and a checkout's uncommitted edits to its code (docstrings and comments aside).
+# its version and commit (a module's package: its file list's digest), and a checkout's uncommitted edits to its
+# code (docstrings and comments aside).
 _ENV_CODE = PackageCode(
     source=WORKFLOW_CODE["source"],
     version=WORKFLOW_CODE["version"],
     commit=WORKFLOW_CODE["commit"],
     edits=(
         code_edits(WORKFLOW_CODE["folder"], WORKFLOW_CODE["commit"])
-        if WORKFLOW_CODE["folder"] is not None
+        if WORKFLOW_CODE["files"] is None
         else None
     ),
+    files_sha256=WORKFLOW_CODE["digest"],
 )
 
 

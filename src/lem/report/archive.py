@@ -152,7 +152,12 @@ def seed_provenance(files: Mapping[str, bytes]) -> list[dict[str, Any]]:
         entry = by_seed.setdefault(seed, {"codes": set(), "machines": set()})
         commit = code.get("commit")
         version = code.get("version") or (prov.get("versions") or {}).get("lem")
-        label = f"{version or '?'}" + (f" at {commit[:7]}" if commit else " (commit not recorded)")
+        files = code.get("files_sha256")
+        label = f"{version or '?'}" + (
+            f" at {commit[:7]}" if commit
+            else f" (a module's files, sha256 {files[:7]})" if isinstance(files, str)
+            else " (commit not recorded)"
+        )  # fmt: skip
         label += " + uncommitted edits" if code.get("dirty") else ""
         entry["codes"].add(label)
         entry["machines"].add(f"{hw.get('cpu') or '?'} ({hw.get('cpu_numerics') or '?'})")
