@@ -2,8 +2,7 @@
 package planning adds, workflow/rules/common.smk), with no `lem` installed, the workflow imports its own
 source tree: it plans the embedded default and the paper config, passes `--lint`, and a module from a git host,
 deployed by docs/configuration.md's snakedeploy command as written, plans with no other install step, and
-refuses another `lem` than its own commit's (one line naming both) but plans with the package installed at that
-commit. The environment is built once per session (pip, from its cache after scripts/setup.sh): the `dag` tier.
+refuses another `lem` than its own package (one line naming both) but plans with that package installed. The environment is built once per session (pip, from its cache after scripts/setup.sh): the `dag` tier.
 The package installed like a library, and the BLEU tokenizers planning checks:
 tests/planning/test_planning_installed.py."""
 
@@ -19,7 +18,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from support.dag import snakemake_cmd
+from support.dag import executed_rules, snakemake_cmd
 
 REPO = Path(__file__).resolve().parents[2]
 PYPROJECT = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
@@ -67,6 +66,46 @@ def test_a_bare_snakemake_plans_the_shipped_configs(bare_python, tmp_path, confi
     proc = bare(bare_python, tmp_path, "-n", config=REPO / "config" / config)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
     assert "Job stats" in proc.stdout + proc.stderr
+
+
+# The oldest Snakemake the workflow admits (workflow/Snakefile's min_version), planned like the pinned one
+OLDEST = re.search(r'min_version\("(\d+)\.(\d+)"\)', (REPO / "workflow" / "Snakefile").read_text())
+OLDEST = f"{OLDEST.group(1)}.{OLDEST.group(2)}.0"
+
+
+@pytest.fixture(scope="session")
+def oldest_python(tmp_path_factory) -> Path:
+    """The Python of a fresh venv with `pip install snakemake==<OLDEST> numpy==<pin>` only."""
+    venv = tmp_path_factory.mktemp("oldest-snakemake") / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    proc = subprocess.run(
+        [str(python), "-m", "pip", "install", "--quiet", "--no-compile", "--disable-pip-version-check",
+         f"snakemake=={OLDEST}", f"numpy=={PINS['numpy']}"],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return python
+
+
+def test_the_oldest_admitted_snakemake_plans_the_same_jobs_and_lints(bare_python, oldest_python, tmp_path):
+    """min_version("9.0") is a promise: Snakemake 9.0.0 plans the embedded default and the paper config to the
+    same jobs as the pinned one (the workflow reads only Snakemake's documented interface) and lints clean."""
+    version = subprocess.run(
+        [str(oldest_python), "-m", "snakemake", "--version"], capture_output=True, text=True
+    )
+    assert version.stdout.strip() == OLDEST, version.stdout + version.stderr
+    for config in ("config.yaml", "paper.yaml"):
+        plans = {}
+        for name, python in (("pinned", bare_python), ("oldest", oldest_python)):
+            workdir = tmp_path / name / config
+            workdir.mkdir(parents=True)
+            proc = bare(python, workdir, "-n", config=REPO / "config" / config)
+            assert proc.returncode == 0, (name, proc.stdout[-2000:] + proc.stderr[-3000:])
+            plans[name] = executed_rules(proc)
+        assert plans["oldest"] == plans["pinned"] and plans["pinned"], (config, plans)
+    proc = bare(oldest_python, tmp_path, "--lint", config=REPO / "config" / "config.yaml")
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
 
 
 def test_a_bare_snakemake_lints_the_workflow(bare_python, tmp_path):
@@ -126,33 +165,36 @@ def test_the_documented_deploy_command_deploys_a_module_that_plans_with_no_insta
     proc = bare(bare_python, root, "-n", config=None, snakefile=None)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
     assert "Job stats" in proc.stdout + proc.stderr
-    (tree,) = (
-        root / ".snakemake" / "lem-src"
-    ).iterdir()  # the package's source, extracted at the deployed commit
-    schema = tree / "lem" / "config_check" / "config.schema.yaml"
-    assert (
-        not schema.is_symlink()
-        and schema.read_bytes() == (REPO / "workflow/schemas/config.schema.yaml").read_bytes()
-    )
-    # another `lem` importable, this checkout's (not the module's commit): planning stops in one line naming both
-    commit = subprocess.run(["git", "-C", str(source), "rev-parse", "HEAD"], capture_output=True, text=True,
-                            check=True).stdout.strip()  # fmt: skip
-    assert tree.name == commit
-    proc = bare(
-        bare_python, root, "-n", config=None, snakefile=None, extra_env={"PYTHONPATH": str(REPO / "src")}
-    )
+    # the package, read file by file through workflow.source_path as workflow/package-files.txt lists it
+    (tree,) = (root / ".snakemake" / "lem-src").iterdir()
+    listed = (REPO / "workflow" / "package-files.txt").read_text().splitlines()
+    paths = sorted(line.split("  ")[1] for line in listed if line and not line.startswith("#"))
+    marker = (tree / ".lem-src-complete").read_text().splitlines()
+    assert marker == [tree.name, *paths]
+    for (
+        rel
+    ) in paths:  # every file of the package with its bytes (the last newline, which Snakemake's git reader
+        # drops, restored); README.md, for the build only, as read
+        want = (REPO / rel).read_bytes()
+        assert (tree / rel).read_bytes() == (want.removesuffix(b"\n") if rel == "README.md" else want), rel
+    assert not (tree / "src/lem/config_check/config.schema.yaml").is_symlink()
+    # another `lem` importable (this checkout's package with one function edited): planning stops in one line
+    # naming both
+    other = tmp_path / "other"
+    shutil.copytree(REPO / "src" / "lem", other / "lem", ignore=shutil.ignore_patterns("__pycache__"))
+    (other / "lem" / "curate.py").write_text((other / "lem" / "curate.py").read_text() + "\nEDITED = 1\n")
+    proc = bare(bare_python, root, "-n", config=None, snakefile=None, extra_env={"PYTHONPATH": str(other)})
     out = proc.stdout + proc.stderr
     lines = [line for line in out.splitlines() if "importable `lem`" in line]
     assert proc.returncode != 0 and len(lines) == 1 and "Job stats" not in out, out[-3000:]
-    assert f"found {REPO / 'src' / 'lem'} (on PYTHONPATH)" in lines[0], lines[0]
-    assert f"this workflow's is src/lem/ of {URL} at {commit} (lem-pipeline " in lines[0], lines[0]
-    # the other fix it names: the package installed at the module's commit (pip records the commit), used
-    fix = re.search(r"-m pip install --no-deps '([^']+)'", lines[0])
-    assert fix and fix.group(1).endswith(f" @ git+{URL}@{commit}"), lines[0]
+    assert f"found {other / 'lem'} (on PYTHONPATH)" in lines[0], lines[0]
+    assert f"this workflow's is {tree / 'src' / 'lem'} (the module's package" in lines[0], lines[0]
+    assert f"files sha256 {tree.name[:12]}" in lines[0], lines[0]
+    # a package installed from the module's files is its own: used
     site = tmp_path / "site"
     proc = subprocess.run(
         [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
-         "--disable-pip-version-check", "--target", str(site), fix.group(1)],
+         "--disable-pip-version-check", "--target", str(site), str(tree)],
         capture_output=True, text=True,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]
