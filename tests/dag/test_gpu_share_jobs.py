@@ -27,11 +27,12 @@ TRAIN = """
 import sys, time
 from pathlib import Path
 
+job, out, seen, wait = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3]), float(sys.argv[4])
+Path(f"started.{job}").touch()  # before the slow imports: a loaded machine delays them, not the marker
+
 import numpy as np
 import torch
 
-job, out, seen, wait = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3]), float(sys.argv[4])
-Path(f"started.{job}").touch()
 other = "b" if job == "a" else "a"
 t = time.time()
 while not Path(f"started.{other}").exists() and time.time() - t < wait:
@@ -60,13 +61,13 @@ def test_two_training_jobs_side_by_side_write_the_files_they_write_in_turn(tmp_p
         .replace("{script}", str(tmp_path / "train.py"))
     )
     outputs = {}
-    for slots, wait in ((2, 60), (1, 1)):
+    for slots, wait in ((2, 120), (1, 1)):
         run = tmp_path / f"slots{slots}"
         run.mkdir()
         args = ["--cores", "2", "--resources", "gpu=1", f"gpu_slots={slots}",
                 "--config", "resources={'gpu_training': 1, 'gpu_share': 2, 'mem_mb_training': 100, "
                 "'runtime_training': 5}", f"wait={wait}"]  # fmt: skip
-        proc = snakemake(run, *args, config=None, snakefile=tmp_path / "Snakefile", timeout=300)
+        proc = snakemake(run, *args, config=None, snakefile=tmp_path / "Snakefile", timeout=600)
         assert proc.returncode == 0, proc.stderr[-3000:]
         seen = {job: (run / f"out/{job}.seen").read_text() for job in "ab"}
         # side by side: each saw the other start; in turn: only the second saw the first's marker
