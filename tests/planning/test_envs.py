@@ -232,7 +232,10 @@ def test_a_modules_package_is_named_by_its_file_list():
     named by its file list's digest, which names its code in place of a commit."""
     code = PackageCode("file:///w/.snakemake/lem-src/" + "d" * 64, "0.1.0", None, files_sha256="d" * 64)
     text = env_text("x: 1\n", "core", code)
-    assert "lem-pipeline 0.1.0 of a module, its files' list (workflow/package-files.txt) sha256 " + "d" * 64 in text
+    assert (
+        "lem-pipeline 0.1.0 of a module, its files' list (workflow/package-files.txt) sha256 " + "d" * 64
+        in text
+    )
 
 
 def test_an_env_file_is_rewritten_only_when_its_bytes_change(tmp_path):
