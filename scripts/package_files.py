@@ -4,14 +4,13 @@ removing or editing a file under src/ or pyproject.toml; `--check` exits 1 when 
 
 from __future__ import annotations
 
-import os
 import sys
-import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
+from lem.core.files import write_text  # noqa: E402
 from lem.run.envs import PACKAGE_FILES, package_files_text  # noqa: E402
 
 
@@ -26,11 +25,7 @@ def main(argv: list[str]) -> int:
     if argv:
         print("usage: python scripts/package_files.py [--check]", file=sys.stderr)
         return 2
-    fd, tmp = tempfile.mkstemp(prefix=".package-files.", dir=out.parent)
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write(text)
-    os.chmod(tmp, 0o644)
-    os.replace(tmp, out)
+    write_text(out, text)  # atomically
     print(f"wrote {PACKAGE_FILES}: {text.count(chr(10)) - 3} files")
     return 0
 

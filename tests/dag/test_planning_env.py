@@ -29,19 +29,24 @@ PINS = dict(req.split("==", 1) for req in REQUIREMENTS if "==" in req)
 NUMPY_LINE = f"pip install numpy=={PINS['numpy']} (pyproject.toml's pin)"
 
 
-@pytest.fixture(scope="session")
-def bare_python(tmp_path_factory) -> Path:
-    """The Python of a fresh venv with `pip install snakemake==<pin> numpy==<pin>` only."""
-    venv = tmp_path_factory.mktemp("bare-snakemake") / "venv"
+def snakemake_venv(tmp_path_factory, name: str, snakemake: str) -> Path:
+    """The Python of a fresh venv with `pip install snakemake==<snakemake> numpy==<pin>` only."""
+    venv = tmp_path_factory.mktemp(name) / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     python = venv / "bin" / "python"
     proc = subprocess.run(
         [str(python), "-m", "pip", "install", "--quiet", "--no-compile", "--disable-pip-version-check",
-         f"snakemake=={PINS['snakemake']}", f"numpy=={PINS['numpy']}"],
+         f"snakemake=={snakemake}", f"numpy=={PINS['numpy']}"],
         capture_output=True, text=True,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]
     return python
+
+
+@pytest.fixture(scope="session")
+def bare_python(tmp_path_factory) -> Path:
+    """Snakemake at its pin and numpy, nothing else."""
+    return snakemake_venv(tmp_path_factory, "bare-snakemake", PINS["snakemake"])
 
 
 def bare(
@@ -84,17 +89,8 @@ OLDEST = f"{OLDEST.group(1)}.{OLDEST.group(2)}.0"
 
 @pytest.fixture(scope="session")
 def oldest_python(tmp_path_factory) -> Path:
-    """The Python of a fresh venv with `pip install snakemake==<OLDEST> numpy==<pin>` only."""
-    venv = tmp_path_factory.mktemp("oldest-snakemake") / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    python = venv / "bin" / "python"
-    proc = subprocess.run(
-        [str(python), "-m", "pip", "install", "--quiet", "--no-compile", "--disable-pip-version-check",
-         f"snakemake=={OLDEST}", f"numpy=={PINS['numpy']}"],
-        capture_output=True, text=True,
-    )  # fmt: skip
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return python
+    """Snakemake at OLDEST and numpy, nothing else."""
+    return snakemake_venv(tmp_path_factory, "oldest-snakemake", OLDEST)
 
 
 def test_the_oldest_admitted_snakemake_plans_the_same_jobs_and_lints(pinned_plans, oldest_python, tmp_path):
