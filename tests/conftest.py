@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+import resource
 import sys
 import tomllib
 from importlib.metadata import PackageNotFoundError, version
@@ -47,6 +48,8 @@ def missing_required_packages(pyproject: Path = REPO / "pyproject.toml") -> list
 
 def pytest_configure(config):
     config.pluginmanager.register(TierSelection(), "lem-tiers")
+    if config.getoption("lem_cpu_top", 0):
+        config.pluginmanager.register(CpuPerTest(config.getoption("lem_cpu_top")), "lem-cpu")
     missing = missing_required_packages()
     if missing:
         raise pytest.UsageError(
@@ -145,6 +148,15 @@ def pytest_addoption(parser):
         dest="lem_all_tiers",
         help="run every tier (unit, planning, dag, slurm, gpu, realdata), the fast ones first; `pytest` alone "
         "(no -m, no test file or folder named) runs the fast tiers: unit and planning",
+    )
+    parser.addoption(
+        "--cpu-top",
+        type=int,
+        default=0,
+        metavar="N",
+        dest="lem_cpu_top",
+        help="print the N tests that cost the most CPU (the session's own and its children's, setup to teardown) "
+        "and the total: what CI's time is made of on 2 cores, less sensitive to a busy machine than --durations",
     )
 
 
@@ -245,6 +257,39 @@ class TierSelection:
                 f"tiers: the fast ones (unit, planning) selected; {n} tests of the slow tiers (dag, slurm, gpu, "
                 "realdata) were deselected: `pytest --all` runs every tier"
             )
+
+
+class CpuPerTest:
+    """`--cpu-top N`: the CPU seconds of each test (user + system of this process and of the children it waited
+    for, from its setup to its teardown). A background run (the shared DAG, the real-data DAG, the SLURM run) is
+    counted where it is waited for: in the first test that reads it, named with its fixture in the line."""
+
+    def __init__(self, top: int):
+        self.top, self.cpu, self.start = top, {}, cpu_seconds()
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_protocol(self, item, nextitem):
+        before = cpu_seconds()
+        try:
+            return (yield)
+        finally:
+            self.cpu[item.nodeid] = cpu_seconds() - before
+
+    def pytest_terminal_summary(self, terminalreporter):
+        total = cpu_seconds() - self.start
+        terminalreporter.section(f"CPU per test: the {self.top} largest (seconds)")
+        for nodeid, seconds in sorted(self.cpu.items(), key=lambda kv: -kv[1])[: self.top]:
+            terminalreporter.write_line(f"{seconds:8.1f}  {nodeid}")
+        terminalreporter.write_line(
+            f"{sum(self.cpu.values()):8.1f}  in tests; {total:.1f} in the session (collection, tiers' runs reaped "
+            "at exit)"
+        )
+
+
+def cpu_seconds() -> float:
+    """User + system CPU of this process and of the children it has waited for."""
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
 def pytest_runtest_setup(item):

@@ -23,9 +23,9 @@ CORES = "2"
 
 
 def small_config(reference_model: Path | None = None) -> dict:
-    """The embedded default, shrunk to what the DAG-level tests read: the default's four rows (base, mlm_tlm
-    and two LEM variants; the other ablation variants only change the masking, tested at unit level, and
-    their planning and aliases by dry runs in tests/planning/test_configs.py), two pre-training seeds (intervals
+    """The embedded default, shrunk to what the DAG-level tests read: the default's three rows (base, mlm_tlm
+    and lem; the ablation variants only change the masking, tested at unit level (tests/unit/test_masking.py:
+    every set of entity types), and their planning and aliases by dry runs in tests/planning/test_configs.py), two pre-training seeds (intervals
     and pooled paired tests), curation and NMT on si-en at one kept share, and NMT a few steps long (the wiring,
     not the translation quality). With `reference_model` (a local sentence-transformers folder), a reference
     encoder row `ref_tiny` too."""
@@ -47,7 +47,6 @@ def small_config(reference_model: Path | None = None) -> dict:
     cfg["pretrain"]["max_length"] = 48
     cfg["embedding"]["max_length"] = 48
     cfg["sentiment"]["training"]["max_length"] = 48
-    cfg["variants"] = ["base", "mlm_tlm", "lem", "lem_ne"]
     cfg["ner_model"]["settings"].update(epochs=1, max_length=48)
     cfg["sentiment"]["seeds"] = [1]
     cfg["sentiment"]["training"]["epochs"] = 1
