@@ -5,6 +5,7 @@ job runs (lem.config_check, called from workflow/rules/common.smk right after th
 from __future__ import annotations
 
 import copy
+import inspect
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -17,8 +18,10 @@ from support.dag import snakemake
 
 from lem.config_check import SECTION, SECTIONS, ConfigError, check_workflow_config
 from lem.config_check.provenance import _uses
-from lem.run import Run
-from lem.run.settings import SETTINGS, Add
+from lem.plan.settings import CODE_WILDCARDS
+from lem.run import Run, settings
+from lem.run.paths import fill
+from lem.run.settings import SETTINGS, settings_for
 
 REPO = Path(__file__).resolve().parents[2]
 SCHEMA = REPO / "workflow" / "schemas" / "config.schema.yaml"
@@ -231,8 +234,8 @@ def test_a_base_model_max_length_other_than_pretrains_is_reported(capsys):
 def test_every_section_a_rule_passes_to_a_verb_is_checked():
     """The config sections serialised into a rule's `--settings` (as_json) are the checked sections (or
     what the rule merges into them): a new one must be added to lem.config_check.SECTIONS. The rules' own
-    `as_json(config[...])` calls are read from the rule files, the rest from the table of settings merges
-    (lem.run.settings.SETTINGS, what `RUN.settings_for` builds)."""
+    `as_json(config[...])` calls are read from the rule files, the rest from the accounts of the rules' settings
+    functions (lem.run.settings.SETTINGS)."""
     # besides the sections: values the schema types and lem.config_check checks (the report's evaluation sets:
     # lem.config_check.names; its reference rows: _check_references)
     allowed = {s.path for s in SECTIONS} | {
@@ -260,8 +263,8 @@ def test_every_section_a_rule_passes_to_a_verb_is_checked():
         for ref in re.finditer(r"config((?:\[[^\]]+\]|\.get\([^,)]+)+)", call):
             segs = re.findall(r'\["([^"]+)"\]|\[([^\]"]+)\]|\.get\("([^"]+)"', ref.group(1))
             seen.add(".".join(a or c or "<name>" for a, b, c in segs))
-    for parts in SETTINGS.values():
-        for part in parts:
+    for rule in SETTINGS.values():
+        for part in rule.parts:
             keys = [part.path] + [add.source for add in part.before + part.after]
             for key in filter(None, keys):
                 seen.add(
@@ -279,39 +282,67 @@ def test_every_section_a_rule_passes_to_a_verb_is_checked():
     assert not unknown, f"sections passed to a `lem` verb but not checked by lem.config_check: {unknown}"
 
 
-def test_the_settings_table_drives_the_rules_settings_and_the_check(monkeypatch):
-    """One table of settings merges (lem.run.settings.SETTINGS): `Run.settings_for` builds a rule's settings
-    from its row, and the config check (lem.config_check.provenance) builds every checked section with the
-    same merges from the same row, naming where each merged value comes from; a merge added to a row reaches
-    both, and the keys the check refuses in a section (the rule sets them: SECTIONS' `overridden`) come from it."""
-    config = copy.deepcopy(CONFIGS["config.yaml"])
+def _at(settings: Any, dotted: str) -> Any:
+    for key in filter(None, dotted.split(".")):
+        settings = settings[key]
+    return settings
+
+
+@pytest.mark.parametrize("file", [*CONFIGS, "test"])
+def test_each_rules_function_passes_the_sections_its_account_says(file):
+    """Each rule's settings are built by its function (lem.run.settings) and described by its account, which the
+    config check reads (lem.config_check.provenance): for every checked section of a shipped config, the section
+    built from the account with its merges is what the function passes, where the job's own values are the
+    config's (the run's seed as the pre-training seed, a stage's default epochs)."""
+    if file == "test":
+        config = yaml.safe_load((REPO / ".test" / "config" / "config.yaml").read_text(encoding="utf-8"))
+    else:
+        config = copy.deepcopy(CONFIGS[file])
     check_workflow_config(config, SCHEMA)
     run = Run(config)
     uses = list(_uses(config))
-    table = {p.section for parts in SETTINGS.values() for p in parts if p.section}
-    assert {u.section for u in uses} <= table == {s.path for s in SECTIONS}  # a section the config has
-    # each use merged is what the rule passes where the job's values are the config's
-    by_path = {u.path: u for u in uses}
-    curate = by_path["curation.settings"]
-    assert {**curate.before, **curate.data, **curate.after} == run.settings_for("curate")
-    assert curate.sources == {"mining": "mining.settings"}
-    generate = by_path["corpus.generate"]
-    assert {**generate.before, **generate.data} == run.settings_for("generate_corpus")
-    assert generate.sources == {"seed": "seed"}
-    lang = config["languages"][0]
-    assert by_path[f"annotation.{lang}"].data == run.settings_for("annotate", lang=lang)
-    mono = by_path["pretrain.stages.mono.training"]
-    stage = run.settings_for("pretrain_mono", scope="tri", tvariant="lem", seed=config["seed"])["training"]
-    epochs = config["pretrain"]["stages"]["mono"]["epochs"]
-    assert {**mono.before, **mono.data, **mono.after} == {**stage, "epochs": epochs["default"]}
-    # a merge added to the table's row of `mine`: the rule passes it and the check builds with it
-    mine = SETTINGS["mine"][0]._replace(before=(Add("seed", "seed"),))
-    monkeypatch.setitem(SETTINGS, "mine", (mine,))
-    assert run.settings_for("mine") == {"seed": config["seed"], **config["mining"]["settings"]}
-    use = next(u for u in _uses(config) if u.section == "mining.settings")
-    assert use.before == {"seed": config["seed"]} and use.sources == {"seed": "seed"}
-    assert SECTION["mining.settings"].injected == {"seed": "seed"}  # what the check says the rule sets
+    # a job's wildcards that a section's build leaves open: any entry (they pick another section, not a value)
+    trained = [v for v in config["pretrain"]["variants"] if v in run.trained]
+    any_job = {"seed": config["seed"], "tvariant": trained[0] if trained else None, "lang": run.langs[0]}
+    matched = set()
+    for rule, (build, parts) in SETTINGS.items():
+        wanted = inspect.signature(build).parameters
+        for part in parts:
+            for w in settings._instances(config, part) if part.section else ():
+                path = ".".join(fill(s, **w) for s in part.path.split("."))
+                if not any((u.section, u.path) == (part.section, path) for u in uses):
+                    continue  # its parent is not a mapping: left to the schema, as the check leaves it
+                job = {**{k: v for k, v in any_job.items() if k in wanted}, **w}
+                passed = _at(settings_for(run, rule, **job), part.into)
+                for i, use in enumerate(uses):
+                    if (use.section, use.path) != (part.section, path):
+                        continue
+                    data = {} if use.data is None and part.optional else use.data
+                    merged = {**use.before, **data, **use.after} if part.before or part.after else data
+                    if part.finish is not None:
+                        merged = part.finish(run, job["seed"], merged)
+                    if merged == passed:
+                        matched.add(i)
+    assert matched == set(range(len(uses))), [uses[i] for i in set(range(len(uses))) - matched]
+
+
+def test_the_accounts_name_the_keys_the_check_refuses():
+    """The keys the check refuses in a section (the rule sets them: SECTIONS' `overridden`) and those it says
+    the rule adds (`injected`) come from the rules' accounts (lem.run.settings.SETTINGS)."""
+    config = copy.deepcopy(CONFIGS["config.yaml"])
+    check_workflow_config(config, SCHEMA)
+    by_path = {u.path: u for u in _uses(config)}
+    assert by_path["curation.settings"].sources == {"mining": "mining.settings"}
+    assert by_path["corpus.generate"].sources == {"seed": "seed"}
+    assert SECTION["corpus.generate"].injected == {"seed": "seed"}
+    assert SECTION["mining.settings"].injected == {} == SECTION["mining.settings"].overridden
     assert SECTION["curation.settings"].overridden == {"mining": "mining.settings"}
+    assert SECTION["pretrain.stages.<stage>.training"].overridden == {
+        "epochs": "pretrain.stages.<stage>.epochs.default"
+    }
+    assert SECTION["sources.madlad.settings"].overridden == {"size": "sources.madlad.sizes.<lang>"}
+    table = {p.section for rule in SETTINGS.values() for p in rule.parts if p.section}
+    assert table == {s.path for s in SECTIONS}
 
 
 # --- the real thing, twice: snakemake -n on a config with a typo ------------------------------------------
@@ -369,15 +400,15 @@ def test_the_schema_defaults_of_the_report_sections_are_their_dataclass_defaults
     assert SECTION[section].cls.from_dict(filled) == SECTION[section].cls()
 
 
-def test_the_report_reads_the_config_through_its_row_of_the_settings_table():
-    """The report rule passes `Run.settings_for("report")` (`--settings`), built into one ReportSettings: the
+def test_the_report_reads_the_config_through_its_settings_function():
+    """The report rule passes `rule_settings.report(RUN)` (`--settings`), built into one ReportSettings: the
     config's evidence (a margin given merges per task), controls, evaluation sets and reference controls."""
     from lem.report.settings import ReportSettings
 
     config = copy.deepcopy(CONFIGS["config.yaml"])
     config["evidence"] = {"alpha": 0.1, "margin": {"nmt": 2.0}}
     check_workflow_config(config, SCHEMA)
-    passed = Run(config).settings_for("report")
+    passed = settings.report(Run(config))
     assert set(passed) == {"evidence", "controls", "evalsets", "references"}
     s = ReportSettings.from_dict(passed)
     assert (
@@ -391,7 +422,8 @@ def test_the_report_reads_the_config_through_its_row_of_the_settings_table():
 
 
 def test_lem_plan_settings_prints_a_rules_config_keys_and_values(capsys):
-    """`lem plan settings RULE`: the settings table's row as data, each config key with its value in a config."""
+    """`lem plan settings RULE`: the account of a rule's settings as data, each config key with its value in a
+    config."""
     from lem.cli import command
 
     assert command("plan")(["settings", "curate", "--configfile", str(REPO / "config" / "config.yaml")]) == 0
@@ -407,14 +439,15 @@ def test_lem_plan_settings_prints_a_rules_config_keys_and_values(capsys):
     assert "no settings for rule 'nope'" in capsys.readouterr().err
 
 
-def test_no_function_sits_in_a_row_of_the_settings_table():
-    """Every value of a row is data (config keys, wildcards, names); the table's code is `CODE`, by name."""
-    from lem.run.settings import CODE
-
-    for rule, parts in SETTINGS.items():
+def test_the_rules_call_their_settings_functions_by_name():
+    """Every rule with settings calls its own function (`rule_settings.<rule>(RUN, ...)`, lem.run.settings),
+    no rule file names one by string, and each function an account names is one lem plan settings can say."""
+    text = "\n".join(p.read_text(encoding="utf-8") for p in (REPO / "workflow" / "rules").glob("*.smk"))
+    called = set(re.findall(r"rule_settings\.(\w+)\(\s*RUN", text))
+    assert called == set(SETTINGS) and "settings_for" not in text
+    for rule, (build, parts) in SETTINGS.items():
+        assert build.__name__ == rule and build is getattr(settings, rule)
         for part in parts:
-            for add in (*part.before, *part.after):
-                assert not any(callable(v) for v in add), (rule, add)
-                assert {add.code, add.job} - {None} <= set(CODE), (rule, add)
-            assert not any(callable(v) for v in part), (rule, part)
-            assert part.finish in (None, *CODE), (rule, part)
+            for merge in (*part.before, *part.after):
+                assert {merge.code, merge.job} - {None} <= set(CODE_WILDCARDS), (rule, merge)
+            assert part.finish in (None, *CODE_WILDCARDS), (rule, part)

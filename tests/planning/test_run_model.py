@@ -14,6 +14,7 @@ from lem.config_check import ConfigError, base_model_folder, check_config
 from lem.nmt.settings import training_seed
 from lem.plan import load_config
 from lem.run import Run
+from lem.run.settings import curate, nmt_run, pretrain_base, pretrain_mono, settings_for
 
 REPO = Path(__file__).resolve().parents[2]
 CONFIGS = ["config.yaml", "paper.yaml", "gpu-smoke.yaml", "ablation.yaml"]  # local.yaml: the real data's tier
@@ -26,7 +27,7 @@ def planned(request, tmp_path_factory) -> tuple[str, dict, dict[str, list[set[st
 
 
 def test_the_run_models_job_grid_is_the_dags(planned):
-    """Every job of lem.run.Run.jobs() is one job of the DAG, of the same rule, and every DAG job of those
+    """Every job of lem.run.grid.Grid.jobs() is one job of the DAG, of the same rule, and every DAG job of those
     rules is one of them (pre-training, embedding, controls, reference encoders, mining, sentiment,
     curation, NMT)."""
     job_grid_is_the_dags(planned)
@@ -61,24 +62,24 @@ def test_every_path_of_a_base_model_comes_from_one_place(tmp_path):
     )
 
 
-def test_settings_for_merges_as_the_rules_pass_them():
+def test_the_rules_settings_functions_merge_as_the_rules_pass_them():
     """The settings each rule passes: a stage's epochs for its scope and the pre-training seed, the base
     model built for pretrain.max_length, NMT trained with a seed derived from the pre-training seed (not the
     rankings' own), curation with mining's margin alone (its retrieval, threshold and index rerun no curation)."""
     config = load_config([REPO / "config" / "config.yaml"])
     run = Run(config)
-    mono = run.settings_for("pretrain_mono", scope="tri", tvariant="lem", seed="2")
+    mono = pretrain_mono(run, scope="tri", tvariant="lem", seed="2")
     assert mono["training"]["seed"] == 2 and mono["masking"] == config["pretrain"]["variants"]["lem"]
     epochs = config["pretrain"]["stages"]["mono"]["epochs"]
     assert mono["training"]["epochs"] == epochs.get("tri", epochs["default"])
-    base = run.settings_for("pretrain_base", seed=3)
+    base = pretrain_base(run, seed=3)
     assert base["model"]["max_length"] == config["pretrain"]["max_length"] and base["training"]["seed"] == 3
-    assert run.settings_for("nmt_run", seed="7")["seed"] == training_seed(7, 13) != 7  # not the rankings'
+    assert nmt_run(run, seed="7")["seed"] == training_seed(7, 13) != 7  # not the rankings'
     config["mining"]["settings"].update(k=5, threshold=0.3, index="flat", device="cpu")
-    mining = run.settings_for("curate")["mining"]
+    mining = curate(run)["mining"]
     assert mining["k"] == 5 and "threshold" not in mining and "index" not in mining and "device" not in mining
     with pytest.raises(KeyError, match="no settings for rule 'nope'"):
-        run.settings_for("nope")
+        settings_for(run, "nope")
 
 
 def test_common_smk_is_thin():
@@ -93,13 +94,13 @@ def test_curation_corpora_and_mining_sets_embed_in_jobs_of_their_own():
     after a run reruns no curation or NMT job; a mining set may not be called `curation` (its folders)."""
     config = load_config([REPO / "config" / "config.yaml"])
     run = Run(config)
-    rules = {job.rule: job for job in run.embed_jobs()}
+    rules = {job.rule: job for job in run.grid.embed_jobs()}
     assert set(rules) == {"embed_news_gen", "embed_curation"}  # one per mining set (issue 37)
     assert {e for e, _, _ in rules["embed_news_gen"].files} == set(config["mining"]["evalsets"])
     assert rules["embed_news_gen"].unit == "news_gen/all"
     assert {e for e, _, _ in rules["embed_curation"].files} == {"curation"}
     config["mining"]["evalsets"]["news_more"] = dict(config["mining"]["evalsets"]["news_gen"])
-    more = {job.rule: job for job in Run(config).embed_jobs()}
+    more = {job.rule: job for job in Run(config).grid.embed_jobs()}
     assert (
         more["embed_news_gen"] == rules["embed_news_gen"]
     )  # a set added leaves the others' jobs as they were

@@ -14,7 +14,7 @@ def planned(request, shared_data, tmp_path_factory) -> tuple[str, dict, dict[str
 
 
 def test_the_run_models_job_grid_is_the_dags(planned):
-    """Every job of lem.run.Run.jobs() is one job of the DAG, of the same rule, and every DAG job of those
+    """Every job of lem.run.grid.Grid.jobs() is one job of the DAG, of the same rule, and every DAG job of those
     rules is one of them (tests/planning/test_run_model.py)."""
     job_grid_is_the_dags(planned)
 

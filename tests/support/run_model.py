@@ -44,11 +44,11 @@ def planned_config(name: str, workdir: Path, data_root: Path | None = None) -> t
 
 
 def job_grid_is_the_dags(planned: tuple[str, dict, dict]) -> None:
-    """Every job of lem.run.Run.jobs() is one job of the DAG, of the same rule, and every DAG job of those
+    """Every job of lem.run.grid.Grid.jobs() is one job of the DAG, of the same rule, and every DAG job of those
     rules is one of them (pre-training, embedding, controls, reference encoders, mining, sentiment,
     curation, NMT)."""
     name, config, dag = planned
-    grid = Run(config).jobs()
+    grid = Run(config).grid.jobs()
     assert grid["mine"] and grid["pretrain_mono"], name
     for rule, paths in grid.items():
         jobs = dag.get(rule, [])

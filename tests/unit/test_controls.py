@@ -257,5 +257,5 @@ def test_per_set_controls_are_checked_at_load_and_drop_a_row():
         check_config(config)
     config["mining"]["evalsets"]["news_gen"]["controls"] = {"lexical": {"si-ta": False}}
     check_config(config)
-    lexical = [p for p in Run(config).mining_outputs() if "/control_lexical/" in p]
+    lexical = [p for p in Run(config).grid.mining_outputs() if "/control_lexical/" in p]
     assert sorted(p.rsplit("/", 1)[1] for p in lexical) == ["si-en.metrics.json", "ta-en.metrics.json"]

@@ -8,7 +8,7 @@ import pytest
 from lem.evidence import power
 from lem.plan import power as plan_power
 from lem.plan import settings as plan_settings
-from lem.run.settings import CODE, SETTINGS
+from lem.run.settings import SETTINGS
 
 PARTS = {"var_seed": 0.0004, "var_item": 0.0001, "var_res": 0.002, "items": 60}
 
@@ -51,8 +51,19 @@ def test_a_level_planning_cannot_resolve_is_refused(alpha):
     assert plan_power.level("--alpha", 1e-6) == 1e-6
 
 
-def test_every_code_entry_says_which_wildcards_it_reads():
-    assert set(plan_settings.CODE_WILDCARDS) == set(CODE)
+def test_every_function_an_account_names_says_which_wildcards_it_reads():
+    named = {
+        code
+        for rule in SETTINGS.values()
+        for part in rule.parts
+        for code in (
+            part.finish,
+            *(m.code for m in (*part.before, *part.after)),
+            *(m.job for m in (*part.before, *part.after)),
+        )
+        if code is not None
+    }
+    assert set(plan_settings.CODE_WILDCARDS) == named
 
 
 @pytest.mark.parametrize(

@@ -50,13 +50,13 @@ def shipped_configs() -> dict[str, list[Path]]:
 
 
 def generated_rules() -> dict[str, set[str]]:
-    """Rule file -> the names of the rules it generates (lem.run.Run.embed_jobs, reference_jobs) for any
+    """Rule file -> the names of the rules it generates (lem.run.grid.Grid.embed_jobs, reference_jobs) for any
     shipped config."""
     out: dict[str, set[str]] = {"embed.smk": set(), "reference.smk": set()}
     for files in shipped_configs().values():
         run = Run(expand_data_root(load_config(files)))
-        out["embed.smk"] |= {job.rule for job in run.embed_jobs()}
-        for suffix, _, _ in run.reference_jobs():
+        out["embed.smk"] |= {job.rule for job in run.grid.embed_jobs()}
+        for suffix, _, _ in run.grid.reference_jobs():
             out["reference.smk"] |= {f"embed_reference_laser{suffix}", f"embed_reference{suffix}"}
     return out
 

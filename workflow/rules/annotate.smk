@@ -4,7 +4,7 @@ from lem.core.gpu_share import training_resources
 rule annotate_mono:
     input:
         text=paths.GUARDED_MONO,
-        resources=lambda w: RUN.annotation_inputs(w.lang),
+        resources=lambda w: RUN.sets.annotation_inputs(w.lang),
     output:
         paths.ANNOTATION_MONO,
     log:
@@ -15,11 +15,11 @@ rule annotate_mono:
         lem_env("annotate")
     threads: 1
     resources:
-        gpu=lambda w: RUN.annotation_gpu(w.lang),
+        gpu=lambda w: RUN.sets.annotation_gpu(w.lang),
         mem_mb=config["resources"]["mem_mb_annotation"],
         runtime=config["resources"]["runtime_annotation"],
     params:
-        settings=lambda w: as_json(RUN.settings_for("annotate", lang=w.lang)),
+        settings=lambda w: as_json(rule_settings.annotate(RUN, lang=w.lang)),
     shell:
         "lem annotate run --lang {wildcards.lang} --input {input.text:q} "
         "--settings '{params.settings}' --out {output:q} > {log:q} 2>&1"
@@ -27,8 +27,8 @@ rule annotate_mono:
 
 rule annotate_para:
     input:
-        text=lambda w: RUN.para_text(f"{w.src}-{w.tgt}", w.split),
-        resources=lambda w: RUN.annotation_inputs(w.lang),
+        text=lambda w: RUN.sets.para_text(f"{w.src}-{w.tgt}", w.split),
+        resources=lambda w: RUN.sets.annotation_inputs(w.lang),
     output:
         artifact(paths.ANNOTATION_PARA, pair="{src}-{tgt}"),
     log:
@@ -39,11 +39,11 @@ rule annotate_para:
         lem_env("annotate")
     threads: 1
     resources:
-        gpu=lambda w: RUN.annotation_gpu(w.lang),
+        gpu=lambda w: RUN.sets.annotation_gpu(w.lang),
         mem_mb=config["resources"]["mem_mb_annotation"],
         runtime=config["resources"]["runtime_annotation"],
     params:
-        settings=lambda w: as_json(RUN.settings_for("annotate", lang=w.lang)),
+        settings=lambda w: as_json(rule_settings.annotate(RUN, lang=w.lang)),
         column=lambda w: 0 if w.lang == w.src else 1,
     shell:
         "lem annotate run --lang {wildcards.lang} --input {input.text:q} --column {params.column:q} "
@@ -54,7 +54,7 @@ rule annotation_coverage:
     input:
         texts=expand(paths.GUARDED_MONO, lang=LANGS),
         resources=lambda w: sorted(
-            {f for lang in LANGS for f in RUN.annotation_inputs(lang)}
+            {f for lang in LANGS for f in RUN.sets.annotation_inputs(lang)}
         ),
     output:
         COVERAGE,
@@ -66,14 +66,14 @@ rule annotation_coverage:
         lem_env("annotate")
     threads: 1
     resources:
-        gpu=lambda w: max(RUN.annotation_gpu(lang) for lang in LANGS),
+        gpu=lambda w: max(RUN.sets.annotation_gpu(lang) for lang in LANGS),
         mem_mb=config["resources"]["mem_mb_annotation"],
         runtime=config["resources"]["runtime_annotation"],
     params:
         langs=LANGS,
-        settings=as_json(RUN.settings_for("annotation_coverage")),
-        types=RUN.masked_types(),  # the types alone: a variant removed reruns no annotation
-        check=as_json(RUN.settings_for("annotation_coverage_check")),
+        settings=as_json(rule_settings.annotation_coverage(RUN)),
+        types=RUN.sets.masked_types(),  # the types alone: a variant removed reruns no annotation
+        check=as_json(rule_settings.annotation_coverage_check(RUN)),
     shell:
         "lem annotate coverage --langs {params.langs:q} --texts {input.texts:q} "
         "--settings '{params.settings}' --types {params.types:q} --check '{params.check}' "
@@ -100,7 +100,7 @@ rule train_crf:
         runtime=config["resources"]["runtime_annotation"],
     params:
         train=lambda w: source_file(config["crf_models"][w.crf]["train"]),
-        args=lambda w: RUN.crf_args(w.crf),
+        args=lambda w: RUN.sets.crf_args(w.crf),
     shell:
         "lem annotate train-crf --train {params.train:q} {params.args:q} --out {output.model:q} > {log:q} 2>&1"
 
@@ -123,7 +123,7 @@ rule train_ner:
     resources:
         **training_resources(config["resources"]),  # lem.core.gpu_share: a GPU, or a share of one
     params:
-        settings=lambda w: as_json(RUN.settings_for("train_ner")),
+        settings=lambda w: as_json(rule_settings.train_ner(RUN)),
         valid=lambda w: (
             ["--valid", config["ner_model"]["valid"]]
             if config["ner_model"].get("valid")
@@ -185,8 +185,8 @@ rule annotation_eval:
     input:
         text=paths.NER_GOLD_TEXT,
         gold=artifact(paths.NER_GOLD, split="valid"),
-        resources=lambda w: RUN.annotation_inputs(
-            w.lang, RUN.eval_annotation(w.annotator, w.lang)
+        resources=lambda w: RUN.sets.annotation_inputs(
+            w.lang, rule_settings.annotation_eval(RUN, w.annotator, w.lang)
         ),
     output:
         pred=artifact(paths.ANNOTATION_EVAL, ext="parquet"),
@@ -197,14 +197,14 @@ rule annotation_eval:
         lem_env("annotate")
     threads: 1
     resources:
-        gpu=lambda w: RUN.annotation_gpu(
-            w.lang, RUN.eval_annotation(w.annotator, w.lang)
+        gpu=lambda w: RUN.sets.annotation_gpu(
+            w.lang, rule_settings.annotation_eval(RUN, w.annotator, w.lang)
         ),
         mem_mb=config["resources"]["mem_mb_annotation"],
         runtime=config["resources"]["runtime_annotation"],
     params:
         settings=lambda w: as_json(
-            RUN.settings_for("annotation_eval", annotator=w.annotator, lang=w.lang)
+            rule_settings.annotation_eval(RUN, annotator=w.annotator, lang=w.lang)
         ),
         keys_json=lambda w: metrics_keys("annotation", dataset=w.annotator, pair=w.lang),
     shell:

@@ -99,9 +99,10 @@ from lem.run import (
     training_code,
 )
 from lem.run import paths
+from lem.run import settings as rule_settings
 
-# The model of this run (lem.run): its rows, seeds and scopes, every artifact path, the job grid and the
-# settings each rule passes. The rules below and in the other rule files call it.
+# The model of this run (lem.run): its rows, seeds and scopes, its sets (RUN.sets) and job grid (RUN.grid), every
+# artifact path; each rule's settings are rule_settings.<rule>(RUN, **wildcards). The rule files call them.
 RUN = Run(config)
 LANGS = RUN.langs
 PAIRS = RUN.pairs
@@ -173,7 +174,7 @@ def base_model_checked():
 
 
 def final_outputs():
-    return RUN.final_outputs()
+    return RUN.grid.final_outputs()
 
 
 def artifact(template, **values):

@@ -16,7 +16,7 @@ if config["corpus"]["source"] == "generate":
             lem_env("core")
         threads: 1
         params:
-            settings=as_json(RUN.settings_for("generate_corpus")),
+            settings=as_json(rule_settings.generate_corpus(RUN)),
         shell:
             "lem corpus generate --settings '{params.settings}' "
             f"--out-dir {paths.CORPUS_DIR} --eval-dir {paths.GENERATED_EVAL_DIR} "
@@ -39,8 +39,8 @@ else:
 
     rule para_from_files:
         input:
-            train=lambda w: RUN.para_files(w.pair, "train"),
-            valid=lambda w: RUN.para_files(w.pair, "valid"),
+            train=lambda w: RUN.sets.para_files(w.pair, "train"),
+            valid=lambda w: RUN.sets.para_files(w.pair, "valid"),
         output:
             train=paths.CORPUS_PARA_TRAIN,
             valid=paths.PARA_VALID,
@@ -74,7 +74,7 @@ rule prepare_news:
     log:
         "logs/eval/prepare_{evalset}_{src}-{tgt}.log",
     wildcard_constraints:
-        evalset=names_regex(RUN.mining_sets("news")),
+        evalset=names_regex(RUN.sets.mining_sets("news")),
     conda:
         lem_env("core")
     threads: 1
@@ -96,8 +96,12 @@ rule prepare_news:
 # among all the set's sentences, written in the news layout (lem.data.retrieval).
 rule prepare_retrieval:
     input:
-        src=lambda w: source_dep(RUN.retrieval_files(w.evalset, f"{w.src}-{w.tgt}")[0]),
-        tgt=lambda w: source_dep(RUN.retrieval_files(w.evalset, f"{w.src}-{w.tgt}")[1]),
+        src=lambda w: source_dep(
+            RUN.sets.retrieval_files(w.evalset, f"{w.src}-{w.tgt}")[0]
+        ),
+        tgt=lambda w: source_dep(
+            RUN.sets.retrieval_files(w.evalset, f"{w.src}-{w.tgt}")[1]
+        ),
     output:
         src=artifact(paths.PREPARED_FILE, pair="{src}-{tgt}", name="{src}.tsv"),
         tgt=artifact(paths.PREPARED_FILE, pair="{src}-{tgt}", name="{tgt}.tsv"),
@@ -106,7 +110,7 @@ rule prepare_retrieval:
     log:
         "logs/eval/prepare_{evalset}_{src}-{tgt}.log",
     wildcard_constraints:
-        evalset=names_regex(RUN.mining_sets("parallel")),
+        evalset=names_regex(RUN.sets.mining_sets("parallel")),
     conda:
         lem_env("core")
     threads: 1
@@ -131,14 +135,14 @@ rule prepare_sentiment:
     params:
         input=lambda w: source_file(config["sentiment"]["datasets"][w.dataset]["input"]),
         settings=lambda w: as_json(
-            RUN.settings_for("prepare_sentiment", dataset=w.dataset)
+            rule_settings.prepare_sentiment(RUN, dataset=w.dataset)
         ),
     shell:
         "lem data sentiment --input {params.input:q} --settings '{params.settings}' "
         '--out-dir "$(dirname {output.train:q})" > {log:q} 2>&1'
 
 
-# The pre-training text is guarded against the evaluation sets configured when it is built (RUN.guard_eval_files);
+# The pre-training text is guarded against the evaluation sets configured when it is built (RUN.sets.guard_eval_files);
 # every evaluation set is then checked against it before it is evaluated, so a set added after pre-training
 # reruns no pre-training: a mining set per item (leakage_items, mine.smk: a sentence in the training text is
 # dropped and counted), any other set whole (leakage_check: refused by name if it overlaps).
@@ -146,7 +150,7 @@ rule leakage_guard:
     input:
         mono=expand(paths.CORPUS_MONO, lang=LANGS),
         para=expand(paths.CORPUS_PARA_TRAIN, pair=PAIRS),
-        evals=RUN.guard_eval_files(),
+        evals=RUN.sets.guard_eval_files(),
     output:
         mono=expand(paths.GUARDED_MONO, lang=LANGS),
         para=expand(paths.GUARDED_PARA, pair=PAIRS),
@@ -157,7 +161,7 @@ rule leakage_guard:
         lem_env("core")
     threads: 1
     params:
-        settings=as_json(RUN.settings_for("leakage")),
+        settings=as_json(rule_settings.leakage(RUN)),
     shell:
         "lem data leakage --train {input.mono:q} {input.para:q} --eval {input.evals:q} "
         "--out-clean {output.mono:q} {output.para:q} --settings '{params.settings}' "
@@ -166,8 +170,8 @@ rule leakage_guard:
 
 rule leakage_check:
     input:
-        evals=lambda w: RUN.evalset_files(w.kind, w.name),
-        train=lambda w: RUN.evalset_train(w.kind, w.name),
+        evals=lambda w: RUN.sets.evalset_files(w.kind, w.name),
+        train=lambda w: RUN.sets.evalset_train(w.kind, w.name),
         report=LEAKAGE_REPORT,
     output:
         paths.CHECKED,
@@ -179,7 +183,7 @@ rule leakage_check:
         lem_env("core")
     threads: 1
     params:
-        settings=as_json(RUN.settings_for("leakage")),
+        settings=as_json(rule_settings.leakage(RUN)),
     shell:
         "lem data leakage-check --name {wildcards.kind}/{wildcards.name} --eval {input.evals:q} "
         "--train {input.train:q} --guard-report {input.report:q} --settings '{params.settings}' "

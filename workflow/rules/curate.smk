@@ -1,6 +1,6 @@
 # Parallel data curation: the corpus of each pair is prepared once (streamed, capped, de-duplicated,
 # rule-filtered: curation.filters) into the embedding layout; the embed stage embeds both sides for every variant
-# (RUN.embedding_files); `lem curate rank` scores each pair with mining's margin and ranks the corpus.
+# (RUN.grid.embedding_files); `lem curate rank` scores each pair with mining's margin and ranks the corpus.
 
 
 rule prepare_curation:
@@ -30,7 +30,7 @@ rule prepare_curation:
             if config["curation"].get("max_pairs")
             else []
         ),
-        filters=as_json(RUN.settings_for("prepare_curation")),
+        filters=as_json(rule_settings.prepare_curation(RUN)),
     shell:
         "lem curate prepare --pair {wildcards.src}-{wildcards.tgt} {params.source:q} {params.cap:q} "
         "--settings '{params.filters}' "
@@ -65,7 +65,7 @@ rule curate:
             lang=src_tgt(w.pair)[1],
             ext="npy",
         ),
-        checked=lambda w: RUN.leakage_checked("curation", w.pair),
+        checked=lambda w: RUN.sets.leakage_checked("curation", w.pair),
     output:
         scores=artifact(paths.CURATION, name="scores.tsv"),
         metrics=artifact(paths.CURATION, name="metrics.json"),
@@ -80,7 +80,7 @@ rule curate:
     threads: 1
     params:
         # mining's margin alone (lem.run.curation_mining): its retrieval, threshold or index rerun no curation
-        settings=as_json(RUN.settings_for("curate")),
+        settings=as_json(rule_settings.curate(RUN)),
         keys_json=lambda w: metrics_keys(
             "curation", variant=w.variant, dataset="noisy", pair=w.pair, seed=w.seed
         ),

@@ -59,7 +59,7 @@ rule madlad:
     resources:
         runtime=24 * 60,
     params:
-        settings=lambda w: as_json(RUN.settings_for("madlad", lang=w.lang)),
+        settings=lambda w: as_json(rule_settings.madlad(RUN, lang=w.lang)),
         unpinned=lambda w: (
             ["--allow-unpinned"]
             if config["sources"]["madlad"]["allow_unpinned"]
@@ -111,7 +111,7 @@ rule multiner_split:
     threads: 1
     params:
         dir=lambda w: source_file(config["sources"]["multiner"]["dir"]),
-        settings=lambda w: as_json(RUN.settings_for("multiner_split")),
+        settings=lambda w: as_json(rule_settings.multiner_split(RUN)),
     shell:
         "lem data multiner --dir {params.dir:q} --settings '{params.settings}' "
         "--out-dir resources/multiner > {log:q} 2>&1"
@@ -204,6 +204,6 @@ if (
             lem_env("core")
         threads: 1
         params:
-            config=as_json(RUN.settings_for("check_base_model")),
+            config=as_json(rule_settings.check_base_model(RUN)),
         shell:
             "lem plan check-model --config-json '{params.config}' --out {output:q} > {log:q} 2>&1"

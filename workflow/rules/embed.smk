@@ -1,4 +1,4 @@
-# One embed job per model, unit and evaluation set (lem.run.Run.embed_jobs): it loads the model once and
+# One embed job per model, unit and evaluation set (lem.run.grid.Grid.embed_jobs): it loads the model once and
 # writes the embeddings of one mining set's files the model serves (as `leakage_items` left them), or of
 # every curation corpus, at lem.run.paths.EMBEDDING ({lang}.npy, .ids.txt and .meta.json per pair; seed: the
 # pre-training seed of the model); log logs/embed/{variant}/seed{seed}/<set>/<unit>.log. A unit `all` is a
@@ -21,7 +21,7 @@
 # rule embed_ta_en_news_itn, rule embed_ta_en_news_newsfirst
 
 
-for _name, _unit, _variants, _files, _seeds in RUN.embed_jobs():
+for _name, _unit, _variants, _files, _seeds in RUN.grid.embed_jobs():
 
     rule:
         name:
@@ -31,9 +31,9 @@ for _name, _unit, _variants, _files, _seeds in RUN.embed_jobs():
             model=lambda w, pair=_files[0][1]: RUN.model_for(w.variant, pair, w.seed),
             sentences=sentence_files(_files),
         output:
-            emb=RUN.embed_paths(_files, "npy"),
-            ids=RUN.embed_paths(_files, "ids.txt"),
-            meta=RUN.embed_paths(_files, "meta.json"),
+            emb=RUN.grid.embed_paths(_files, "npy"),
+            ids=RUN.grid.embed_paths(_files, "ids.txt"),
+            meta=RUN.grid.embed_paths(_files, "meta.json"),
         log:
             f"logs/embed/{{variant}}/seed{{seed}}/{_unit}.log",
         benchmark:
@@ -45,7 +45,7 @@ for _name, _unit, _variants, _files, _seeds in RUN.embed_jobs():
             lem_env("train")
         threads: 1
         params:
-            settings=as_json(RUN.settings_for("embed")),
+            settings=as_json(rule_settings.embed(RUN)),
             files=lambda w, input, output: file_args(input.sentences, output.emb),
         shell:
             "lem embed encode --model {input.model:q} {params.files:q} "

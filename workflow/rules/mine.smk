@@ -7,7 +7,7 @@ rule leakage_items:
         tgt=artifact(paths.PREPARED_FILE, pair="{src}-{tgt}", name="{tgt}.tsv"),
         gold=artifact(paths.PREPARED_FILE, pair="{src}-{tgt}", name="gold.tsv"),
         stats=artifact(paths.PREPARED_FILE, pair="{src}-{tgt}", name="stats.json"),
-        train=lambda w: RUN.train_text_of([w.src, w.tgt]),
+        train=lambda w: RUN.sets.train_text_of([w.src, w.tgt]),
         report=LEAKAGE_REPORT,
     output:
         src=artifact(paths.CLEAN, pair="{src}-{tgt}", name="{src}.tsv"),
@@ -20,7 +20,7 @@ rule leakage_items:
         lem_env("core")
     threads: 1
     params:
-        settings=lambda w: as_json(RUN.settings_for("leakage_items", evalset=w.evalset)),
+        settings=lambda w: as_json(rule_settings.leakage_items(RUN, evalset=w.evalset)),
     shell:
         "lem data leakage-items --name {wildcards.evalset:q} --pair {wildcards.src}-{wildcards.tgt} "
         '--prepared "$(dirname {input.gold:q})" --train {input.train:q} --guard-report {input.report:q} '
@@ -45,7 +45,7 @@ rule mine:
         lem_env("mining")
     threads: 1
     params:
-        settings=as_json(RUN.settings_for("mine")),
+        settings=as_json(rule_settings.mine(RUN)),
         keys_json=lambda w: metrics_keys(
             "mining",
             variant=w.variant,

@@ -56,13 +56,13 @@ rule nmt_select:
         pairs=artifact(paths.PREPARED_CURATION, name="pairs.tsv"),
         # the pair's validation and test sets: a corpus pair with a side among their sentences is dropped
         # before the share is taken (the curation corpus is prepared without them: curate.smk)
-        heldout=lambda w: RUN.nmt_eval_files([w.pair]),
+        heldout=lambda w: RUN.sets.nmt_eval_files([w.pair]),
     output:
         paths.NMT_TRAIN,
     log:
         "logs/nmt/{ranking}/seed{seed}/{pair}/select_{share}.log",
     wildcard_constraints:
-        ranking="|".join(RUN.curation_rows + RUN.nmt_controls),
+        ranking="|".join(RUN.curation_rows + RUN.grid.nmt_controls),
         share=r"[0-9.]+",
     conda:
         lem_env("core")
@@ -77,8 +77,8 @@ rule nmt_run:
         train=paths.NMT_TRAIN,
         valid=artifact(paths.PREPARED_NMT, split="valid"),
         test=artifact(paths.PREPARED_NMT, split="test"),
-        checked=lambda w: RUN.leakage_checked("nmt", w.pair),
-        model=[RUN.nmt_hub_model()] if RUN.nmt_hub_model() else [],
+        checked=lambda w: RUN.sets.leakage_checked("nmt", w.pair),
+        model=[RUN.grid.nmt_hub_model()] if RUN.grid.nmt_hub_model() else [],
     output:
         metrics=artifact(paths.NMT_FILE, name="metrics.json"),
         hyps=artifact(paths.NMT_FILE, name="hypotheses.txt"),
@@ -89,7 +89,7 @@ rule nmt_run:
     benchmark:
         "benchmarks/nmt/{ranking}/seed{seed}/{pair}/keep{share}.tsv"
     wildcard_constraints:
-        ranking="|".join(RUN.curation_rows + RUN.nmt_controls),
+        ranking="|".join(RUN.curation_rows + RUN.grid.nmt_controls),
         share=r"[0-9.]+",
     conda:
         lem_env("train")
@@ -97,7 +97,7 @@ rule nmt_run:
     resources:
         **training_resources(config["resources"]),  # lem.core.gpu_share: a GPU, or a share of one
     params:
-        settings=lambda w: as_json(RUN.settings_for("nmt_run", seed=w.seed)),
+        settings=lambda w: as_json(rule_settings.nmt_run(RUN, seed=w.seed)),
         keys_json=lambda w: metrics_keys(
             "nmt",
             variant=w.ranking,
@@ -112,11 +112,11 @@ rule nmt_run:
         '--out-dir "$(dirname {output.metrics:q})" > {log:q} 2>&1'
 
 
-if RUN.nmt_hub_model():
+if RUN.grid.nmt_hub_model():
 
     rule fetch_nmt_model:
         output:
-            directory(RUN.nmt_hub_model()),
+            directory(RUN.grid.nmt_hub_model()),
         log:
             "logs/download/nmt_model.log",
         retries: 1

@@ -92,7 +92,7 @@ if config["base_model"]["source"] == "scratch":
         resources:
             **training_resources(config["resources"]),  # lem.core.gpu_share: a GPU, or a share of one
         params:
-            settings=lambda w: as_json(RUN.settings_for("pretrain_base", seed=w.seed)),
+            settings=lambda w: as_json(rule_settings.pretrain_base(RUN, seed=w.seed)),
             checkpoints=paths.BASE_CHECKPOINTS,
             # not in the command: a change of the code that trains retrains (lem.run.training_code)
             training_code=training_code(),
@@ -161,8 +161,8 @@ rule pretrain_mono:
         **training_resources(config["resources"]),  # lem.core.gpu_share: a GPU, or a share of one
     params:
         settings=lambda w: as_json(
-            RUN.settings_for(
-                "pretrain_mono", scope=w.scope, tvariant=w.tvariant, seed=w.seed
+            rule_settings.pretrain_mono(
+                RUN, scope=w.scope, tvariant=w.tvariant, seed=w.seed
             )
         ),
         checkpoints=artifact(paths.CHECKPOINTS, variant="{tvariant}", stage="mono"),
@@ -191,8 +191,8 @@ rule pretrain_para:
         **training_resources(config["resources"]),  # lem.core.gpu_share: a GPU, or a share of one
     params:
         settings=lambda w: as_json(
-            RUN.settings_for(
-                "pretrain_para", scope=w.scope, tvariant=w.tvariant, seed=w.seed
+            rule_settings.pretrain_para(
+                RUN, scope=w.scope, tvariant=w.tvariant, seed=w.seed
             )
         ),
         checkpoints=artifact(paths.CHECKPOINTS, variant="{tvariant}", stage="para"),

@@ -1,6 +1,6 @@
 # Reference encoders (config `reference_encoders`): per row `ref_<name>`, one job per mining set and one for
-# the curation corpora (RUN.reference_jobs, as the variants' embed jobs), writing every text of
-# RUN.embedding_files() at lem.run.paths.EMBEDDING (seed: the run's first), the layout of the variants' and
+# the curation corpora (RUN.grid.reference_jobs, as the variants' embed jobs), writing every text of
+# RUN.grid.embedding_files() at lem.run.paths.EMBEDDING (seed: the run's first), the layout of the variants' and
 # the controls' embeddings, so mining takes them as one more row. A laser row runs the workflow's own script
 # workflow/scripts/laser_encode.py in envs/laser.yaml (laser-encoders needs Python 3.8; the script imports no
 # module of the package); a sentence_transformers row runs `lem reference encode`.
@@ -16,7 +16,7 @@
 # rule embed_reference_news_army, rule embed_reference_news_gen, rule embed_reference_news_hiru,
 # rule embed_reference_news_itn, rule embed_reference_news_newsfirst
 
-for _suffix, _log, _files in RUN.reference_jobs():
+for _suffix, _log, _files in RUN.grid.reference_jobs():
 
     rule:
         name:
@@ -24,22 +24,22 @@ for _suffix, _log, _files in RUN.reference_jobs():
         input:
             sentences=sentence_files(_files),
         output:
-            emb=RUN.reference_paths(_files, "npy"),
-            ids=RUN.reference_paths(_files, "ids.txt"),
-            meta=RUN.reference_paths(_files, "meta.json"),
+            emb=RUN.grid.reference_paths(_files, "npy"),
+            ids=RUN.grid.reference_paths(_files, "ids.txt"),
+            meta=RUN.grid.reference_paths(_files, "meta.json"),
         log:
             f"logs/embed/{{variant}}/seed{RUN.seeds[0]}/{_log}.log",
         benchmark:
             f"benchmarks/embed/{{variant}}/seed{RUN.seeds[0]}/{_log}.tsv"
         wildcard_constraints:
-            variant=RUN.reference_rows("laser"),
+            variant=RUN.grid.reference_rows("laser"),
         conda:
             "../../envs/laser.yaml"
         threads: 1
         params:
             script=workflow_script("laser_encode.py"),
             settings=lambda w: as_json(
-                RUN.settings_for("embed_reference", variant=w.variant)
+                rule_settings.embed_reference(RUN, variant=w.variant)
             ),
             files=lambda w, input, output, f=_files: reference_args(f, input, output),
         shell:
@@ -51,21 +51,21 @@ for _suffix, _log, _files in RUN.reference_jobs():
         input:
             sentences=sentence_files(_files),
         output:
-            emb=RUN.reference_paths(_files, "npy"),
-            ids=RUN.reference_paths(_files, "ids.txt"),
-            meta=RUN.reference_paths(_files, "meta.json"),
+            emb=RUN.grid.reference_paths(_files, "npy"),
+            ids=RUN.grid.reference_paths(_files, "ids.txt"),
+            meta=RUN.grid.reference_paths(_files, "meta.json"),
         log:
             f"logs/embed/{{variant}}/seed{RUN.seeds[0]}/{_log}.log",
         benchmark:
             f"benchmarks/embed/{{variant}}/seed{RUN.seeds[0]}/{_log}.tsv"
         wildcard_constraints:
-            variant=RUN.reference_rows("sentence_transformers"),
+            variant=RUN.grid.reference_rows("sentence_transformers"),
         conda:
             lem_env("train")
         threads: 1
         params:
             settings=lambda w: as_json(
-                RUN.settings_for("embed_reference", variant=w.variant)
+                rule_settings.embed_reference(RUN, variant=w.variant)
             ),
             files=lambda w, input, output, f=_files: reference_args(f, input, output),
         shell:

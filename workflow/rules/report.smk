@@ -1,10 +1,10 @@
 rule report:
     input:
-        mining=RUN.mining_outputs(),
-        sentiment=RUN.sentiment_outputs(),
-        curation=RUN.curation_outputs(),
-        nmt=RUN.nmt_outputs(),
-        annotation=RUN.annotation_eval_outputs(),
+        mining=RUN.grid.mining_outputs(),
+        sentiment=RUN.grid.sentiment_outputs(),
+        curation=RUN.grid.curation_outputs(),
+        nmt=RUN.grid.nmt_outputs(),
+        annotation=RUN.sets.annotation_eval_outputs(),
         coverage=COVERAGE,
         para_stats=(
             expand(paths.PARA_STATS, pair=PAIRS)
@@ -16,7 +16,7 @@ rule report:
             for e, spec in config["mining"]["evalsets"].items()
             for p in spec["pairs"]
         ],
-        models=[spec.split("=", 1)[1] for spec in RUN.report_models()],
+        models=[spec.split("=", 1)[1] for spec in RUN.grid.report_models()],
     output:
         tsv=report(
             paths.REPORT["tsv"],
@@ -82,8 +82,8 @@ rule report:
     threads: 1
     params:
         variants=RUN.rows,
-        models=RUN.report_models(),
-        settings=as_json(RUN.settings_for("report")),
+        models=RUN.grid.report_models(),
+        settings=as_json(rule_settings.report(RUN)),
         config=as_json(config),
         training_code=training_code(),
     shell:

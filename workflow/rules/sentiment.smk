@@ -9,7 +9,7 @@ rule sentiment:
         train=artifact(paths.PREPARED_SENTIMENT, name="train.tsv"),
         valid=artifact(paths.PREPARED_SENTIMENT, name="valid.tsv"),
         test=artifact(paths.PREPARED_SENTIMENT, name="test.tsv"),
-        checked=lambda w: RUN.leakage_checked("sentiment", w.dataset),
+        checked=lambda w: RUN.sets.leakage_checked("sentiment", w.dataset),
     output:
         # every fine-tuning seed of one pre-training seed in one job: one interpreter start-up, one encoding
         expand(paths.SENTIMENT, fseed=config["sentiment"]["seeds"], allow_missing=True),
@@ -23,7 +23,7 @@ rule sentiment:
     resources:
         **training_resources(config["resources"]),  # lem.core.gpu_share: a GPU, or a share of one
     params:
-        settings=as_json(RUN.settings_for("sentiment")),
+        settings=as_json(rule_settings.sentiment(RUN)),
         keys_json=lambda w: metrics_keys(
             "sentiment",
             variant=w.variant,

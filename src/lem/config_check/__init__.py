@@ -37,9 +37,9 @@ declared twice:
     embedding.layer: 99: the base model has 2 layers (base_model.model), so hidden states 0..2 (...)
 
 By concern: `errors` (ConfigError, the short forms of messages), `sections` (the checked sections and `build`),
-`provenance` (which config key each merged value comes from: lem.run.settings.SETTINGS, the rules' own table),
-`names` (names, pairs, languages, variants, seeds, sources), `files` (what the config's files and annotation
-hold), `model` (the base model's positions and architecture), `schema` (the schema, `{data_root}`, `enabled`).
+`provenance` (which config key each merged value comes from: the accounts of the rules' settings functions,
+lem.run.settings.SETTINGS), `names` (names, pairs, languages, variants, seeds, sources), `files` (what the
+config's files and annotation hold), `model` (the base model's positions and architecture), `schema` (the schema, `{data_root}`, `enabled`).
 """
 
 from __future__ import annotations

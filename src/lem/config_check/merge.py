@@ -1,7 +1,7 @@
 """A config given with `--configfile` in a deployed folder: Snakemake merges it over the folder's own
 `configfile:` (config/config.yaml, the embedded default) unless `--replace-workflow-config` is given, so a
 complete config (`config/paper.yaml`, `.test/config/config.yaml`) silently gains the default's rows and sets.
-`merge_note` says so in one line when the merge changes the run's job grid (`lem.run.Run.jobs`)."""
+`merge_note` says so in one line when the merge changes the run's job grid (`lem.run.grid.Grid.jobs`)."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ def merged(configs: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def grid_size(config: dict[str, Any]) -> int:
-    return sum(len(outputs) for outputs in Run(config).jobs().values())
+    return sum(len(outputs) for outputs in Run(config).grid.jobs().values())
 
 
 def merge_note(

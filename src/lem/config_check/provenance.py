@@ -1,6 +1,6 @@
 """Where each value of a checked section comes from: every section the rules pass to a `lem` verb, with the
-same merges as the rules, read from the rules' own table (lem.run.settings.SETTINGS, which
-lem.run.Run.settings_for reads too), so the check and the rules cannot drift apart."""
+same merges as the rules, read from the account each rule's settings function carries (lem.run.settings.SETTINGS;
+tests/planning/test_config_sections.py checks that the two agree on every shipped config)."""
 
 from __future__ import annotations
 

@@ -22,7 +22,7 @@ class Section:
 
     `injected`: keys the rule adds before the section's own keys (the section may override them) ->
     where their value comes from; `overridden`: keys the rule sets after them (so the section must not set
-    them) -> where their value comes from: both read from the rules' table of merges
+    them) -> where their value comes from: both read from the accounts of the rules' settings functions
     (lem.run.settings.SETTINGS)."""
 
     path: str

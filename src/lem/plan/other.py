@@ -149,7 +149,7 @@ class OtherJobs(TaskCounts):
         t = NMTSettings.from_dict(nmt.get("settings"))
         per = 2 * min(self.sps + 2, t.max_length)  # source + target
         params = self.nmt_parameters(t)
-        runs = self.run.nmt_runs()
+        runs = self.run.grid.nmt_runs()
         out = []
         for pair in nmt["pairs"]:
             n_runs = sum(1 for _, p, _, _ in runs if p == pair)

@@ -1,39 +1,50 @@
-"""`lem plan settings RULE`: which config keys feed a rule's `--settings`, read from the settings table
-(lem.run.settings.SETTINGS) as data; with --configfile, each key's value in that config and the settings the
-rule passes (`Run.settings_for`, with the wildcards given as NAME=VALUE)."""
+"""`lem plan settings RULE`: which config keys feed a rule's `--settings`, read from the account of its
+function (lem.run.settings.SETTINGS) as data; with --configfile, each key's value in that config and the
+settings the rule passes (its function, `settings_for`, with the wildcards given as NAME=VALUE)."""
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from lem.run import Run
-from lem.run.settings import CODE, SETTINGS, Add, Part, lookup
+from lem.run.settings import (
+    SETTINGS,
+    Merge,
+    Part,
+    curation_mining,
+    lookup,
+    nmt_seed_and_model,
+    pretrain_seed,
+    reference_controls,
+    settings_for,
+)
 
 
 class SettingsTableError(ValueError):
     """An unknown rule, an unknown wildcard or a wildcard's value the rule cannot have."""
 
 
-# the wildcards each CODE entry of lem.run.settings reads (tests/unit/test_plan_settings.py: one entry per CODE)
-CODE_WILDCARDS: dict[str, tuple[str, ...]] = {
-    "pretrain_seed": ("seed",),
-    "curation_mining": (),
-    "nmt_seed_and_model": ("seed",),
-    "reference_controls": (),
+# the wildcards each function an account of lem.run.settings names reads (tests/unit/test_plan_power.py: one
+# entry per function named)
+CODE_WILDCARDS: dict[Callable[..., Any], tuple[str, ...]] = {
+    pretrain_seed: ("seed",),
+    curation_mining: (),
+    nmt_seed_and_model: ("seed",),
+    reference_controls: (),
 }
 DIGITS = ("seed", "fseed")  # workflow/rules/common.smk's wildcard_constraints: digits only
 FIELD = re.compile(r"\{(\w+)\}")
 
 
 def rule_wildcards(rule: str) -> dict[str, str | None]:
-    """The wildcards of `rule`'s settings: every `{field}` of its row's config keys, the wildcards its `over`
-    and `each` name and those its code reads; each -> the config key whose entries are its values (None: any
-    value). `variant` stands for `ref` as `Run.settings_for` reads it (`ref_<name>`)."""
+    """The wildcards of `rule`'s settings: every `{field}` of its account's config keys, the wildcards its `over`
+    and `each` name and those its functions read; each -> the config key whose entries are its values (None: any
+    value). `variant` stands for `ref` as the rule reads it (`ref_<name>`)."""
     out: dict[str, str | None] = {}
-    for part in SETTINGS[rule]:
+    for part in SETTINGS[rule].parts:
         adds = (*part.before, *part.after)
         templates = [part.path, *(a.source for a in adds), *(a.job_source or "" for a in adds)]
         for name in (n for t in templates for n in FIELD.findall(t)):
@@ -43,7 +54,7 @@ def rule_wildcards(rule: str) -> dict[str, str | None]:
         if part.each:
             out.setdefault(part.each[0], None)
         for code in (part.finish, *(a.code for a in adds), *(a.job for a in adds)):
-            for name in CODE_WILDCARDS.get(code or "", ()):
+            for name in CODE_WILDCARDS.get(code, ()) if code else ():
                 out.setdefault(name, None)
     if "ref" in out:
         out["variant"] = None
@@ -82,12 +93,12 @@ def check_wildcards(rule: str, wildcards: dict[str, str], config: dict[str, Any]
             )
 
 
-def _code(name: str) -> str:
-    doc = (CODE[name].__doc__ or "").strip().split("\n\n")[0]
-    return f"code `{name}`: {' '.join(doc.split())}"
+def _code(code: Callable[..., Any]) -> str:
+    doc = (code.__doc__ or "").strip().split("\n\n")[0]
+    return f"code `{code.__name__}`: {' '.join(doc.split())}"
 
 
-def _add_lines(add: Add, where: str) -> Iterator[str]:
+def _add_lines(add: Merge, where: str) -> Iterator[str]:
     key = "every key" if add.key == "*" else f"`{add.key}`"
     line = f"  {where} {key} <- config `{add.source}`"
     if add.code:
@@ -100,7 +111,7 @@ def _add_lines(add: Add, where: str) -> Iterator[str]:
 
 
 def part_lines(part: Part) -> Iterator[str]:
-    """A part of a rule's settings in words, one fact a line."""
+    """A part of a rule's settings (its account) in words, one fact a line."""
     into = f"`{part.into}`" if part.into else "the settings themselves"
     if part.each:
         wildcard, attribute = part.each
@@ -124,14 +135,14 @@ def part_lines(part: Part) -> Iterator[str]:
 def rule_lines(
     rule: str, config: dict[str, Any] | None = None, wildcards: dict[str, str] | None = None
 ) -> list[str]:
-    """The row of `rule` in words; with `config`, each key's value there (the wildcards filled where given) and
-    the settings the rule passes."""
+    """The account of `rule`'s settings in words; with `config`, each key's value there (the wildcards filled
+    where given) and the settings the rule passes."""
     if rule not in SETTINGS:
         raise SettingsTableError(f"no settings for rule {rule!r}; rules with settings: {', '.join(SETTINGS)}")
     w = dict(wildcards or {})
     check_wildcards(rule, w, config)
     lines = [f"rule {rule}: --settings"]
-    for part in SETTINGS[rule]:
+    for part in SETTINGS[rule].parts:
         lines += part_lines(part)
         if config is None:
             continue
@@ -148,7 +159,7 @@ def rule_lines(
             f"{{{n}}}" for n in rule_wildcards(rule) if n not in w and not (n == "variant" and "ref" in w)
         ]
         try:
-            passed = json.dumps(Run(config).settings_for(rule, **w), sort_keys=True)
+            passed = json.dumps(settings_for(Run(config), rule, **w), sort_keys=True)
         except (KeyError, TypeError, ValueError) as err:
             if not missing:
                 raise SettingsTableError(f"rule {rule}: {' '.join(str(err).split())}") from None

@@ -15,6 +15,7 @@ from lem.plan.model import ModelSize, model_size
 from lem.plan.other import OtherJobs
 from lem.pretrain import PretrainTrainingSettings, stage_schedule
 from lem.run import Run
+from lem.run.settings import base_training, stage_training
 
 
 @dataclass
@@ -111,15 +112,15 @@ def make_plan(config: dict[str, Any], root: str | Path = ".") -> dict[str, Any]:
     share = int(config["resources"].get("gpu_share", 1)) if int(config["resources"]["gpu_training"]) else 1
     tps, basis = training_rate(config["plan"], share)
     jobs: list[Job] = []
-    for job in run.training_jobs():  # the jobs of rules pretrain_base, pretrain_mono and pretrain_para
+    for job in run.grid.training_jobs():  # the jobs of rules pretrain_base, pretrain_mono and pretrain_para
         if job.stage == "base":
-            parts, training = [counter.mono(lang) for lang in run.langs], run.base_training(job.seed)
+            parts, training = [counter.mono(lang) for lang in run.langs], base_training(run, job.seed)
         else:
             if job.stage == "mono":
                 parts = [counter.mono(lang) for lang in run.scope_langs(job.scope)]
             else:
                 parts = [counter.para(pair) for pair in run.scope_pairs(job.scope)]
-            training = run.stage_training(job.scope, job.stage, job.seed)
+            training = stage_training(run, job.stage, job.scope, job.seed)
         split = sum(parts[1:], parts[0])
         jobs.append(plan_job(job.name, job.variant, job.scope, job.stage, split, training, size, tps))
     tasks = OtherJobs(config, root, counter, size).all()

@@ -1,5 +1,5 @@
 """What `lem report build` reads of the config, as one `ReportSettings` (`--settings`, JSON: the report rule's
-row of lem.run.settings.SETTINGS): the declared comparisons (`evidence`), the controls' bars (`controls`), the
+settings, lem.run.settings.report): the declared comparisons (`evidence`), the controls' bars (`controls`), the
 evaluation sets (their pairs and their own controls) and the reference rows that are positive controls.
 
 Light on purpose: lem.config_check builds these at load time, before any job. `ControlSettings` (the

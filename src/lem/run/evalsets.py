@@ -1,21 +1,28 @@
-"""A run's corpus, annotation and evaluation sets: which files each reads and what guards them (lem.run.Run's
-second part)."""
+"""A run's corpus, annotation and evaluation sets: which files each reads and what guards them (`run.sets` of a
+lem.run.Run)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lem.annotate.coverage import enabled_entity_types
 from lem.data.leakage import guarded_evals
 from lem.run import paths
 from lem.run.helpers import src_tgt
-from lem.run.rows import Rows
+
+if TYPE_CHECKING:
+    from lem.run.rows import Rows
 
 
-class EvalSets(Rows):
-    """The corpus, annotation and evaluation sets of a run's config."""
+class EvalSets:
+    """The corpus, annotation and evaluation sets of a run's config (`run.sets`), over the run's languages
+    and variants."""
+
+    def __init__(self, run: Rows):
+        self.run = run
+        self.config = run.config
 
     # --- corpus, annotation, evaluation sets --------------------------------------------------------------
 
@@ -76,14 +83,14 @@ class EvalSets(Rows):
         return [
             paths.fill(paths.ANNOTATION_EVAL, annotator=a, lang=lang, ext="json")
             for a in ev["annotators"]
-            for lang in self.langs
+            for lang in self.run.langs
             if lang in ev["gold"]
         ]
 
     def masked_types(self) -> list[str]:
         """The entity types the trained variants mask (annotation_coverage requires a share of each)."""
         variants = self.config["pretrain"]["variants"]
-        return list(enabled_entity_types({v: variants[v] for v in self.trained}))
+        return list(enabled_entity_types({v: variants[v] for v in self.run.trained}))
 
     def mining_sets(self, fmt: str) -> list[str]:
         """The mining evaluation sets of one format (`news` or `parallel`: lem.data.news, lem.data.retrieval)."""
@@ -153,10 +160,10 @@ class EvalSets(Rows):
     def train_text_of(self, langs: Sequence[str]) -> list[str]:
         """The guarded pre-training text holding any of `langs` (mono text, parallel pairs with one of them;
         what a mining pair's `leakage_items` compares its sentences with)."""
-        mono = [paths.fill(paths.GUARDED_MONO, lang=lang) for lang in self.langs if lang in langs]
+        mono = [paths.fill(paths.GUARDED_MONO, lang=lang) for lang in self.run.langs if lang in langs]
         para = [
             paths.fill(paths.GUARDED_PARA, pair=pair)
-            for pair in self.pairs
+            for pair in self.run.pairs
             if set(src_tgt(pair)) & set(langs)
         ]
         return mono + para

@@ -1,6 +1,6 @@
 """The job grid of a run: every training, embedding, mining, sentiment, curation and NMT job the config implies
-(variants x seeds x scopes or pairs; lem.run.Run's third part). tests/planning/test_run_model.py checks `jobs()` against
-`snakemake -n`."""
+(variants x seeds x scopes or pairs; `run.grid` of a lem.run.Run). tests/planning/test_run_model.py checks `jobs()`
+against `snakemake -n`."""
 
 from __future__ import annotations
 
@@ -8,11 +8,13 @@ import re
 from collections.abc import Sequence
 from functools import cached_property
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from lem.run import paths
-from lem.run.evalsets import EvalSets
 from lem.run.helpers import by_kind, set_suffix, src_tgt
+
+if TYPE_CHECKING:
+    from lem.run.rows import Rows
 
 STAGES = ("mono", "para")
 
@@ -47,20 +49,24 @@ class TrainingJob(NamedTuple):
         return f"pretrain_{self.stage}"
 
 
-class Grid(EvalSets):
-    """The jobs of a run's config."""
+class Grid:
+    """The jobs of a run's config (`run.grid`), over the run's rows, seeds and scopes."""
+
+    def __init__(self, run: Rows):
+        self.run = run
+        self.config = run.config
 
     def training_jobs(self) -> list[TrainingJob]:
         """Every pre-training job: the base model per seed when trained from scratch, then each trained model
         per scope, stage and seed."""
         jobs = []
-        if self.scratch:
-            jobs += [TrainingJob("base", "-", "base", s, self.base_model_dir(s)) for s in self.seeds]
-        for v in self.trained_models:
-            for scope in self.scopes:
+        if self.run.scratch:
+            jobs += [TrainingJob("base", "-", "base", s, self.run.base_model_dir(s)) for s in self.run.seeds]
+        for v in self.run.trained_models:
+            for scope in self.run.scopes:
                 for stage in STAGES:
-                    for s in self.seeds:
-                        jobs.append(TrainingJob(v, scope, stage, s, self.model_dir(v, scope, s, stage)))
+                    for s in self.run.seeds:
+                        jobs.append(TrainingJob(v, scope, stage, s, self.run.model_dir(v, scope, s, stage)))
         return jobs
 
     def report_models(self) -> list[str]:
@@ -68,12 +74,12 @@ class Grid(EvalSets):
 
         def order(job: TrainingJob) -> tuple:  # base first, then by model, scope, seed and stage
             if job.stage == "base":
-                return (-1, 0, self.seeds.index(job.seed), 0)
+                return (-1, 0, self.run.seeds.index(job.seed), 0)
             stage = STAGES.index(job.stage)
             return (
-                self.trained_models.index(job.variant),
-                self.scopes.index(job.scope),
-                self.seeds.index(job.seed),
+                self.run.trained_models.index(job.variant),
+                self.run.scopes.index(job.scope),
+                self.run.seeds.index(job.seed),
                 stage,
             )
 
@@ -117,11 +123,11 @@ class Grid(EvalSets):
         if not files:
             return {}
         if self.config["pretrain"]["scope"] == "tri":
-            return {"all": (self.variants, files)}
-        units = {"all": (["base"], files)} if "base" in self.variants else {}
-        if self.trained:
+            return {"all": (self.run.variants, files)}
+        units = {"all": (["base"], files)} if "base" in self.run.variants else {}
+        if self.run.trained:
             for pair in dict.fromkeys(p for _, p, _ in files):
-                units[pair] = (self.trained, [f for f in files if f[1] == pair])
+                units[pair] = (self.run.trained, [f for f in files if f[1] == pair])
         return units
 
     def embed_jobs(self) -> list[EmbedRule]:
@@ -133,13 +139,13 @@ class Grid(EvalSets):
             name = "embed" if unit == "all" else f"embed_{unit.replace('-', '_')}"
             for evalset, part in by_kind(files):
                 rules.append(
-                    EmbedRule(name + set_suffix(evalset), f"{evalset}/{unit}", variants, part, self.seeds)
+                    EmbedRule(name + set_suffix(evalset), f"{evalset}/{unit}", variants, part, self.run.seeds)
                 )
         return rules
 
     def reference_rows(self, backend: str) -> str:
         """The enabled reference rows of a backend, as a wildcard constraint (one that never matches when none)."""
-        rows = [r for r, s in self.references.items() if s["settings"].get("backend") == backend]
+        rows = [r for r, s in self.run.references.items() if s["settings"].get("backend") == backend]
         return "|".join(re.escape(r) for r in rows) or "(?!)"
 
     def reference_jobs(self) -> list[tuple[str, str, list[tuple[str, str, str]]]]:
@@ -151,7 +157,7 @@ class Grid(EvalSets):
         ]
 
     def reference_paths(self, files: Sequence[tuple[str, str, str]], ext: str) -> list[str]:
-        return self.embed_paths(files, ext, self.seeds[0])
+        return self.embed_paths(files, ext, self.run.seeds[0])
 
     # --- evaluation jobs -----------------------------------------------------------------------------------
 
@@ -162,9 +168,9 @@ class Grid(EvalSets):
             paths.fill(paths.MINING, variant=v, seed=s, evalset=e, pair=p, ext="metrics.json")
             for e, spec in self.config["mining"].get("evalsets", {}).items()
             for p in spec["pairs"]
-            for v in self.rows
-            if v != "control_lexical" or self.has_lexical(e, p)
-            for s in self.row_seeds(v)
+            for v in self.run.rows
+            if v != "control_lexical" or self.run.has_lexical(e, p)
+            for s in self.run.row_seeds(v)
         ]
 
     def sentiment_outputs(self) -> list[str]:
@@ -172,8 +178,8 @@ class Grid(EvalSets):
         return [
             paths.fill(paths.SENTIMENT, variant=v, seed=s, dataset=d, fseed=f)
             for d in self.config["sentiment"].get("datasets", {})
-            for v in self.variants
-            for s in self.row_seeds(v)
+            for v in self.run.variants
+            for s in self.run.row_seeds(v)
             for f in self.config["sentiment"]["seeds"]
         ]
 
@@ -182,8 +188,8 @@ class Grid(EvalSets):
         return [
             paths.fill(paths.CURATION, variant=v, seed=s, pair=p, name="metrics.json")
             for p in self.config["curation"].get("corpora", {})
-            for v in self.curation_rows
-            for s in self.row_seeds(v)
+            for v in self.run.curation_rows
+            for s in self.run.row_seeds(v)
         ]
 
     @cached_property
@@ -203,15 +209,15 @@ class Grid(EvalSets):
     def nmt_runs(self) -> list[tuple[str, str, str, int]]:
         """(ranking, pair, share, seed) of every NMT run: each row's ranking per pre-training seed it has, the
         random (and oracle) ranking at each kept share and the no_filter control (every pair: share 1) once
-        per pre-training seed, each seed's NMT trained with a seed derived from it (`_nmt_settings`), so that every
+        per pre-training seed, each seed's NMT trained with a seed derived from it (lem.run.settings.nmt_seed_and_model), so that every
         row has one replicate per seed, paired by seed (lem.evidence.compare)."""
         runs = []
         for pair in self.config["curation"]["nmt"]["pairs"]:
-            for r in self.curation_rows + [c for c in self.nmt_controls if c != "no_filter"]:
-                seeds = self.row_seeds(r) if r in self.curation_rows else self.seeds
+            for r in self.run.curation_rows + [c for c in self.nmt_controls if c != "no_filter"]:
+                seeds = self.run.row_seeds(r) if r in self.run.curation_rows else self.run.seeds
                 runs += [(r, pair, sh, s) for sh in self.nmt_shares() for s in seeds]
             if "no_filter" in self.nmt_controls:
-                runs += [("no_filter", pair, "1", s) for s in self.seeds]
+                runs += [("no_filter", pair, "1", s) for s in self.run.seeds]
         return runs
 
     def nmt_run_dir(self, ranking: str, pair: str, share: str, seed: int | str) -> str:
@@ -250,20 +256,20 @@ class Grid(EvalSets):
             add(job.rule, job.output)
         for job in self.embed_jobs():
             for v in job.variants:
-                for s in self.row_seeds(v):
+                for s in self.run.row_seeds(v):
                     add(job.rule, self.embedding_path(v, s, *job.files[0], "npy"))
         for e, spec in self.config["mining"].get("evalsets", {}).items():
             for p in spec["pairs"]:
                 src = src_tgt(p)[0]
-                for v in self.controls:
-                    if v != "control_lexical" or self.has_lexical(e, p):
-                        for s in self.row_seeds(v):
+                for v in self.run.controls:
+                    if v != "control_lexical" or self.run.has_lexical(e, p):
+                        for s in self.run.row_seeds(v):
                             add("embed_control", self.embedding_path(v, s, e, p, src, "npy"))
-        for row, spec in self.references.items():
+        for row, spec in self.run.references.items():
             backend = spec["settings"].get("backend")
             rule = "embed_reference_laser" if backend == "laser" else "embed_reference"
             for suffix, _log, files in self.reference_jobs():
-                add(rule + suffix, self.embedding_path(row, self.seeds[0], *files[0], "npy"))
+                add(rule + suffix, self.embedding_path(row, self.run.seeds[0], *files[0], "npy"))
         for path in self.mining_outputs():
             add("mine", path)
         for path in self.sentiment_outputs():

@@ -1,4 +1,5 @@
-"""The rows, seeds and scopes of a run, and the models that stand for each row (lem.run.Run's first part)."""
+"""The rows, seeds and scopes of a run, and the models that stand for each row (what lem.run.Run is, besides
+its evaluation sets and job grid, which read these)."""
 
 from __future__ import annotations
 
