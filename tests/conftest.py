@@ -261,8 +261,9 @@ class TierSelection:
 
 class CpuPerTest:
     """`--cpu-top N`: the CPU seconds of each test (user + system of this process and of the children it waited
-    for, from its setup to its teardown). A background run (the shared DAG, the real-data DAG, the SLURM run) is
-    counted where it is waited for: in the first test that reads it, named with its fixture in the line."""
+    for, from its setup to its teardown). A background run (the shared DAG, the real-data DAG, the GPU smoke DAG) is
+    counted where it is waited for: in the first test that reads it; the SLURM run's jobs run under slurmd and
+    are in no test's count."""
 
     def __init__(self, top: int):
         self.top, self.cpu, self.start = top, {}, cpu_seconds()
