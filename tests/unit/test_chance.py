@@ -67,6 +67,22 @@ def test_intersection_formula_matches_iid_scores():
         assert np.mean(counts) == pytest.approx(n * m / (n + m - 1), rel=0.03)
 
 
+@pytest.mark.parametrize("values", ["gaussian", "tied"])
+def test_top_k_is_the_stable_sorts_prefix(values):
+    """The simulation's neighbour search equals a stable sort of whole rows, ties at the k-th value included."""
+    rng = np.random.default_rng(3)
+    for _ in range(200):
+        n, m = (int(v) for v in rng.integers(1, 40, size=2))
+        if values == "tied":
+            s = rng.integers(-2, 3, size=(n, m)).astype(np.float32)
+        else:
+            s = rng.standard_normal((n, m)).astype(np.float32)
+        for k in (1, 3, 4, m, m + 5):
+            expected = np.argsort(-s, axis=1, kind="stable")[:, :k]
+            got = mine_chance.top_k_stable(s, k)
+            assert got.dtype == np.int64 and np.array_equal(got, expected), (n, m, k)
+
+
 def test_analytic_errors():
     with pytest.raises(ValueError, match="unknown retrieval"):
         mine_chance.mining_chance_analytic([(2, 2, 1)], retrieval=("sideways",))

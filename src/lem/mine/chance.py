@@ -110,11 +110,28 @@ def _prf(tp: float, pred: float, gold: float) -> dict[str, float]:
     return {**prf_counts(tp, pred, gold), "n_pred": pred, "n_correct": tp}
 
 
+def top_k_stable(s: np.ndarray, k: int) -> np.ndarray:
+    """The column indices of the k largest values of every row of `s`, best first, equal values in column
+    order: exactly `np.argsort(-s, axis=1, kind="stable")[:, :k]`, without sorting whole rows (a row's k-th
+    value by partition, then only the columns at or above it sorted; the chance simulation of a 384 x 384
+    set spent 5 of its 6 seconds in the full sorts)."""
+    n, m = s.shape
+    k = min(k, m)
+    if k == 0 or n == 0:
+        return np.zeros((n, k), np.int64)
+    neg = -s
+    kth = np.partition(neg, k - 1, axis=1)[:, k - 1 : k]  # a row's k-th smallest of -s: its k-th largest of s
+    rows, cols = np.nonzero(neg <= kth)  # every candidate (more than k where values tie at the k-th)
+    order = np.lexsort((cols, neg[rows, cols], rows))  # by row, then value (largest s first), then column
+    rows, cols = rows[order], cols[order]
+    starts = np.searchsorted(rows, np.arange(n))
+    return cols[starts[:, None] + np.arange(k)[None, :]].astype(np.int64)
+
+
 def _small_knn(s: np.ndarray, k: int) -> Any:
     """The k nearest (largest similarity) of every row of `s`, best first, as `lem.mine.Neighbours`."""
-    k = min(k, s.shape[1])
-    idx = np.argsort(-s, axis=1, kind="stable")[:, :k]
-    return Neighbours(np.take_along_axis(s, idx, axis=1).astype(np.float32), idx.astype(np.int64))
+    idx = top_k_stable(s, k)
+    return Neighbours(np.take_along_axis(s, idx, axis=1).astype(np.float32), idx)
 
 
 def _mine_small(x: np.ndarray, y: np.ndarray, settings: Any) -> Any:
