@@ -12,7 +12,9 @@ from __future__ import annotations
 import os
 import re
 import resource
+import shutil
 import sys
+import tempfile
 import tomllib
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -48,6 +50,11 @@ def missing_required_packages(pyproject: Path = REPO / "pyproject.toml") -> list
 
 def pytest_configure(config):
     config.pluginmanager.register(TierSelection(), "lem-tiers")
+    # the training-code digests (lem.run.training_code) of this session's planning runs, kept in a folder of its
+    # own: no entry of the user's cache is read, and every Snakemake the session starts shares it
+    cache = Path(tempfile.mkdtemp(prefix="lem-test-cache-"))
+    os.environ["LEM_CACHE_DIR"] = str(cache)
+    config.add_cleanup(lambda: shutil.rmtree(cache, ignore_errors=True))
     if config.getoption("lem_cpu_top", 0):
         config.pluginmanager.register(CpuPerTest(config.getoption("lem_cpu_top")), "lem-cpu")
     missing = missing_required_packages()
@@ -310,7 +317,8 @@ def long_runs_in_background(request, tmp_path_factory):
     """At the first test, the session's long runs start in the background when a selected test needs them:
     the shared DAG (`dag_reference_run`, at a lower CPU priority: it takes the CPU the fast tests leave idle)
     and what a selected test module's `start_in_background(tmp_path_factory)` starts (tests/slurm/test_slurm.py:
-    the SLURM run, which mostly waits for the scheduler; tests/dag/test_gpu_smoke.py and
+    the SLURM run, which mostly waits for the scheduler; tests/dag/test_language_rename_dag.py (a part of the
+    shared DAG under a renamed language), tests/dag/test_gpu_smoke.py and
     tests/realdata/test_local_data.py: their whole DAGs, at a still lower priority than the shared DAG's). The
     tests that read a run wait for it to end; a test that cannot be in its folder (`misplaced`) starts none."""
     items = [item for item in request.session.items if MISPLACED_KEY not in item.stash]

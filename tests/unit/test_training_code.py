@@ -6,7 +6,13 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from lem.run.training_code import training_code, training_modules
+from lem.run.training_code import (
+    cache_dir,
+    compute_training_code,
+    source_key,
+    training_code,
+    training_modules,
+)
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "lem"
 
@@ -58,3 +64,32 @@ def test_a_module_imported_inside_a_function_counts(tmp_path):
     cli = package / "pretrain" / "cli.py"
     cli.write_text(cli.read_text(encoding="utf-8") + "\n\ndef _late():\n    from lem import extra  # noqa\n")
     assert "lem.extra" in training_modules(package)
+
+
+def test_the_digest_is_kept_under_a_key_of_every_file_and_read_back(tmp_path, monkeypatch):
+    """The cache: an entry named by the package's source key holds the computed digest; a later call reads it
+    (a planted entry is what it returns); an edit anywhere, a comment's included, names another entry; a
+    corrupt entry or an unwritable cache folder is computed over, never returned."""
+    monkeypatch.setenv("LEM_CACHE_DIR", str(tmp_path / "cache"))
+    package = copy_package(tmp_path)
+    training_code.cache_clear()
+    digest = training_code(package)
+    entry = cache_dir() / source_key(package)
+    assert entry.read_text() == digest + "\n" and digest == compute_training_code(package)
+    entry.write_text("f" * 64 + "\n")  # planted: proves the entry is read, not recomputed
+    training_code.cache_clear()
+    assert training_code(package) == "f" * 64
+    (package / "pretrain" / "stage.py").write_text((package / "pretrain" / "stage.py").read_text() + "# c\n")
+    assert source_key(package) != entry.name  # a comment: another key (the same digest, computed again)
+    training_code.cache_clear()
+    assert training_code(package) == digest
+    entry.write_text("not a digest")
+    (package / "pretrain" / "stage.py").write_text((package / "pretrain" / "stage.py").read_text()[:-4])
+    assert source_key(package) == entry.name
+    training_code.cache_clear()
+    assert training_code(package) == digest and entry.read_text() == digest + "\n"  # corrupt: repaired
+    monkeypatch.setenv("LEM_CACHE_DIR", str(tmp_path / "a-file"))
+    (tmp_path / "a-file").write_text("")  # the cache folder cannot be made
+    training_code.cache_clear()
+    assert training_code(package) == digest
+    training_code.cache_clear()
