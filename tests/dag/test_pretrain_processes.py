@@ -29,9 +29,17 @@ def tiny(tmp_path_factory) -> dict[str, Path]:
     return pretraining_world(tmp_path_factory.mktemp("pretrain"))
 
 
-def test_killed_run_resumes_to_the_uninterrupted_result(tiny, tmp_path):
-    straight, killed = tmp_path / "straight", tmp_path / "killed"
-    subprocess.run(train_cmd(tiny, straight), check=True, capture_output=True)
+@pytest.fixture(scope="module")
+def straight(tiny, tmp_path_factory) -> Path:
+    """The uninterrupted run of the default settings (its checkpoints kept), which the tests below compare with or
+    start from."""
+    run = tmp_path_factory.mktemp("straight")
+    subprocess.run(train_cmd(tiny, run), check=True, capture_output=True)
+    return run
+
+
+def test_killed_run_resumes_to_the_uninterrupted_result(tiny, straight, tmp_path):
+    killed = tmp_path / "killed"
 
     proc = subprocess.Popen(train_cmd(tiny, killed), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)  # fmt: skip
@@ -66,9 +74,9 @@ def test_sigint_saves_a_checkpoint_stops_promptly_and_resumes_to_the_same_result
     """SIGINT to the training command alone (as Snakemake forwards it: lem.core.interrupt), which was started
     with SIGINT ignored (a background job of a non-interactive shell): it saves a checkpoint at the end of
     its step and exits 130 within seconds, leaving no output; the rerun resumes from that checkpoint."""
-    straight, stopped = tmp_path / "straight", tmp_path / "stopped"
+    uninterrupted, stopped = tmp_path / "uninterrupted", tmp_path / "stopped"
     training = {"max_steps": 600, "checkpoint_every": 200, "logging_steps": 200}
-    subprocess.run(train_cmd(tiny, straight, **training), check=True, capture_output=True)
+    subprocess.run(train_cmd(tiny, uninterrupted, **training), check=True, capture_output=True)
     proc = subprocess.Popen(train_cmd(tiny, stopped, **training), stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True,
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))  # fmt: skip
@@ -88,25 +96,25 @@ def test_sigint_saves_a_checkpoint_stops_promptly_and_resumes_to_the_same_result
     assert (stopped / "ckpt" / f"checkpoint-{max(steps)}" / "optimizer.pt").exists()
     resumed = subprocess.run(train_cmd(tiny, stopped, **training), check=True, capture_output=True, text=True)
     sel = json.loads((stopped / "model" / "selection.json").read_text())
-    ref = json.loads((straight / "model" / "selection.json").read_text())
+    ref = json.loads((uninterrupted / "model" / "selection.json").read_text())
     assert sel["resumed"] and sel["best_step"] == ref["best_step"], resumed.stderr[-2000:]
     a = load_file(str(stopped / "model" / "model.safetensors"))
-    b = load_file(str(straight / "model" / "model.safetensors"))
+    b = load_file(str(uninterrupted / "model" / "model.safetensors"))
     for k in a:
         assert abs(a[k] - b[k]).max() < 1e-6, k
 
 
-def test_checkpoints_of_an_upstream_model_that_changed_are_not_resumed(tiny, tmp_path):
+def test_checkpoints_of_an_upstream_model_that_changed_are_not_resumed(tiny, straight, tmp_path):
     """The base model is retrained under other settings at the same path: its old checkpoints must not be
-    resumed (the fingerprint hashes what --init and --features hold, not their names)."""
+    resumed (the fingerprint hashes what --init and --features hold, not their names: the uninterrupted run's
+    checkpoints, of the same model in another folder, are this folder's first run's)."""
     from transformers import AutoTokenizer
 
     init = tmp_path / "init"
     shutil.copytree(tiny["init"], init)
     cmd = train_cmd({**tiny, "init": init}, tmp_path)
-    subprocess.run(cmd, check=True, capture_output=True)  # keep_checkpoints: its checkpoints stay
-    first = json.loads((tmp_path / "model" / "selection.json").read_text())
-    shutil.rmtree(tmp_path / "model")
+    shutil.copytree(straight / "ckpt", tmp_path / "ckpt")  # keep_checkpoints: its checkpoints stay
+    first = json.loads((straight / "model" / "selection.json").read_text())
     tok = AutoTokenizer.from_pretrained(str(init))
     arch = ModelSettings(hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=64,
                          max_length=40)  # fmt: skip

@@ -200,7 +200,9 @@ def _schema_validator(schema_path: str | Path) -> Any:
     path = Path(schema_path).resolve()
     key = (str(path), path.stat().st_mtime)
     if key not in _VALIDATORS:
-        schema = yaml.safe_load(path.read_text(encoding="utf-8"))
+        # the repository's own schema: libyaml's parser where PyYAML has it (7x faster, the same constructors)
+        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+        schema = yaml.load(path.read_text(encoding="utf-8"), Loader=loader)
         properties = Draft202012Validator.VALIDATORS["properties"]
 
         def set_defaults(validator: Any, props: dict, instance: Any, node: dict) -> Iterator[Any]:
