@@ -71,8 +71,9 @@ def test_intersection_formula_matches_iid_scores():
 def test_top_k_is_the_stable_sorts_prefix(values):
     """The simulation's neighbour search equals a stable sort of whole rows, ties at the k-th value included."""
     rng = np.random.default_rng(3)
-    for _ in range(200):
-        n, m = (int(v) for v in rng.integers(1, 40, size=2))
+    for _ in range(200):  # row lengths on both sides of the switch to the partition search
+        n = int(rng.integers(1, 40))
+        m = int(rng.integers(1, 2 * mine_chance.PARTITION_FROM + 10))
         if values == "tied":
             s = rng.integers(-2, 3, size=(n, m)).astype(np.float32)
         else:

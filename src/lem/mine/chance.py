@@ -110,16 +110,24 @@ def _prf(tp: float, pred: float, gold: float) -> dict[str, float]:
     return {**prf_counts(tp, pred, gold), "n_pred": pred, "n_correct": tp}
 
 
+# rows at least this long are searched by partition (`top_k_stable`); shorter ones sorted whole, which is faster
+# there (bench/mining_chance.py: a news set's documents of 4-12 sentences; 8 x 8: 6 us sorted, 41 us by partition;
+# 64 x 64: 119 and 98; 256 x 256: 3,375 and 1,071; AMD EPYC, 2026-11-29)
+PARTITION_FROM = 64
+
+
 def top_k_stable(s: np.ndarray, k: int) -> np.ndarray:
     """The column indices of the k largest values of every row of `s`, best first, equal values in column
-    order: exactly `np.argsort(-s, axis=1, kind="stable")[:, :k]`, without sorting whole rows (a row's k-th
-    value by partition, then only the columns at or above it sorted; the chance simulation of a 384 x 384
-    set spent 5 of its 6 seconds in the full sorts)."""
+    order: exactly `np.argsort(-s, axis=1, kind="stable")[:, :k]`; rows of `PARTITION_FROM` values or more
+    without sorting them whole (a row's k-th value by partition, then only the columns at or above it sorted;
+    the chance simulation of a 384 x 384 set spent 5 of its 6 seconds in the whole-row sorts)."""
     n, m = s.shape
     k = min(k, m)
     if k == 0 or n == 0:
         return np.zeros((n, k), np.int64)
     neg = -s
+    if m < PARTITION_FROM:
+        return np.argsort(neg, axis=1, kind="stable")[:, :k].astype(np.int64)
     kth = np.partition(neg, k - 1, axis=1)[:, k - 1 : k]  # a row's k-th smallest of -s: its k-th largest of s
     rows, cols = np.nonzero(neg <= kth)  # every candidate (more than k where values tie at the k-th)
     order = np.lexsort((cols, neg[rows, cols], rows))  # by row, then value (largest s first), then column
