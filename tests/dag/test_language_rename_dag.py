@@ -8,7 +8,7 @@ import atexit
 import json
 from pathlib import Path
 
-from support.dag import CORES, Background, metrics_files, new_workdir, small_config, snakemake_cmd
+from support.dag import Background, metrics_files, small_config, start_dag
 from support.renaming import SI, declared_as_xx, files, renamed, to_xx
 
 # the part of the shared DAG (tests/support/dag.py) run again with si declared as xx: what a language code reaches. The
@@ -38,8 +38,7 @@ STARTED: dict[str, Background] = {}
 def start_run(workdir: Path) -> Background:
     """The renamed run to the targets above, in the background below the shared DAG's priority: it reads nothing of
     the shared run, only its config (without the reference encoder row, which none of the targets reads)."""
-    new_workdir(workdir, declared_as_xx(small_config()))
-    return Background(workdir, snakemake_cmd(workdir, "--cores", CORES, *RENAMED_TARGETS), nice=12)
+    return start_dag(workdir, declared_as_xx(small_config()), nice=12, targets=tuple(RENAMED_TARGETS))
 
 
 def start_in_background(tmp_path_factory) -> None:

@@ -212,11 +212,13 @@ class Background:
             self.proc.wait()
 
 
-def start_dag(workdir: Path, cfg: dict | None = None, nice: int = 0) -> Background:
-    """The whole shrunken DAG from scratch in `workdir`, started in the background (`nice`: its CPU priority
-    lowered by that much, so that it takes only the CPU the session leaves idle)."""
+def start_dag(
+    workdir: Path, cfg: dict | None = None, nice: int = 0, targets: tuple[str, ...] = ()
+) -> Background:
+    """The whole shrunken DAG (or its `targets`) from scratch in `workdir`, started in the background (`nice`:
+    its CPU priority lowered by that much, so that it takes only the CPU the session leaves idle)."""
     new_workdir(workdir, cfg)
-    return Background(workdir, snakemake_cmd(workdir, "--cores", CORES), nice=nice)
+    return Background(workdir, snakemake_cmd(workdir, "--cores", CORES, *targets), nice=nice)
 
 
 def run_dag(workdir: Path, cfg: dict | None = None) -> Path:

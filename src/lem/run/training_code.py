@@ -11,7 +11,7 @@ its docstrings (`lem.run.envs.code_text`), so an edited comment or docstring ret
 packages are not in it: their versions are in every metrics file's provenance and, under `--sdm conda`, in
 the environment (lem.run.envs).
 
-Standard library only: planning calls it once per load. The digest is kept in a cache named by everything it
+Standard library (and lem.core.files' atomic write, which planning has loaded): planning calls it once per load. The digest is kept in a cache named by everything it
 is computed from (`source_key`: the Python version and every file of the package, its name and bytes), so a
 planning run over unchanged code reads it instead of parsing the modules again (0.5 CPU-s of each dry run on a
 2-core AMD EPYC, 2026-11-29); any edit, a comment's included, names another entry, and an unreadable entry or
@@ -26,9 +26,9 @@ import hashlib
 import os
 import re
 import sys
-import tempfile
 from pathlib import Path
 
+from lem.core.files import write_text
 from lem.run.envs import code_text
 
 ENTRIES = ("lem.cli", "lem.pretrain.cli")  # what `lem pretrain ...` runs: the command, then its stage
@@ -142,14 +142,8 @@ def training_code(package: Path | None = None) -> str:
     if re.fullmatch(r"[0-9a-f]{64}", kept):
         return kept
     digest = compute_training_code(package)
-    tmp = None
     try:  # atomically: a planning run beside this one reads the whole digest or none
-        entry.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=entry.parent, prefix=".tmp-")
-        with os.fdopen(fd, "w", encoding="ascii") as f:
-            f.write(digest + "\n")
-        os.replace(tmp, entry)
+        write_text(entry, digest + "\n")
     except OSError:  # no cache (a read-only home): the digest is computed each time
-        if tmp is not None:
-            Path(tmp).unlink(missing_ok=True)
+        pass
     return digest
