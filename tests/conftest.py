@@ -80,7 +80,7 @@ def dag_reference_run(tmp_path_factory, dag_config):
     (`long_runs_in_background`, below), at a lower CPU priority."""
     from support.dag import start_dag
 
-    run = start_dag(tmp_path_factory.mktemp("dag"), dag_config, nice=10)
+    run = start_dag(tmp_path_factory.mktemp("dag"), dag_config, nice=10, forkserver=True)
     yield run
     run.stop()
 

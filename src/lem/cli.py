@@ -4,7 +4,8 @@ Each stage module declares `STAGE = lem.core.stage.Stage(...)`; this file lists 
 command names, so that `lem --help` and light stages stay fast. `docs/contracts.md` documents every verb;
 tests/unit/test_cli.py checks it, and every `lem` call of the workflow's rules, against these declarations.
 Every command first pins the CPU's numeric code paths as `LEM_CPU_NUMERICS` says (`lem.core.numerics`), before
-anything loads torch.
+anything loads torch; in a local run with a fork server (`LEM_FORKSERVER=1`), the command is then run by a fork
+of it (`lem.core.forkserver`).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 from lem import __version__
+from lem.core.forkserver import serve_main, served
 from lem.core.numerics import pin_numerics
 from lem.core.stage import Stage
 
@@ -72,6 +74,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"lem: {err}", file=sys.stderr)
         return 2
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == [
+        "--fork-server"
+    ]:  # a local run's fork server (lem.core.forkserver): not a command of its own
+        return serve_main(argv[1:], run=main)
+    code = served(argv)  # by the run's fork server, when the run has one and it takes the command
+    if code is not None:
+        return code
     if not argv or argv[0] in {"-h", "--help"}:
         print(usage())
         return 0

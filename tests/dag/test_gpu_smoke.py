@@ -53,7 +53,7 @@ def start_run(tmp_path_factory) -> Background:
     DAG's (tests/conftest.py): it takes the CPU that the other tests leave idle."""
     workdir = tmp_path_factory.mktemp("gpu_smoke")
     (workdir / "config.yaml").write_text(yaml.safe_dump(cpu_config()))
-    return Background(workdir, snakemake_cmd(workdir, "--cores", CORES), nice=15)
+    return Background(workdir, snakemake_cmd(workdir, "--cores", CORES), nice=15, forkserver=True)
 
 
 def start_in_background(tmp_path_factory) -> None:

@@ -38,7 +38,9 @@ STARTED: dict[str, Background] = {}
 def start_run(workdir: Path) -> Background:
     """The renamed run to the targets above, in the background below the shared DAG's priority: it reads nothing of
     the shared run, only its config (without the reference encoder row, which none of the targets reads)."""
-    return start_dag(workdir, declared_as_xx(small_config()), nice=12, targets=tuple(RENAMED_TARGETS))
+    return start_dag(
+        workdir, declared_as_xx(small_config()), nice=12, targets=tuple(RENAMED_TARGETS), forkserver=True
+    )
 
 
 def start_in_background(tmp_path_factory) -> None:

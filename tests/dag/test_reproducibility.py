@@ -7,6 +7,8 @@ selection, NER training and annotation scoring; then the run is brought up to da
 the new NER model). Every metrics and report file must equal the whole run's, byte for byte. The stages before
 (corpus, annotation, tokenizer, features, training, embedding, mining) are run a second time from scratch, in
 another such folder, by the kill-and-resume chain of tests/dag/test_interruptions.py, and compared the same way.
+The whole run's jobs were forks of its fork server (`LEM_FORKSERVER=1`, lem.core.forkserver); the jobs run again
+here, and the chain's, are processes of their own: a served job writes what the job run by itself writes.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import shutil
 import time
 from pathlib import Path
 
-from support.dag import CORES, check, digests, executed_rules, snakemake
+from support.dag import CORES, check, digests, executed_rules, forkserver_log, snakemake
 
 RERUN = {  # target -> the rules that run for it when forced
     "results/sentiment/lem/seed1/cmcs_gen/finetune1/metrics.json": {"sentiment"},
@@ -28,6 +30,10 @@ RERUN = {  # target -> the rules that run for it when forced
 
 
 def test_jobs_run_again_write_identical_metrics_and_report(dag_reference: Path, tmp_path: Path):
+    served = forkserver_log(dag_reference)
+    assert "serving commands" in served and " served " in served, served[-3000:]
+    # every job of the whole run was a fork of the server's
+    assert "ran by itself" not in served, served[-3000:]
     first = digests(dag_reference)
     metrics = [p for p in first if p.endswith(".json") and not p.startswith("results/report/")]
     tasks = {json.loads((dag_reference / p).read_text())["keys"]["task"] for p in metrics}

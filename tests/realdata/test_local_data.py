@@ -74,7 +74,7 @@ def start_run(workdir: Path, data_root: Path) -> Background:
     the shared DAG's (tests/conftest.py): it takes the CPU that the other tests leave idle."""
     workdir.mkdir(parents=True, exist_ok=True)
     (workdir / "config.yaml").write_text(yaml.safe_dump(shrunken_local_config(data_root.resolve())))
-    return Background(workdir, snakemake_cmd(workdir, "--cores", CORES), nice=15)
+    return Background(workdir, snakemake_cmd(workdir, "--cores", CORES), nice=15, forkserver=True)
 
 
 def start_in_background(tmp_path_factory) -> None:

@@ -12,6 +12,7 @@ import re
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -181,9 +182,21 @@ def check(proc: subprocess.CompletedProcess, workdir: Path) -> subprocess.Comple
 
 class Background:
     """A Snakemake run started with Popen in its own process group, its output in `workdir/snakemake.out`:
-    started early, waited for by the test that reads it (`finish`), stopped at the end of the session."""
+    started early, waited for by the test that reads it (`finish`), stopped at the end of the session. With
+    `forkserver`, the run's jobs are forks of one process that has imported the stack (`LEM_FORKSERVER=1`,
+    lem.core.forkserver): the long runs of the session, whose jobs tests/dag/test_reproducibility.py and the
+    kill-and-resume chain of tests/dag/test_interruptions.py run again without it, to the same bytes."""
 
-    def __init__(self, workdir: Path, cmd: list[str], nice: int = 0, env: dict[str, str] | None = None):
+    def __init__(
+        self,
+        workdir: Path,
+        cmd: list[str],
+        nice: int = 0,
+        env: dict[str, str] | None = None,
+        forkserver: bool = False,
+    ):
+        if forkserver:
+            env = {**(os.environ if env is None else env), "LEM_FORKSERVER": "1"}
         self.workdir = workdir
         self.log = workdir / "snakemake.out"
         with open(self.log, "w") as out:
@@ -213,12 +226,30 @@ class Background:
 
 
 def start_dag(
-    workdir: Path, cfg: dict | None = None, nice: int = 0, targets: tuple[str, ...] = ()
+    workdir: Path,
+    cfg: dict | None = None,
+    nice: int = 0,
+    targets: tuple[str, ...] = (),
+    forkserver: bool = False,
 ) -> Background:
     """The whole shrunken DAG (or its `targets`) from scratch in `workdir`, started in the background (`nice`:
-    its CPU priority lowered by that much, so that it takes only the CPU the session leaves idle)."""
+    its CPU priority lowered by that much, so that it takes only the CPU the session leaves idle; `forkserver`:
+    `Background`'s)."""
     new_workdir(workdir, cfg)
-    return Background(workdir, snakemake_cmd(workdir, "--cores", CORES, *targets), nice=nice)
+    cmd = snakemake_cmd(workdir, "--cores", CORES, *targets)
+    return Background(workdir, cmd, nice=nice, forkserver=forkserver)
+
+
+def forkserver_log(workdir: Path, timeout: float = 30) -> str:
+    """The fork server's log of a finished run (lem.core.forkserver), once the server has ended: it ends a
+    second or so after Snakemake's process, writing what it served."""
+    log = workdir / ".snakemake" / "log" / "lem-forkserver.log"
+    deadline = time.monotonic() + timeout
+    while True:
+        text = log.read_text() if log.exists() else ""
+        if " served " in text or time.monotonic() > deadline:
+            return text
+        time.sleep(0.2)
 
 
 def run_dag(workdir: Path, cfg: dict | None = None) -> Path:

@@ -29,13 +29,13 @@ try:
 except ConfigError as _err:
     raise WorkflowError(f"config: {_err}") from None
 
+from lem.core.forkserver import start_for_run
 from lem.run.job_env import set_job_environment
 
-# What every job inherits from this process (lem.run.job_env): the CPU kernels' mode (`resources.cpu_numerics`)
-# and the rules' `lem` command running the package that planned them (the workflow's own: source.smk), its
-# Python's bin folder first on PATH, and the folder source.smk imported it from first on PYTHONPATH when the
-# Python running Snakemake has no `lem` installed; with LEM_FORWARD_INTERRUPT=1, a SIGINT sent to this process
-# alone passed on to the running jobs (no handler of ours otherwise).
+# What every job inherits from this process (lem.run.job_env): the CPU kernels' mode (`resources.cpu_numerics`),
+# the rules' `lem` running the package that planned them (source.smk: its Python's bin folder first on PATH, or
+# its folder first on PYTHONPATH when that Python has no `lem`); with LEM_FORWARD_INTERRUPT=1, a SIGINT sent to
+# this process alone passed on to the running jobs (no handler of ours otherwise).
 set_job_environment(config["resources"]["cpu_numerics"], LEM_SOURCE_PATH)
 
 
@@ -184,10 +184,13 @@ def artifact(template, **values):
     return paths.fill(template, **values)
 
 
-# The run ends with one summary (lem.report.run_summary): where the report is, the declared comparisons'
-# verdicts by kind, the controls; it reads the report's files only and never fails the run. Not in a dry run,
-# nor in the jobs of a cluster run (Snakemake gives them --no-hooks).
+# Not in dry runs nor cluster jobs (--no-hooks): LEM_FORKSERVER=1 forks the jobs from processes that imported their
+# stack (lem.core.forkserver); the run ends with one summary that never fails it (lem.report.run_summary).
 _RUN_STARTED = time.time()
+
+
+onstart:
+    start_for_run(log=Path(".snakemake/log/lem-forkserver.log"))
 
 
 onsuccess:
