@@ -236,3 +236,35 @@ def test_the_server_ends_with_its_parent_once_its_jobs_have(tmp_path: Path):
     os.kill(job, signal.SIGTERM)
     assert proc.wait(timeout=30) == 143
     assert server.wait(timeout=30) == 0
+
+
+def test_a_run_s_server_is_stopped_and_waited_for_as_the_run_ends(tmp_path: Path):
+    """`start_for_run` in a stand-in for Snakemake's process: the server it starts serves a `lem` command, and
+    ends with that process, waited for (its CPU counts in the process's), its socket's folder removed."""
+    script = textwrap.dedent(
+        """
+        import os, resource, subprocess, sys
+        from pathlib import Path
+        from lem.core import forkserver
+
+        proc = forkserver.start_for_run(log=Path(sys.argv[1]))
+        print(os.environ[forkserver.SOCKET_ENV], proc.pid, flush=True)
+        out = subprocess.run([sys.executable, "-m", "lem", "--version"], capture_output=True, text=True)
+        print(out.stdout.strip(), "|", out.stderr.strip(), flush=True)
+        """
+    )
+    log = tmp_path / "log" / "server.log"
+    env = {**os.environ, forkserver.OPT_IN: "1"}
+    env.pop(forkserver.SOCKET_ENV, None)
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(log)], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    first, second = done.stdout.splitlines()
+    sock, pid = first.split()
+    version, stderr = second.split("|")
+    assert version.startswith("lem ") and not stderr.strip()  # served: no line about running by itself
+    assert _gone(int(pid), timeout=1)  # waited for before the process ended
+    assert not Path(sock).parent.exists()
+    text = log.read_text()
+    assert "served 1 commands, 0 ran by themselves" in text, text

@@ -8,8 +8,9 @@ DAG of many small jobs (the embedded default, the test suite's) spends much of i
 each job is a process of its own, as without it.
 
 - The workflow starts the server when the run starts (`start_for_run`, workflow/rules/common.smk's `onstart`,
-  never in a dry run), after it has set what its jobs inherit (lem.run.job_env). It ends when Snakemake's
-  process has ended and its last job with it.
+  never in a dry run), after it has set what its jobs inherit (lem.run.job_env). Snakemake's process stops it
+  and waits for it as it ends (`stop`: its CPU and its jobs' count in Snakemake's); killed, it ends once
+  Snakemake's process has and its last job with it.
 - A job's `lem` command (`lem.cli.main`, `served`) hands its arguments, working folder, environment and its
   standard input, output and error (the descriptors themselves) to the server. The server hands it to the
   template of its kind (`job_kind`: stage, verb and settings; `Template`), which forks; the fork runs the
@@ -663,4 +664,18 @@ def start_for_run(log: Path | None = None) -> subprocess.Popen | None:
             )
             return None
         time.sleep(0.05)
+    atexit.register(stop, proc)
     return proc
+
+
+def stop(proc: subprocess.Popen, timeout: float = 120) -> None:
+    """At the end of Snakemake's process (`start_for_run` registers it): the server asked to end (SIGTERM: no new
+    job, its running jobs finish) and waited for, so that its CPU, its templates' and their jobs' counts in
+    Snakemake's (`time snakemake ...`). A server still busy after `timeout` seconds is left to end by itself
+    (it ends once Snakemake's process has and its last job with it)."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            pass
