@@ -231,9 +231,21 @@ class Loop:
         os.set_blocking(wake_w, False)
         signal.set_wakeup_fd(wake_w)
         signal.signal(signal.SIGCHLD, lambda *_: None)
+        self.selector = selectors.DefaultSelector()
+        self.selector.register(self.wake_r, selectors.EVENT_READ)
 
     def say(self, text: str) -> None:
         print(f"{time.strftime('%H:%M:%S')} {text}", file=self.log, flush=True)
+
+    def ready(self) -> list:
+        """What became readable within a second; a signal (SIGCHLD: a job ended) wakes the wait early."""
+        sources = []
+        for key, _ in self.selector.select(timeout=1.0):
+            if key.fileobj == self.wake_r:
+                os.read(self.wake_r, 512)
+            else:
+                sources.append(key.fileobj)
+        return sources
 
     def fork_job(
         self, conn: socket.socket, fds: list[int], request: dict, imports_set: dict[str, str]
@@ -288,17 +300,15 @@ class Template(Loop):
         self.served = self.bare = 0
 
     def main(self) -> None:
-        selector = selectors.DefaultSelector()
-        selector.register(self.channel, selectors.EVENT_READ)
-        selector.register(self.wake_r, selectors.EVENT_READ)
+        self.selector.register(self.channel, selectors.EVENT_READ)
         open_ = True
         while open_ or self.jobs:
-            for key, _ in selector.select(timeout=1.0):
-                if key.fileobj is self.channel and open_:
+            for source in self.ready():
+                if source is self.channel and open_:
                     request, fds = receive_message(self.channel, with_fds=4)
                     if request is None:
                         open_ = False  # the server has closed: the running jobs end, no other comes
-                        selector.unregister(self.channel)
+                        self.selector.unregister(self.channel)
                         continue
                     conn = socket.socket(fileno=fds[0])
                     if self.imports_set is None and self.modules is not None:
@@ -316,8 +326,6 @@ class Template(Loop):
                     else:
                         self.served += 1
                     self.fork_job(conn, fds[1:], request, self.imports_set or {})
-                elif key.fileobj == self.wake_r:
-                    os.read(self.wake_r, 512)
             for _, request, status in self.reap():
                 report = (request or {}).get("report")
                 if report and self.modules is None and status.get("code") == 0 and os.path.exists(report):
@@ -375,16 +383,12 @@ class Server(Loop):
     def serve(self) -> None:
         stopping: list[int] = []
         signal.signal(signal.SIGTERM, lambda *_: stopping.append(1))
-        selector = selectors.DefaultSelector()
-        selector.register(self.listener, selectors.EVENT_READ)
-        selector.register(self.wake_r, selectors.EVENT_READ)
+        self.selector.register(self.listener, selectors.EVENT_READ)
         accepting = True
         while accepting or self.templates:
-            for key, _ in selector.select(timeout=1.0):
-                if key.fileobj is self.listener and accepting:
+            for source in self.ready():
+                if source is self.listener and accepting:
                     self.accept()
-                elif key.fileobj == self.wake_r:
-                    os.read(self.wake_r, 512)
             for pid, _, _ in self.reap():
                 for kind, (tpid, channel, _) in list(self.templates.items()):
                     if tpid == pid:
@@ -398,7 +402,7 @@ class Server(Loop):
                 accepting = (
                     False  # Snakemake has ended (or asked): no new job; the running ones end as theirs
                 )
-                selector.unregister(self.listener)
+                self.selector.unregister(self.listener)
                 self.listener.close()
                 os.unlink(self.path)
                 for entry in self.templates.values():
