@@ -50,19 +50,44 @@ def missing_required_packages(pyproject: Path = REPO / "pyproject.toml") -> list
 
 def pytest_configure(config):
     config.pluginmanager.register(TierSelection(), "lem-tiers")
+    session_folder(config)
+    if getattr(config.option, "numprocesses", None) and config.option.dist == "load":
+        # pytest-xdist (`-n 2`): whole modules to a worker (their module fixtures made once), in the tiers' order
+        config.option.dist, config.option.loadscopereorder = "loadscope", False
     # the training-code digests (lem.run.training_code) of this session's planning runs, kept in a folder of its
     # own: no entry of the user's cache is read, and every Snakemake the session starts shares it
     cache = Path(tempfile.mkdtemp(prefix="lem-test-cache-"))
     os.environ["LEM_CACHE_DIR"] = str(cache)
     config.add_cleanup(lambda: shutil.rmtree(cache, ignore_errors=True))
     if config.getoption("lem_cpu_top", 0):
-        config.pluginmanager.register(CpuPerTest(config.getoption("lem_cpu_top")), "lem-cpu")
+        config.pluginmanager.register(CpuPerTest(config, config.getoption("lem_cpu_top")), "lem-cpu")
     missing = missing_required_packages()
     if missing:
         raise pytest.UsageError(
             f"required packages are not installed: {', '.join(missing)} "
             "(run `bash scripts/setup.sh`, or install them from wheels: see README, 'On a GPU node')"
         )
+
+
+def session_folder(config) -> None:
+    """The folder the session's processes share (support.dag.SESSION: its long runs, started once): made by its
+    first process (the only one, or pytest-xdist's controller) and inherited by the workers through
+    LEM_TEST_SESSION; as that process ends, every long run that still runs is stopped and the folder removed."""
+    from support import dag
+
+    worker = hasattr(config, "workerinput")
+    if worker:
+        folder = os.environ["LEM_TEST_SESSION"]
+    else:
+        folder = tempfile.mkdtemp(prefix="lem-test-session-")
+        os.environ["LEM_TEST_SESSION"] = folder  # for the workers pytest-xdist starts after this
+
+        def end() -> None:
+            dag.stop_session_runs()
+            shutil.rmtree(folder, ignore_errors=True)
+
+        config.add_cleanup(end)
+    dag.SESSION.update(dir=folder, workers=worker)
 
 
 @pytest.fixture(scope="session")
@@ -78,9 +103,11 @@ def dag_config(tiny_sentence_transformer) -> dict:
 def dag_reference_run(tmp_path_factory, dag_config):
     """The whole shrunken DAG, started once per session at its first test when a selected test reads it
     (`long_runs_in_background`, below), at a lower CPU priority."""
-    from support.dag import start_dag
+    from support.dag import shared_run, start_dag
 
-    run = start_dag(tmp_path_factory.mktemp("dag"), dag_config, nice=10, forkserver=True)
+    run = shared_run(
+        "shared-dag", lambda: start_dag(tmp_path_factory.mktemp("dag"), dag_config, nice=10, forkserver=True)
+    )
     yield run
     run.stop()
 
@@ -111,8 +138,14 @@ def tiny_sentence_transformer(tmp_path_factory) -> Path:
     the `sentence_transformers` reference-encoder backend run for real, offline."""
     pytest.importorskip("sentence_transformers")
     from support import builders
+    from support.dag import shared_value
 
-    return builders.tiny_sentence_transformer(tmp_path_factory.mktemp("st"))
+    # one folder for the session's processes: the shared DAG's config names it, and every worker writes that config
+    return Path(
+        shared_value(
+            "tiny-st", lambda: str(builders.tiny_sentence_transformer(tmp_path_factory.mktemp("st")))
+        )
+    )
 
 
 @pytest.fixture(scope="session")
@@ -235,7 +268,9 @@ def tier_rank(item) -> int:
     """The order of a run of several tiers: the fast tiers first, unit then planning (their failures show
     early), then the slow tests that wait for no run, those that wait for their module's run started in the
     background (`start_in_background`, below), those that read the shared DAG (made in the background
-    meanwhile), SLURM's last (their run, started in the background at the first test, is long over by then)."""
+    meanwhile), SLURM's last (their run, started in the background at the first test, is long over by then).
+    Under pytest-xdist (`-n auto`) the workers take whole modules in this order, a module as its first test
+    ranks (pytest_configure: `--dist loadscope`, not reordered)."""
     tier = item_tier(item)
     if tier not in SLOW_TIERS:
         return FAST_TIERS.index(tier) if tier in FAST_TIERS else 0
@@ -257,6 +292,16 @@ class TierSelection:
                 config.stash[DESELECTED_KEY] = len(slow)
         items.sort(key=tier_rank)  # stable: each file's order kept within a rank
 
+    def pytest_sessionfinish(self, session):
+        if hasattr(session.config, "workeroutput"):  # a pytest-xdist worker: the count to the controller
+            session.config.workeroutput["lem_deselected"] = session.config.stash.get(DESELECTED_KEY, 0)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node, error):
+        """pytest-xdist's controller, as a worker ends: what it deselected (every worker deselects the same)."""
+        deselected = (getattr(node, "workeroutput", None) or {}).get("lem_deselected", 0)
+        node.config.stash[DESELECTED_KEY] = max(deselected, node.config.stash.get(DESELECTED_KEY, 0))
+
     def pytest_terminal_summary(self, terminalreporter, config):
         n = config.stash.get(DESELECTED_KEY, 0)
         if n:
@@ -267,30 +312,56 @@ class TierSelection:
 
 
 class CpuPerTest:
-    """`--cpu-top N`: the CPU seconds of each test (user + system of this process and of the children it waited
-    for, from its setup to its teardown). A background run (the shared DAG, the real-data DAG, the GPU smoke DAG) is
-    counted where it is waited for: in the first test that reads it; the SLURM run's jobs run under slurmd and
-    are in no test's count."""
+    """`--cpu-top N`: the CPU seconds of each test (user + system of its process and of the children it waited
+    for, from its setup to its teardown), and of each of the session's long runs apart (the shared DAG, the
+    real-data, GPU smoke and renamed DAGs: by their waiters' own count, tests/support/waiter.py; never in a
+    test's). The SLURM run's jobs run under slurmd and are in no count. Under pytest-xdist each worker measures
+    its tests and the controller prints them all."""
 
-    def __init__(self, top: int):
-        self.top, self.cpu, self.start = top, {}, cpu_seconds()
+    def __init__(self, config, top: int):
+        self.config, self.top, self.cpu, self.start = config, top, {}, cpu_seconds()
+        self.sessions: list[float] = []  # under pytest-xdist: each worker's whole session
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_protocol(self, item, nextitem):
-        before = cpu_seconds()
+        from support.dag import REAPED
+
+        before, reaped = cpu_seconds(), REAPED["cpu_s"]
         try:
             return (yield)
-        finally:
-            self.cpu[item.nodeid] = cpu_seconds() - before
+        finally:  # a long run reaped here (its waiter ended) is counted apart, not in this test
+            self.cpu[item.nodeid] = cpu_seconds() - before - (REAPED["cpu_s"] - reaped)
+
+    def pytest_sessionfinish(self, session):
+        if hasattr(self.config, "workeroutput"):  # a pytest-xdist worker: its figures to the controller
+            self.config.workeroutput["lem_cpu"] = self.cpu
+            self.config.workeroutput["lem_cpu_session"] = cpu_seconds() - self.start
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node, error):
+        out = getattr(node, "workeroutput", None) or {}
+        self.cpu.update(out.get("lem_cpu", {}))
+        self.sessions.append(out.get("lem_cpu_session", 0.0))
 
     def pytest_terminal_summary(self, terminalreporter):
-        total = cpu_seconds() - self.start
+        from support.dag import session_runs
+
+        own = cpu_seconds() - self.start
         terminalreporter.section(f"CPU per test: the {self.top} largest (seconds)")
         for nodeid, seconds in sorted(self.cpu.items(), key=lambda kv: -kv[1])[: self.top]:
             terminalreporter.write_line(f"{seconds:8.1f}  {nodeid}")
+        runs = [(name, status["cpu_s"]) for name, status in session_runs() if status is not None]
+        for name, seconds in runs:
+            terminalreporter.write_line(f"{seconds:8.1f}  the session's long run `{name}`, by its own count")
+        workers = (
+            f"; by their own count, its {len(self.sessions)} workers {sum(self.sessions):.1f}"
+            if self.sessions
+            else ""
+        )
         terminalreporter.write_line(
-            f"{sum(self.cpu.values()):8.1f}  in tests; {total:.1f} in the session (collection, tiers' runs reaped "
-            "at exit)"
+            f"{sum(self.cpu.values()):8.1f}  in tests; {sum(s for _, s in runs):.1f} in the long runs; {own:.1f} in "
+            f"the session's process and the processes it has waited for (collection, the long runs it reaped, its "
+            f"workers once ended){workers}"
         )
 
 
@@ -320,7 +391,9 @@ def long_runs_in_background(request, tmp_path_factory):
     the SLURM run, which mostly waits for the scheduler; tests/dag/test_language_rename_dag.py (a part of the
     shared DAG under a renamed language), tests/dag/test_gpu_smoke.py and
     tests/realdata/test_local_data.py: their whole DAGs, at a still lower priority than the shared DAG's). The
-    tests that read a run wait for it to end; a test that cannot be in its folder (`misplaced`) starts none."""
+    tests that read a run wait for it to end; a test that cannot be in its folder (`misplaced`) starts none.
+    Under pytest-xdist each run starts once, in the first worker that asks (support.dag.shared_run), and a test
+    reads it in whichever worker it runs."""
     items = [item for item in request.session.items if MISPLACED_KEY not in item.stash]
     if any("dag_reference_run" in getattr(item, "fixturenames", ()) for item in items):
         request.getfixturevalue("dag_reference_run")

@@ -13,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-from support.dag import CORES, Background, snakemake_cmd
+from support.dag import CORES, Background, shared_run, snakemake_cmd
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -58,7 +58,7 @@ def start_run(tmp_path_factory) -> Background:
 
 def start_in_background(tmp_path_factory) -> None:
     """Called by tests/conftest.py at the session's first test when a test here is selected."""
-    STARTED["run"] = start_run(tmp_path_factory)
+    STARTED["run"] = shared_run("gpu-smoke", lambda: start_run(tmp_path_factory))
     atexit.register(STARTED["run"].stop)  # when no test of here waits for it (pytest -x)
 
 

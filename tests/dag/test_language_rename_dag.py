@@ -8,7 +8,7 @@ import atexit
 import json
 from pathlib import Path
 
-from support.dag import Background, metrics_files, small_config, start_dag
+from support.dag import Background, metrics_files, shared_run, small_config, start_dag
 from support.renaming import SI, declared_as_xx, files, renamed, to_xx
 
 # the part of the shared DAG (tests/support/dag.py) run again with si declared as xx: what a language code reaches. The
@@ -45,7 +45,7 @@ def start_run(workdir: Path) -> Background:
 
 def start_in_background(tmp_path_factory) -> None:
     """Called by tests/conftest.py at the session's first test when a test here is selected."""
-    STARTED["run"] = start_run(tmp_path_factory.mktemp("renamed") / "xx")
+    STARTED["run"] = shared_run("renamed", lambda: start_run(tmp_path_factory.mktemp("renamed") / "xx"))
     atexit.register(STARTED["run"].stop)  # when no test of here waits for it (pytest -x)
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import yaml
 from support import SHARED_DATA
-from support.dag import CORES, Background, snakemake_cmd
+from support.dag import CORES, Background, shared_run, snakemake_cmd
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -81,7 +81,9 @@ def start_in_background(tmp_path_factory) -> None:
     """Called by tests/conftest.py at the session's first test when a test here is selected: the run starts
     then when the real data is there (the test skips, saying why, when it is not)."""
     if SHARED_DATA.is_dir() and os.access(SHARED_DATA, os.R_OK):
-        STARTED["run"] = start_run(tmp_path_factory.mktemp("local"), SHARED_DATA)
+        STARTED["run"] = shared_run(
+            "real-data", lambda: start_run(tmp_path_factory.mktemp("local"), SHARED_DATA)
+        )
         atexit.register(STARTED["run"].stop)  # when no test of here waits for it (pytest -x)
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from support.dag import Background, snakemake, snakemake_cmd
+from support.dag import Background, shared_run, snakemake, snakemake_cmd
 
 REPO = Path(__file__).resolve().parents[2]
 PROFILE = REPO / "profiles" / "slurm"
@@ -155,7 +155,7 @@ def start_in_background(tmp_path_factory) -> None:
     """Called by tests/conftest.py at the session's first test when a test here is selected: the SLURM run
     starts then, when a cluster is up (it mostly waits for the scheduler, beside the other tests)."""
     if find_cluster()[0] is not None:
-        STARTED["run"] = start_run(tmp_path_factory.mktemp("slurm"))
+        STARTED["run"] = shared_run("slurm", lambda: start_run(tmp_path_factory.mktemp("slurm")))
         atexit.register(STARTED["run"].stop)  # when no test of here waits for it (pytest -x)
 
 
@@ -165,14 +165,14 @@ def slurm_run(cluster: str, tmp_path_factory) -> tuple[Path, str]:
     and Snakemake's output."""
     run = STARTED.pop("run", None) or start_run(tmp_path_factory.mktemp("slurm"))
     try:
-        run.proc.wait()
-        if run.proc.returncode != 0:
+        returncode = run.wait()
+        if returncode != 0:
             out = run.log.read_text()
             logs = "\n".join(
                 f"--- {p}\n{p.read_text()[-2500:]}" for p in sorted((run.workdir / "logs").rglob("*.log"))
             )
             pytest.fail(
-                f"snakemake through SLURM exited {run.proc.returncode} (124: timed out):\n{out[-6000:]}\n"
+                f"snakemake through SLURM exited {returncode} (124: timed out):\n{out[-6000:]}\n"
                 f"{logs[-8000:]}"
             )
         return run.finish()

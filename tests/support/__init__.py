@@ -1,5 +1,6 @@
 """The suite's shared helpers, in one place (tests/conftest.py puts tests/ on the path: `from support.dag import
-snakemake`): `dag` (the suite's one way to run Snakemake, the shrunken DAG), `builders` (the data a fixture
+snakemake`): `dag` (the suite's one way to run Snakemake, the shrunken DAG, the session's long runs, which
+`waiter.py` runs), `builders` (the data a fixture
 builds, one function each, whichever test files read it), `import_graph` (the imports between lem modules) and
 the helpers that test files of several tiers share (`training`, `static_step`, `renaming`, `reference`,
 `run_model`)."""

@@ -5,6 +5,7 @@ waited for), and the digests of every metrics file and the report."""
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
@@ -13,6 +14,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -180,9 +182,22 @@ def check(proc: subprocess.CompletedProcess, workdir: Path) -> subprocess.Comple
     return proc
 
 
+# --- the session's long runs, shared by its processes ---------------------------------------------------------
+# A session's long runs (the shared DAG, the real-data, GPU smoke and renamed-language DAGs, the SLURM run) start
+# once per session, in the process that asks first; with pytest-xdist (`-n 2`) the other workers attach to them
+# through the session's folder (SESSION["dir"], set by tests/conftest.py: the controller's, inherited by its
+# workers), so a test reads the run in whichever worker it runs. A run's CPU is in no test's count: each
+# run's waiter writes its own (`background_cpu`), and `--cpu-top` lists the runs apart.
+SESSION: dict[str, object] = {"dir": None, "workers": False}
+WAITER = Path(__file__).resolve().with_name("waiter.py")
+REAPED = {"cpu_s": 0.0}  # the CPU of the runs this process has reaped: taken out of the test that reaped them
+
+
 class Background:
-    """A Snakemake run started with Popen in its own process group, its output in `workdir/snakemake.out`:
-    started early, waited for by the test that reads it (`finish`), stopped at the end of the session. With
+    """A command (a Snakemake run) started with Popen in its own process group, its output in
+    `workdir/snakemake.out`, under tests/support/waiter.py, which writes its exit status and CPU to
+    `workdir/snakemake.status` as it ends: started early, waited for by the test that reads it (`finish`), in
+    this process or in another of the session (`attach`), and stopped at the end of the session. With
     `forkserver`, the run's jobs are forks of one process that has imported the stack (`LEM_FORKSERVER=1`,
     lem.core.forkserver): the long runs of the session, whose jobs tests/dag/test_reproducibility.py and the
     kill-and-resume chain of tests/dag/test_interruptions.py run again without it, to the same bytes."""
@@ -197,32 +212,155 @@ class Background:
     ):
         if forkserver:
             env = {**(os.environ if env is None else env), "LEM_FORKSERVER": "1"}
-        self.workdir = workdir
-        self.log = workdir / "snakemake.out"
+        self.workdir, self.shared = Path(workdir), False
+        self.log, self.status = self.workdir / "snakemake.out", self.workdir / "snakemake.status"
+        wrapped = [sys.executable, str(WAITER), str(self.status), *cmd]
         with open(self.log, "w") as out:
-            self.proc = subprocess.Popen(
-                ["nice", "-n", str(nice), *cmd] if nice else cmd,
+            self.proc: subprocess.Popen | None = subprocess.Popen(
+                ["nice", "-n", str(nice), *wrapped] if nice else wrapped,
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 cwd=workdir,
                 env=env,
                 start_new_session=True,
             )
+        self.pid = self.proc.pid
+
+    @classmethod
+    def attach(cls, info: dict) -> Background:
+        """A run another process of the session started (`describe`'s record of it): waited for by its status."""
+        run = cls.__new__(cls)
+        run.workdir, run.shared, run.proc, run.pid = Path(info["workdir"]), True, None, info["pid"]
+        run.log, run.status = run.workdir / "snakemake.out", run.workdir / "snakemake.status"
+        return run
+
+    def describe(self) -> dict:
+        return {"workdir": str(self.workdir), "pid": self.pid}
+
+    def ended(self) -> dict | None:
+        """The run's exit status and CPU once it has ended ({"returncode", "cpu_s"}; a run killed before its
+        waiter wrote them: returncode -9); None while it runs."""
+        if self.status.exists():
+            status = json.loads(self.status.read_text())
+            self.reap()
+            return status
+        if self.proc is not None:
+            if self.proc.poll() is None:
+                return None
+            return (
+                json.loads(self.status.read_text())
+                if self.status.exists()
+                else {"returncode": -9, "cpu_s": 0}
+            )
+        if running(self.pid, self.status):
+            return None
+        return json.loads(self.status.read_text()) if self.status.exists() else {"returncode": -9, "cpu_s": 0}
+
+    def wait(self) -> int:
+        """Wait for the run to end; its exit status."""
+        while (status := self.ended()) is None:
+            time.sleep(0.5)
+        return status["returncode"]
 
     def finish(self) -> tuple[Path, str]:
         """Wait for the run; (its folder, its output), or the test fails with the output and the job logs."""
-        self.proc.wait()
+        returncode = self.wait()
         out = self.log.read_text()
-        if self.proc.returncode != 0:
-            pytest.fail(
-                f"workflow exited {self.proc.returncode}:\n{out[-6000:]}\n{job_logs(self.workdir)[-12000:]}"
-            )
+        if returncode != 0:
+            pytest.fail(f"workflow exited {returncode}:\n{out[-6000:]}\n{job_logs(self.workdir)[-12000:]}")
         return self.workdir, out
 
+    def reap(self) -> None:
+        """Reap the waiter this process started once it has written its status (its CPU, now in this process's
+        children's, is taken out of the test's count: REAPED)."""
+        if self.proc is not None and self.proc.returncode is None and self.status.exists():
+            self.proc.wait()
+            REAPED["cpu_s"] += json.loads(self.status.read_text())["cpu_s"]
+
     def stop(self) -> None:
-        if self.proc.poll() is None:
+        """Kill the run if it still runs and is this process's alone; a run of the session's other workers too
+        (`shared` under pytest-xdist) is left to the controller, which stops what still runs as the session
+        ends (stop_session_runs)."""
+        if self.proc is None:
+            return
+        if self.ended() is None and not (self.shared and SESSION["workers"]):
             os.killpg(self.proc.pid, signal.SIGKILL)
             self.proc.wait()
+
+
+def running(pid: int, status: Path) -> bool:
+    """Whether the waiter `pid` of the run whose status file is `status` still runs, by /proc (a zombie has
+    ended; a pid reused by another process is not it)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except (OSError, IndexError):
+        return False
+    return state != "Z" and os.fsencode(str(status)) in cmdline
+
+
+def runs_folder() -> Path | None:
+    return None if SESSION["dir"] is None else Path(SESSION["dir"]) / "runs"
+
+
+def shared_run(name: str, start: Callable[[], Background]) -> Background:
+    """The session's run `name`: started by `start()` in the first of the session's processes that asks for it
+    (under a lock in the session's folder), attached to in the others."""
+    folder = runs_folder()
+    if folder is None:
+        return start()
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        info = folder / f"{name}.json"
+        if info.exists():
+            return Background.attach(json.loads(info.read_text()))
+        run = start()
+        run.shared = True
+        tmp = info.with_suffix(".tmp")
+        tmp.write_text(json.dumps({**run.describe(), "name": name}))
+        tmp.replace(info)
+        return run
+
+
+def shared_value(name: str, make: Callable[[], str]) -> str:
+    """`make()`'s value, made once per session by the first of its processes that asks (a folder a fixture
+    builds, e.g. the tiny reference model of the shared DAG's config: every worker then writes the same config)."""
+    folder = runs_folder()
+    if folder is None:
+        return make()
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        done = folder / f"{name}.value"
+        if not done.exists():
+            done.write_text(make())
+        return done.read_text()
+
+
+def session_runs() -> list[tuple[str, dict | None]]:
+    """Every run of the session so far: (name, its status once ended, else None)."""
+    folder = runs_folder()
+    if folder is None or not folder.is_dir():
+        return []
+    out = []
+    for info in sorted(folder.glob("*.json")):
+        run = Background.attach(json.loads(info.read_text()))
+        out.append((info.stem, run.ended()))
+    return out
+
+
+def stop_session_runs() -> None:
+    """Kill every run of the session that still runs (the controller's last act: no worker reads them any more)."""
+    folder = runs_folder()
+    for info in sorted(folder.glob("*.json")) if folder is not None and folder.is_dir() else []:
+        record = json.loads(info.read_text())
+        run = Background.attach(record)
+        if running(run.pid, run.status):
+            try:
+                os.killpg(run.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
 
 
 def start_dag(

@@ -56,8 +56,13 @@ SMALL_SUITE = {
 
 def run_small_suite(root: Path, *args: str) -> str:
     tests = root / "tests"
-    if not tests.exists():
-        shutil.copytree(TESTS / "support", tests / "support", ignore=shutil.ignore_patterns("__pycache__"))
+    if not (tests / "conftest.py").exists():
+        shutil.copytree(
+            TESTS / "support",
+            tests / "support",
+            ignore=shutil.ignore_patterns("__pycache__"),
+            dirs_exist_ok=True,
+        )
         shutil.copy(TESTS / "conftest.py", tests / "conftest.py")
         shutil.copy(TESTS.parent / "pyproject.toml", root / "pyproject.toml")
         for name, text in SMALL_SUITE.items():
@@ -90,3 +95,43 @@ def test_the_folder_selects_the_tier(tmp_path):
     assert "1 tests of the slow tiers" in fast and "1 failed, 1 deselected, 4 errors" in fast, fast
     assert "1 passed in" in run_small_suite(tmp_path, "tests/dag")  # a tier's folder named: all its tests
     assert "1 passed, 5 deselected" in run_small_suite(tmp_path, "-m", "dag")
+
+
+# Two modules of the slow tiers that read one long run of the session (tests/support/dag.py, shared_run): started
+# once, whichever worker of pytest-xdist asks first, and read by both.
+SHARED_RUN_MODULE = """import sys
+from pathlib import Path
+
+from support.dag import Background, shared_run
+
+STARTED = {}
+STARTS = Path(__file__).resolve().parents[2] / "starts.txt"
+
+
+def start(folder: Path) -> Background:
+    with STARTS.open("a") as out:
+        out.write("started\\n")
+    code = "import time; time.sleep(1); print('made'); raise SystemExit(3)"
+    return Background(folder, [sys.executable, "-c", code])
+
+
+def start_in_background(tmp_path_factory):
+    STARTED["run"] = shared_run("made", lambda: start(tmp_path_factory.mktemp("made")))
+
+
+def test_reads_the_run():
+    run = STARTED["run"]
+    assert run.wait() == 3 and "made" in run.log.read_text()
+"""
+
+
+def test_a_long_run_starts_once_for_the_sessions_workers_and_is_counted_apart(tmp_path):
+    for name in ("test_reads_a.py", "test_reads_b.py"):
+        (tmp_path / "tests" / "dag" / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "tests" / "dag" / name).write_text(SHARED_RUN_MODULE, encoding="utf-8")
+    out = run_small_suite(tmp_path, "tests/dag/test_reads_a.py", "tests/dag/test_reads_b.py", "-n", "2",
+                          "--cpu-top", "5")  # fmt: skip
+    assert "2 passed" in out and "2 workers" in out, out
+    assert (tmp_path / "starts.txt").read_text() == "started\n", out  # one run for both workers
+    assert "the session's long run `made`, by its own count" in out, out
+    assert "by their own count, its 2 workers" in out, out
