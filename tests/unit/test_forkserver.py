@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import textwrap
@@ -133,6 +134,29 @@ def test_a_template_learns_what_a_job_of_its_kind_imports_and_imports_no_more(se
     assert imported("colorsys") == "colorsys loaded before: True"  # forked from the template, taught now
     assert "template lem imported colorsys: taught by a job" in log.read_text()
     assert imported("colorsys", "--settings", '{"a": 1}') == "colorsys loaded before: False"  # another kind
+
+
+def test_messages_queued_back_to_back_are_read_one_by_one_with_their_descriptors(tmp_path: Path):
+    """A job's pid and its exit status reach its command back to back when the job ends before the command has
+    read the pid (seen on a loaded machine): each is read whole, and nothing of the next is lost."""
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    forkserver.send_message(ours, {"pid": 12})
+    forkserver.send_message(ours, {"code": 0, "padding": "x" * 70_000})  # longer than one read
+    assert forkserver.receive_message(theirs) == ({"pid": 12}, [])
+    assert forkserver.receive_message(theirs)[0]["code"] == 0
+    files = [open(tmp_path / name, "w") for name in ("a", "b")]  # noqa: SIM115 - closed below
+    for f, n in zip(files, (1, 2), strict=True):
+        forkserver.send_message(ours, {"request": n}, fds=[f.fileno()])
+    for n, name in ((1, "a"), (2, "b")):
+        message, fds = forkserver.receive_message(theirs, with_fds=1)
+        assert message == {"request": n} and len(fds) == 1
+        assert os.readlink(f"/proc/self/fd/{fds[0]}") == str(tmp_path / name)
+        os.close(fds[0])
+    ours.close()
+    assert forkserver.receive_message(theirs) == (None, [])
+    theirs.close()
+    for f in files:
+        f.close()
 
 
 def test_job_kind_is_stage_verb_and_settings_not_files_or_keys():

@@ -114,20 +114,22 @@ def send_message(sock: socket.socket, message: dict, fds: Sequence[int] = ()) ->
 
 
 def receive_message(sock: socket.socket, with_fds: int = 0) -> tuple[dict | None, list[int]]:
-    """One message (None at the end of the connection) and the descriptors that came with it."""
+    """One message (None at the end of the connection) and the descriptors that came with it. Never reads past
+    its end: the next message may be queued behind it already (a job's pid and its exit status, when the job
+    ends before its command has read the pid)."""
     buf, fds = b"", []
     need = _HEADER.size
     while len(buf) < need:
         if with_fds and not fds:
             space = socket.CMSG_SPACE(with_fds * array.array("i").itemsize)
-            chunk, ancdata, _, _ = sock.recvmsg(65536, space)
+            chunk, ancdata, _, _ = sock.recvmsg(need - len(buf), space)
             for level, kind, data in ancdata:
                 if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
                     got = array.array("i")
                     got.frombytes(data[: len(data) - (len(data) % got.itemsize)])
                     fds += list(got)
         else:
-            chunk = sock.recv(65536)
+            chunk = sock.recv(need - len(buf))
         if not chunk:
             for fd in fds:
                 os.close(fd)
