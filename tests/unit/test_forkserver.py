@@ -230,6 +230,57 @@ def test_a_signal_to_the_command_reaches_its_job_and_the_job_s_end_is_the_comman
     assert _gone(job)
 
 
+@pytest.mark.parametrize("answer", ["served", "refused"])
+def test_a_signal_before_the_job_is_known_reaches_it_or_this_process(tmp_path: Path, answer: str):
+    """SIGTERM sent to a command after its request and before the job's pid has come back (a loaded machine): kept,
+    then sent to the job once its pid is known; when the server refuses the command, raised again in the command,
+    which then ends by it as a process of its own would (its handler not yet installed)."""
+    sock_path = Path("/tmp") / f"lem-fs-test-{os.getpid()}-{time.monotonic_ns()}"
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(sock_path))
+    listener.listen(1)
+    try:
+        got = tmp_path / "got"
+        job = subprocess.Popen([sys.executable, "-c", (  # a stand-in job: says which signal it got
+            "import signal, sys, time\n"
+            f"signal.signal(signal.SIGTERM, lambda n, f: (open({str(got)!r}, 'w').write(str(n)), sys.exit(0)))\n"
+            f"open({str(got)!r} + '.ready', 'w').close()\n"
+            "time.sleep(60)\n")])  # fmt: skip
+        assert _started_file(Path(f"{got}.ready"))
+        proc = client(sock_path, "exit", "0", cwd=tmp_path)
+        conn, _ = listener.accept()
+        request, fds = forkserver.receive_message(conn, with_fds=3)
+        for fd in fds:
+            os.close(fd)
+        assert request["argv"] == ["exit", "0"]
+        proc.send_signal(signal.SIGTERM)  # the job's pid not yet sent
+        time.sleep(0.5)
+        assert proc.poll() is None  # kept, not the default's death
+        if answer == "refused":
+            forkserver.send_message(conn, {"refused": "a test's refusal"})
+            _, err = proc.communicate(timeout=60)
+            assert proc.returncode == -signal.SIGTERM and "a test's refusal" in err
+            job.kill()
+        else:
+            forkserver.send_message(conn, {"pid": job.pid})
+            assert job.wait(timeout=30) == 0 and got.read_text() == str(int(signal.SIGTERM))
+            forkserver.send_message(conn, {"code": 143})
+            assert proc.wait(timeout=60) == 143
+        conn.close()
+    finally:
+        listener.close()
+        sock_path.unlink()
+
+
+def _started_file(path: Path) -> bool:
+    deadline = time.monotonic() + 30
+    while not path.exists():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
 def test_a_command_killed_takes_its_job_with_it(server, tmp_path: Path):
     sock, _, _ = server
     pidfile = tmp_path / "pid"

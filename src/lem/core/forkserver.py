@@ -148,6 +148,29 @@ def served(argv: Sequence[str]) -> int | None:
     path = os.environ.get(SOCKET_ENV)
     if not path or _IN_JOB:
         return None
+    # A signal sent to this process is its job's: forwarded from the request on, and one that comes before the
+    # job's pid is known is kept and sent on with it (or, when the command runs here, raised here again)
+    job: dict[str, int | None] = {"pid": None}
+    pending: list[int] = []
+
+    def forward(signum, frame):  # noqa: ARG001 - a signal handler's signature
+        if job["pid"] is None:
+            pending.append(signum)
+            return
+        try:
+            os.kill(job["pid"], signum)
+        except ProcessLookupError:
+            pass
+
+    previous = {signum: signal.signal(signum, forward) for signum in FORWARDED}
+
+    def by_itself(why: str) -> None:
+        print(why, file=sys.stderr)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+        for signum in pending:
+            os.kill(os.getpid(), signum)
+
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         sock.connect(path)
@@ -163,26 +186,16 @@ def served(argv: Sequence[str]) -> int | None:
         reply, _ = receive_message(sock)
     except OSError as err:
         sock.close()
-        print(
-            f"lem: the fork server at {path} did not answer ({err}): the command runs by itself",
-            file=sys.stderr,
-        )
+        by_itself(f"lem: the fork server at {path} did not answer ({err}): the command runs by itself")
         return None
     if reply is None or "refused" in reply:
         sock.close()
         why = "it ended the connection" if reply is None else reply["refused"]
-        print(f"lem: the fork server did not take the command ({why}): it runs by itself", file=sys.stderr)
+        by_itself(f"lem: the fork server did not take the command ({why}): it runs by itself")
         return None
-    pid = int(reply["pid"])
-
-    def forward(signum, frame):  # noqa: ARG001 - a signal handler's signature
-        try:
-            os.kill(pid, signum)
-        except ProcessLookupError:
-            pass
-
-    for signum in FORWARDED:
-        signal.signal(signum, forward)
+    pid = job["pid"] = int(reply["pid"])
+    for signum in pending:
+        forward(signum, None)
     status, _ = receive_message(sock)
     sock.close()
     if status is None:
