@@ -72,22 +72,24 @@ def pytest_configure(config):
 def session_folder(config) -> None:
     """The folder the session's processes share (support.dag.SESSION: its long runs, started once): made by its
     first process (the only one, or pytest-xdist's controller) and inherited by the workers through
-    LEM_TEST_SESSION; as that process ends, every long run that still runs is stopped and the folder removed."""
+    LEM_TEST_SESSION; as that process ends, every long run that still runs is stopped and the folder removed (and
+    should it be killed, each run's waiter sees it gone and ends the run: LEM_TEST_SESSION_OWNER)."""
     from support import dag
 
     worker = hasattr(config, "workerinput")
     if worker:
-        folder = os.environ["LEM_TEST_SESSION"]
+        folder, owner = os.environ["LEM_TEST_SESSION"], int(os.environ["LEM_TEST_SESSION_OWNER"])
     else:
-        folder = tempfile.mkdtemp(prefix="lem-test-session-")
-        os.environ["LEM_TEST_SESSION"] = folder  # for the workers pytest-xdist starts after this
+        folder, owner = tempfile.mkdtemp(prefix="lem-test-session-"), os.getpid()
+        # for the workers pytest-xdist starts after this; a long run ends when this process has (waiter.py)
+        os.environ.update(LEM_TEST_SESSION=folder, LEM_TEST_SESSION_OWNER=str(owner))
 
         def end() -> None:
             dag.stop_session_runs()
             shutil.rmtree(folder, ignore_errors=True)
 
         config.add_cleanup(end)
-    dag.SESSION.update(dir=folder, workers=worker)
+    dag.SESSION.update(dir=folder, workers=worker, owner=owner)
 
 
 @pytest.fixture(scope="session")

@@ -188,7 +188,7 @@ def check(proc: subprocess.CompletedProcess, workdir: Path) -> subprocess.Comple
 # through the session's folder (SESSION["dir"], set by tests/conftest.py: the controller's, inherited by its
 # workers), so a test reads the run in whichever worker it runs. A run's CPU is in no test's count: each
 # run's waiter writes its own (`background_cpu`), and `--cpu-top` lists the runs apart.
-SESSION: dict[str, object] = {"dir": None, "workers": False}
+SESSION: dict[str, object] = {"dir": None, "workers": False, "owner": None}  # owner: its first process's pid
 WAITER = Path(__file__).resolve().with_name("waiter.py")
 REAPED = {"cpu_s": 0.0}  # the CPU of the runs this process has reaped: taken out of the test that reaped them
 
@@ -214,7 +214,8 @@ class Background:
             env = {**(os.environ if env is None else env), "LEM_FORKSERVER": "1"}
         self.workdir, self.shared = Path(workdir), False
         self.log, self.status = self.workdir / "snakemake.out", self.workdir / "snakemake.status"
-        wrapped = [sys.executable, str(WAITER), str(self.status), *cmd]
+        owner = ["--owner", str(SESSION["owner"])] if SESSION.get("owner") else []
+        wrapped = [sys.executable, str(WAITER), *owner, str(self.status), *cmd]
         with open(self.log, "w") as out:
             self.proc: subprocess.Popen | None = subprocess.Popen(
                 ["nice", "-n", str(nice), *wrapped] if nice else wrapped,

@@ -78,3 +78,33 @@ def test_a_run_of_one_process_is_killed_by_its_stop(session, tmp_path):
     run = dag.Background(tmp_path, python("import time; time.sleep(60)"))
     run.stop()
     assert run.proc.returncode == -9
+
+
+def test_a_run_does_not_outlive_its_sessions_first_process(session, tmp_path, monkeypatch):
+    """However the session's first process ends (here SIGKILL: no clean-up of its own runs), each run's waiter
+    sees it gone and ends the run with its whole process group."""
+    owner = subprocess.Popen(python("import time; time.sleep(60)"))
+    monkeypatch.setitem(dag.SESSION, "owner", owner.pid)
+    grandchild = tmp_path / "grandchild.pid"
+    code = f"import subprocess, sys, time; p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)']); open({str(grandchild)!r}, 'w').write(str(p.pid)); time.sleep(60)"
+    run = dag.Background(tmp_path, python(code))
+    deadline = time.monotonic() + 30
+    while not grandchild.exists() or not grandchild.read_text():
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    assert run.ended() is None
+    owner.kill()
+    owner.wait()
+    assert run.wait() == -9  # killed, no status written
+    pid = int(grandchild.read_text())
+    deadline = time.monotonic() + 10
+    while not gone(pid):
+        assert time.monotonic() < deadline, "the run's own child outlived the session"
+        time.sleep(0.1)
+
+
+def gone(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return True
