@@ -391,7 +391,9 @@ def test_kill_during_embedding(chain: Chain):
 
 
 def test_kill_during_mining_then_the_metrics_equal_the_uninterrupted_run(chain: Chain, dag_reference: Path):
-    kill = chain.kill_during("mine", "run", after(0.3))
+    # at first sight: the shrunken DAG's one mining job can end within half a second of its start on a fast machine
+    # (0.3 s after it was first seen, it had ended once: CI on a 2-core AMD EPYC, 2026-11-29)
+    kill = chain.kill_during("mine", "run", after(0.0))
     check_killed_outputs_not_complete(chain, kill)
     chain.proc.wait(timeout=WAIT_S)
     text = chain.out.read_text()
