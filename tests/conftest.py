@@ -352,7 +352,9 @@ class CpuPerTest:
         terminalreporter.section(f"CPU per test: the {self.top} largest (seconds)")
         for nodeid, seconds in sorted(self.cpu.items(), key=lambda kv: -kv[1])[: self.top]:
             terminalreporter.write_line(f"{seconds:8.1f}  {nodeid}")
-        runs = [(name, status["cpu_s"]) for name, status in session_runs() if status is not None]
+        runs = [
+            (name, status["cpu_s"]) for name, run in session_runs() if (status := run.ended()) is not None
+        ]
         for name, seconds in runs:
             terminalreporter.write_line(f"{seconds:8.1f}  the session's long run `{name}`, by its own count")
         workers = (

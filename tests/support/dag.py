@@ -14,11 +14,14 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 import yaml
+
+from lem.core.forkserver import alive
 
 REPO = Path(__file__).resolve().parents[2]
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
@@ -187,10 +190,11 @@ def check(proc: subprocess.CompletedProcess, workdir: Path) -> subprocess.Comple
 # once per session, in the process that asks first; with pytest-xdist (`-n 2`) the other workers attach to them
 # through the session's folder (SESSION["dir"], set by tests/conftest.py: the controller's, inherited by its
 # workers), so a test reads the run in whichever worker it runs. A run's CPU is in no test's count: each
-# run's waiter writes its own (`background_cpu`), and `--cpu-top` lists the runs apart.
+# run's waiter writes its own (into `snakemake.status`), and `--cpu-top` lists the runs apart.
 SESSION: dict[str, object] = {"dir": None, "workers": False, "owner": None}  # owner: its first process's pid
 WAITER = Path(__file__).resolve().with_name("waiter.py")
 REAPED = {"cpu_s": 0.0}  # the CPU of the runs this process has reaped: taken out of the test that reaped them
+KILLED = {"returncode": -9, "cpu_s": 0}  # the status of a run killed before its waiter wrote one
 
 
 class Background:
@@ -212,7 +216,7 @@ class Background:
     ):
         if forkserver:
             env = {**(os.environ if env is None else env), "LEM_FORKSERVER": "1"}
-        self.workdir, self.shared = Path(workdir), False
+        self.workdir, self.shared, self.reaped = Path(workdir), False, False
         self.log, self.status = self.workdir / "snakemake.out", self.workdir / "snakemake.status"
         owner = ["--owner", str(SESSION["owner"])] if SESSION.get("owner") else []
         wrapped = [sys.executable, str(WAITER), *owner, str(self.status), *cmd]
@@ -231,7 +235,13 @@ class Background:
     def attach(cls, info: dict) -> Background:
         """A run another process of the session started (`describe`'s record of it): waited for by its status."""
         run = cls.__new__(cls)
-        run.workdir, run.shared, run.proc, run.pid = Path(info["workdir"]), True, None, info["pid"]
+        run.workdir, run.shared, run.reaped, run.proc, run.pid = (
+            Path(info["workdir"]),
+            True,
+            False,
+            None,
+            info["pid"],
+        )
         run.log, run.status = run.workdir / "snakemake.out", run.workdir / "snakemake.status"
         return run
 
@@ -240,22 +250,17 @@ class Background:
 
     def ended(self) -> dict | None:
         """The run's exit status and CPU once it has ended ({"returncode", "cpu_s"}; a run killed before its
-        waiter wrote them: returncode -9); None while it runs."""
-        if self.status.exists():
-            status = json.loads(self.status.read_text())
-            self.reap()
-            return status
-        if self.proc is not None:
-            if self.proc.poll() is None:
+        waiter wrote them: KILLED); None while it runs. The process that started the run reaps its waiter here,
+        and takes its CPU, now in this process's children's, out of the test's count (REAPED)."""
+        if not self.status.exists():
+            if self.proc.poll() is None if self.proc is not None else running(self.pid, self.status):
                 return None
-            return (
-                json.loads(self.status.read_text())
-                if self.status.exists()
-                else {"returncode": -9, "cpu_s": 0}
-            )
-        if running(self.pid, self.status):
-            return None
-        return json.loads(self.status.read_text()) if self.status.exists() else {"returncode": -9, "cpu_s": 0}
+        status = json.loads(self.status.read_text()) if self.status.exists() else KILLED
+        if self.proc is not None and not self.reaped:
+            self.proc.wait()
+            self.reaped = True
+            REAPED["cpu_s"] += status["cpu_s"]
+        return status
 
     def wait(self) -> int:
         """Wait for the run to end; its exit status."""
@@ -271,13 +276,6 @@ class Background:
             pytest.fail(f"workflow exited {returncode}:\n{out[-6000:]}\n{job_logs(self.workdir)[-12000:]}")
         return self.workdir, out
 
-    def reap(self) -> None:
-        """Reap the waiter this process started once it has written its status (its CPU, now in this process's
-        children's, is taken out of the test's count: REAPED)."""
-        if self.proc is not None and self.proc.returncode is None and self.status.exists():
-            self.proc.wait()
-            REAPED["cpu_s"] += json.loads(self.status.read_text())["cpu_s"]
-
     def stop(self) -> None:
         """Kill the run if it still runs and is this process's alone; a run of the session's other workers too
         (`shared` under pytest-xdist) is left to the controller, which stops what still runs as the session
@@ -290,29 +288,38 @@ class Background:
 
 
 def running(pid: int, status: Path) -> bool:
-    """Whether the waiter `pid` of the run whose status file is `status` still runs, by /proc (a zombie has
-    ended; a pid reused by another process is not it)."""
+    """Whether the waiter `pid` of the run whose status file is `status` still runs (a zombie has ended; a pid
+    reused by another process is not it)."""
     try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
         cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-    except (OSError, IndexError):
+    except OSError:
         return False
-    return state != "Z" and os.fsencode(str(status)) in cmdline
+    return alive(pid) and os.fsencode(str(status)) in cmdline
 
 
 def runs_folder() -> Path | None:
     return None if SESSION["dir"] is None else Path(SESSION["dir"]) / "runs"
 
 
-def shared_run(name: str, start: Callable[[], Background]) -> Background:
-    """The session's run `name`: started by `start()` in the first of the session's processes that asks for it
-    (under a lock in the session's folder), attached to in the others."""
+@contextmanager
+def session_lock(name: str) -> Iterator[Path | None]:
+    """The session's folder of runs, held under the lock `name` (None: no session's folder, no other process)."""
     folder = runs_folder()
     if folder is None:
-        return start()
+        yield None
+        return
     folder.mkdir(parents=True, exist_ok=True)
     with open(folder / f"{name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
+        yield folder
+
+
+def shared_run(name: str, start: Callable[[], Background]) -> Background:
+    """The session's run `name`: started by `start()` in the first of the session's processes that asks for it
+    (under a lock in the session's folder), attached to in the others."""
+    with session_lock(name) as folder:
+        if folder is None:
+            return start()
         info = folder / f"{name}.json"
         if info.exists():
             return Background.attach(json.loads(info.read_text()))
@@ -327,36 +334,25 @@ def shared_run(name: str, start: Callable[[], Background]) -> Background:
 def shared_value(name: str, make: Callable[[], str]) -> str:
     """`make()`'s value, made once per session by the first of its processes that asks (a folder a fixture
     builds, e.g. the tiny reference model of the shared DAG's config: every worker then writes the same config)."""
-    folder = runs_folder()
-    if folder is None:
-        return make()
-    folder.mkdir(parents=True, exist_ok=True)
-    with open(folder / f"{name}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    with session_lock(name) as folder:
+        if folder is None:
+            return make()
         done = folder / f"{name}.value"
         if not done.exists():
             done.write_text(make())
         return done.read_text()
 
 
-def session_runs() -> list[tuple[str, dict | None]]:
-    """Every run of the session so far: (name, its status once ended, else None)."""
+def session_runs() -> list[tuple[str, Background]]:
+    """Every run of the session so far, by name (attached to: this process waits for none of them)."""
     folder = runs_folder()
-    if folder is None or not folder.is_dir():
-        return []
-    out = []
-    for info in sorted(folder.glob("*.json")):
-        run = Background.attach(json.loads(info.read_text()))
-        out.append((info.stem, run.ended()))
-    return out
+    infos = sorted(folder.glob("*.json")) if folder is not None and folder.is_dir() else []
+    return [(info.stem, Background.attach(json.loads(info.read_text()))) for info in infos]
 
 
 def stop_session_runs() -> None:
     """Kill every run of the session that still runs (the controller's last act: no worker reads them any more)."""
-    folder = runs_folder()
-    for info in sorted(folder.glob("*.json")) if folder is not None and folder.is_dir() else []:
-        record = json.loads(info.read_text())
-        run = Background.attach(record)
+    for _, run in session_runs():
         if running(run.pid, run.status):
             try:
                 os.killpg(run.pid, signal.SIGKILL)

@@ -16,17 +16,7 @@ import signal
 import subprocess
 import sys
 
-
-def alive(pid: int) -> bool:
-    """Whether `pid` runs (a zombie, ended but not yet waited for, does not)."""
-    try:
-        os.kill(pid, 0)
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except ProcessLookupError:
-        return False
-    except OSError:
-        return True
+from lem.core.forkserver import alive  # stdlib only: the waiter stays light
 
 
 def main(argv: list[str]) -> int:
